@@ -1,0 +1,42 @@
+// The command table: every subcommand is one file in cmd/ defining a
+// `Command` — a name, a one-line summary, `setup` (declares its options on a
+// CLI11 subcommand, bound to that file's own options struct) and `run` (calls
+// the engine, formats output, returns the exit status). main.cpp dispatches
+// `hpak <cmd>` and `hpak-<cmd>` (argv[0]) through `commands()`.
+//
+// Exit statuses, shared by all commands (see man/hpak.1):
+//   0 success; 1 the command ran and found a problem (verify: corruption;
+//   restore/unpack --partial: objects lost); 2 usage error or the command could not run.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace hpak::cmd {
+
+constexpr int kExitOk = 0;
+constexpr int kExitProblem = 1;
+constexpr int kExitError = 2;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  std::function<void(CLI::App&)> setup;
+  std::function<int()> run;
+};
+
+const std::vector<const Command*>& commands();
+
+// Options every command sees.
+struct Global {
+  bool quiet = false;
+  int verbose = 0;
+};
+Global& global();
+
+} // namespace hpak::cmd

@@ -1,0 +1,22 @@
+// The single command table. To add a command: write cmd/<name>.cpp defining
+// `const Command cmd_<name>`, declare it here, add it to the list, and write
+// man/hpak-<name>.1.
+#include "cmd/command.hpp"
+
+namespace hpak::cmd {
+
+extern const Command cmd_pack, cmd_unpack, cmd_verify, cmd_index, cmd_ls, cmd_cat;
+
+const std::vector<const Command*>& commands() {
+  static const std::vector<const Command*> table = {
+      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat,
+  };
+  return table;
+}
+
+Global& global() {
+  static Global g;
+  return g;
+}
+
+} // namespace hpak::cmd

@@ -1,0 +1,53 @@
+// hpak index PACK: rebuild PACK's .hidx from the pack alone; --show lists it.
+#include <CLI/CLI.hpp>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/pack_reader.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::string pack;
+  bool show = false, json = false, no_write = false;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("pack", o.pack, "Pack file")->required();
+  app.add_flag("--show", o.show, "List the objects: digest, kind, codec, offset, stored and raw size");
+  app.add_flag("--json", o.json, "With --show: JSON lines");
+  app.add_flag("--no-write", o.no_write, "Do not write the index file (with --show: list only)");
+}
+
+int run() {
+  PackReader pack(o.pack, /*use_index_file=*/false);
+  for (auto& d : pack.damage()) fprintf(stderr, "hpak: warning: '%s' offset %llu: %s\n", o.pack.c_str(), (unsigned long long)d.offset, d.why.c_str());
+  const formats::IndexView& idx = pack.index();
+  std::vector<formats::IndexRecord> recs;
+  for (uint64_t i = 0; i < idx.count(); i++) recs.push_back(idx.record_at(i));
+  if (!o.no_write) {
+    Bytes bytes = formats::encode_index(recs, pack.bytes().size(), pack.stored_trailer());
+    AtomicFile f(index_path_for(o.pack), 0644);
+    f.write(bytes);
+    f.commit();
+  }
+  if (o.show) {
+    for (auto& r : recs) {
+      if (o.json)
+        printf("{\"digest\":\"%s\",\"kind\":\"%s\",\"codec\":\"%s\",\"offset\":%llu,\"stored\":%llu,\"raw\":%llu}\n",
+               to_hex(r.digest).c_str(), formats::kind_name(r.kind), formats::codec_name(r.codec), (unsigned long long)r.offset,
+               (unsigned long long)r.stored_len, (unsigned long long)r.raw_len);
+      else
+        printf("%s %-7s %-9s %12llu %10llu %10llu\n", to_hex(r.digest).c_str(), formats::kind_name(r.kind),
+               formats::codec_name(r.codec), (unsigned long long)r.offset, (unsigned long long)r.stored_len,
+               (unsigned long long)r.raw_len);
+    }
+  }
+  return pack.damage().empty() ? kExitOk : kExitProblem;
+}
+} // namespace
+
+extern const Command cmd_index{"index", "Rebuild a pack's index (.hidx) from the pack alone", setup, run};
+
+} // namespace hpak::cmd

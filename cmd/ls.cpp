@@ -1,0 +1,70 @@
+// hpak ls PACK: the tree inside a pack, like `tar -t` (-l long, --json).
+#include <CLI/CLI.hpp>
+#include <ctime>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/pack_reader.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::string pack, catalog;
+  bool long_format = false, json = false, catalogs = false;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("pack", o.pack, "Pack file")->required();
+  app.add_option("-c,--catalog", o.catalog, "Catalog to list when the pack holds several");
+  app.add_flag("-l,--long", o.long_format, "Mode, size, mtime, digest and path");
+  app.add_flag("--json", o.json, "One JSON object per entry");
+  app.add_flag("--catalogs", o.catalogs, "List the catalogs' names instead");
+}
+
+char type_char(formats::NodeType t) {
+  switch (t) {
+  case formats::NodeType::Dir: return 'd';
+  case formats::NodeType::Symlink: return 'l';
+  case formats::NodeType::Hardlink: return 'h';
+  default: return '-';
+  }
+}
+
+int run() {
+  PackReader pack(o.pack);
+  if (o.catalogs) {
+    for (auto& n : pack.catalog_names()) printf("%s\n", n.c_str());
+    return kExitOk;
+  }
+  formats::Catalog cat = pack.load_catalog(o.catalog);
+  for (auto& n : cat.nodes) {
+    if (o.json) {
+      printf("{\"path\":%s,\"type\":\"%s\",\"mode\":\"%04o\",\"size\":%llu,\"mtime_ns\":%lld", json_str(n.path).c_str(),
+             formats::node_type_name(n.type), n.mode, (unsigned long long)n.size, (long long)n.mtime_ns);
+      if (n.type == formats::NodeType::File) printf(",\"digest\":\"%s\",\"relocations\":%zu", to_hex(n.digest).c_str(), n.relocs.size());
+      if (!n.target.empty()) printf(",\"target\":%s", json_str(n.target).c_str());
+      printf("}\n");
+    } else if (o.long_format) {
+      time_t secs = time_t(n.mtime_ns / 1000000000);
+      struct tm tm;
+      gmtime_r(&secs, &tm);
+      char when[32];
+      strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+      std::string digest = n.type == formats::NodeType::File ? to_hex(n.digest).substr(0, 12) : std::string(12, ' ');
+      printf("%s %12llu %s %s %s%s", mode_string(type_char(n.type), n.mode).c_str(), (unsigned long long)n.size, when,
+             digest.c_str(), n.path.c_str(), n.type == formats::NodeType::Dir ? "/" : "");
+      if (n.type == formats::NodeType::Symlink) printf(" -> %s", n.target.c_str());
+      if (n.type == formats::NodeType::Hardlink) printf(" link to %s", n.target.c_str());
+      printf("\n");
+    } else {
+      printf("%s%s\n", n.path.c_str(), n.type == formats::NodeType::Dir ? "/" : "");
+    }
+  }
+  return kExitOk;
+}
+} // namespace
+
+extern const Command cmd_ls{"ls", "List the tree inside a pack", setup, run};
+
+} // namespace hpak::cmd

@@ -1,0 +1,106 @@
+// Entry point of the multi-call binary: `hpak <cmd> ...` or `hpak-<cmd> ...`
+// (a link named after the command). The only place that catches errors and
+// prints them, as `hpak: error: <message>`.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstring>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/util/error.hpp"
+
+using namespace hpak::cmd;
+
+static std::string suggest(const std::string& name) {
+  std::string best;
+  size_t best_d = 3;
+  for (const Command* c : commands()) {
+    const std::string other = c->name;
+    std::vector<size_t> prev(other.size() + 1), cur(other.size() + 1);
+    for (size_t j = 0; j <= other.size(); j++) prev[j] = j;
+    for (size_t i = 1; i <= name.size(); i++) {
+      cur[0] = i;
+      for (size_t j = 1; j <= other.size(); j++)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (name[i - 1] != other[j - 1])});
+      prev = cur;
+    }
+    if (prev[other.size()] < best_d) {
+      best_d = prev[other.size()];
+      best = other;
+    }
+  }
+  return best;
+}
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string self = argv[0];
+  self = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
+  if (self.rfind("hpak-", 0) == 0) args.insert(args.begin(), self.substr(5));
+
+  auto logger = spdlog::stderr_color_mt("hpak");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("hpak: %l: %v");
+  spdlog::set_level(spdlog::level::warn);
+
+  CLI::App app{"hpak: content-addressed packs of file trees, restored with the fewest syscalls", "hpak"};
+  app.set_version_flag("--version", "hpak 0.1.0 (HPAK pack format 1)");
+  app.add_flag("-q,--quiet", global().quiet, "No progress output");
+  app.add_flag("-v,--verbose", global().verbose, "More diagnostics on stderr (repeatable)");
+  app.require_subcommand(1);
+  app.fallthrough();
+  const Command* chosen = nullptr;
+  for (const Command* c : commands()) {
+    CLI::App* sub = app.add_subcommand(c->name, c->summary);
+    c->setup(*sub);
+    sub->callback([c, &chosen] { chosen = c; });
+  }
+  if (!args.empty() && args[0][0] != '-') {
+    bool known = false;
+    for (const Command* c : commands()) known |= args[0] == c->name;
+    if (!known) {
+      std::string s = suggest(args[0]);
+      fprintf(stderr, "hpak: error: '%s' is not an hpak command%s\n", args[0].c_str(),
+              s.empty() ? "; see 'hpak --help'" : ("; did you mean '" + s + "'?").c_str());
+      return kExitError;
+    }
+  }
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());
+    app.parse(rev);
+  } catch (const CLI::CallForHelp& e) {
+    app.exit(e);
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp& e) {
+    app.exit(e);
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    app.exit(e);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    fprintf(stderr, "hpak: error: %s\n", e.what());
+    return kExitError;
+  }
+  if (global().verbose) spdlog::set_level(global().verbose > 1 ? spdlog::level::trace : spdlog::level::debug);
+  int rc;
+  try {
+    rc = chosen ? chosen->run() : kExitError;
+  } catch (const hpak::Error& e) {
+    clear_progress();
+    fprintf(stderr, "hpak: error: %s\n", e.what());
+    return kExitError;
+  } catch (const std::bad_alloc&) {
+    clear_progress();
+    fprintf(stderr, "hpak: error: out of memory\n");
+    return kExitError;
+  } catch (const std::exception& e) {
+    clear_progress();
+    fprintf(stderr, "hpak: error: %s\n", e.what());
+    return kExitError;
+  }
+  if (!finish_stdout()) return kExitError;
+  return rc;
+}

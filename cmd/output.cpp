@@ -1,0 +1,92 @@
+#include "cmd/output.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+#include "cmd/command.hpp"
+
+namespace hpak::cmd {
+
+static bool g_progress_shown = false;
+
+Progress progress_bar() {
+  if (global().quiet || !isatty(2)) return {};
+  return [last = std::chrono::steady_clock::time_point{}](std::string_view phase, uint64_t done, uint64_t total) mutable {
+    auto now = std::chrono::steady_clock::now();
+    if (done != total && now - last < std::chrono::milliseconds(100)) return;
+    last = now;
+    fprintf(stderr, "\r%.*s: %llu/%llu (%d%%)\033[K", int(phase.size()), phase.data(), (unsigned long long)done,
+            (unsigned long long)total, total ? int(done * 100 / total) : 100);
+    g_progress_shown = true;
+  };
+}
+
+void clear_progress() {
+  if (g_progress_shown) fprintf(stderr, "\r\033[K");
+  g_progress_shown = false;
+}
+
+std::string json_str(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += char(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string human_bytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = double(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    u++;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+std::string mode_string(char type, uint32_t mode) {
+  std::string s(10, '-');
+  s[0] = type;
+  const char* rwx = "rwxrwxrwx";
+  for (int i = 0; i < 9; i++)
+    if (mode & (1u << (8 - i))) s[1 + i] = rwx[i];
+  if (mode & 04000) s[3] = (mode & 0100) ? 's' : 'S';
+  if (mode & 02000) s[6] = (mode & 010) ? 's' : 'S';
+  if (mode & 01000) s[9] = (mode & 01) ? 't' : 'T';
+  return s;
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool finish_stdout() {
+  clear_progress();
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "hpak: error: unable to write to standard output: %s\n", strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+} // namespace hpak::cmd

@@ -1,0 +1,26 @@
+// Output helpers for the command layer: progress on a TTY, JSON strings,
+// human sizes, and a checked flush of stdout (ENOSPC/EIO/EPIPE are errors).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/progress.hpp"
+
+namespace hpak::cmd {
+
+// A Progress callback drawing "phase done/total" on stderr when it is a TTY
+// and --quiet is off; an empty function otherwise.
+Progress progress_bar();
+void clear_progress();
+
+std::string json_str(std::string_view s);
+std::string human_bytes(uint64_t n);
+std::string mode_string(char type, uint32_t mode);
+double now_seconds();
+
+// Flushes stdout; on failure prints an error and returns false.
+bool finish_stdout();
+
+} // namespace hpak::cmd

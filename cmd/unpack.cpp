@@ -1,0 +1,54 @@
+// hpak unpack PACK DIR: write the tree of a pack's catalog into DIR.
+#include <CLI/CLI.hpp>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/materialize.hpp"
+#include "core/target.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::string pack, dir, catalog;
+  unsigned threads = 0;
+  bool force = false, no_mtime = false, no_verify = false, partial = false;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("pack", o.pack, "Pack file")->required();
+  app.add_option("dir", o.dir, "Target directory (created if missing; must be empty unless --force)")->required();
+  app.add_option("-c,--catalog", o.catalog, "Catalog to unpack when the pack holds several");
+  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
+  app.add_flag("-f,--force", o.force, "Unpack into a non-empty directory, replacing what is in the way");
+  app.add_flag("--no-mtime", o.no_mtime, "Do not restore modification times");
+  app.add_flag("--no-verify", o.no_verify, "Skip the SHA-256 check of each object (stored checksums are still checked)");
+  app.add_flag("--partial", o.partial, "Write every intact file even if some objects are damaged (exit 1)");
+}
+
+int run() {
+  PackReader pack(o.pack);
+  formats::Catalog cat = pack.load_catalog(o.catalog);
+  Fd target = open_unpack_target(o.dir, cat, o.force);
+  MaterializeOptions mo;
+  mo.threads = o.threads;
+  mo.restore_mtime = !o.no_mtime;
+  mo.verify = !o.no_verify;
+  mo.force = o.force;
+  mo.partial = o.partial;
+  mo.progress = progress_bar();
+  PackSource src(pack);
+  MaterializeStats st = materialize(cat, src, target.get(), o.dir, mo);
+  clear_progress();
+  for (auto& f : st.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());
+  if (!st.failures.empty()) {
+    fprintf(stderr, "hpak: error: %zu of %zu files not restored\n", st.failures.size(), size_t(st.files + st.failures.size()));
+    return kExitProblem;
+  }
+  return kExitOk;
+}
+} // namespace
+
+extern const Command cmd_unpack{"unpack", "Write a pack's tree into a directory", setup, run};
+
+} // namespace hpak::cmd

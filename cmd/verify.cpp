@@ -1,0 +1,80 @@
+// hpak verify PACK...: check packs end to end; name every bad object and the
+// paths it breaks. Exit 0 all intact, 1 damage found, 2 could not run.
+#include <CLI/CLI.hpp>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/verify.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::vector<std::string> packs;
+  unsigned threads = 0;
+  bool json = false;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("pack", o.packs, "Pack files to verify")->required();
+  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
+  app.add_flag("--json", o.json, "Machine-readable report on stdout");
+}
+
+void print_json(const VerifyReport& r, double secs, bool first) {
+  printf("%s{\"pack\":%s,\"ok\":%s,\"objects\":%llu,\"catalogs\":%llu,\"raw_bytes\":%llu,\"seconds\":%.3f,\"problems\":[",
+         first ? "" : ",", json_str(r.pack).c_str(), r.ok() ? "true" : "false", (unsigned long long)r.objects,
+         (unsigned long long)r.catalogs, (unsigned long long)r.raw_bytes, secs);
+  for (size_t i = 0; i < r.problems.size(); i++) printf("%s%s", i ? "," : "", json_str(r.problems[i]).c_str());
+  printf("],\"bad_objects\":[");
+  for (size_t i = 0; i < r.bad_objects.size(); i++) {
+    const BadObject& b = r.bad_objects[i];
+    printf("%s{\"digest\":\"%s\",\"kind\":\"%s\",\"offset\":%llu,\"lost\":%s,\"error\":%s,\"paths\":[", i ? "," : "",
+           b.digest.c_str(), b.kind.c_str(), (unsigned long long)b.offset, b.lost ? "true" : "false", json_str(b.why).c_str());
+    for (size_t k = 0; k < b.paths.size(); k++) printf("%s%s", k ? "," : "", json_str(b.paths[k]).c_str());
+    printf("]}");
+  }
+  printf("]}");
+}
+
+void print_human(const VerifyReport& r, double secs) {
+  if (r.ok()) {
+    printf("ok: '%s': %llu objects, %llu catalog%s, %s checked in %.2f s\n", r.pack.c_str(), (unsigned long long)r.objects,
+           (unsigned long long)r.catalogs, r.catalogs == 1 ? "" : "s", human_bytes(r.raw_bytes).c_str(), secs);
+    return;
+  }
+  printf("BAD: '%s'\n", r.pack.c_str());
+  for (auto& p : r.problems) printf("  problem: %s\n", p.c_str());
+  for (auto& b : r.bad_objects) {
+    printf("  bad %s %s at offset %llu%s: %s\n", b.kind.c_str(), b.digest.c_str(), (unsigned long long)b.offset,
+           b.lost ? "" : " (another copy is intact)", b.why.c_str());
+    for (auto& p : b.paths) printf("    breaks %s\n", p.c_str());
+  }
+  printf("  %llu object%s lost\n", (unsigned long long)r.lost_objects(), r.lost_objects() == 1 ? "" : "s");
+}
+
+int run() {
+  bool all_ok = true;
+  if (o.json) printf("[");
+  bool first = true;
+  for (auto& p : o.packs) {
+    VerifyOptions vo;
+    vo.threads = o.threads;
+    vo.progress = progress_bar();
+    double t0 = now_seconds();
+    VerifyReport r = verify_pack(p, vo);
+    double secs = now_seconds() - t0;
+    clear_progress();
+    all_ok &= r.ok();
+    if (o.json) print_json(r, secs, first);
+    else print_human(r, secs);
+    first = false;
+  }
+  if (o.json) printf("]\n");
+  return all_ok ? kExitOk : kExitProblem;
+}
+} // namespace
+
+extern const Command cmd_verify{"verify", "Check packs: trailer, index, every object and catalog", setup, run};
+
+} // namespace hpak::cmd

@@ -1,0 +1,93 @@
+// PackReader: read access to one pack through an mmap and its index.
+//
+// Opening maps the pack and checks its header and footer; damage there is
+// recorded in `damage()` rather than thrown, so one bad byte never makes the
+// rest unreadable. The index comes from the sibling .hidx when it is intact and
+// tied to this pack (size + trailer), otherwise from a resyncing scan of the
+// entries (see formats/pack_format.hpp). Every object read checks the entry
+// header against the index record and the XXH3 of the stored bytes, and (by
+// default) the SHA-256 of the decompressed bytes against the object's name.
+// Thread-safe for concurrent reads after construction.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/util/file.hpp"
+#include "core/util/zstd_codec.hpp"
+#include "formats/catalog_format.hpp"
+#include "formats/index_format.hpp"
+
+namespace hpak {
+
+struct ScanProblem {
+  uint64_t offset;
+  std::string why;
+};
+
+struct ScanResult {
+  std::vector<formats::IndexRecord> records;
+  std::vector<ScanProblem> problems;
+  uint64_t end = 0; // where entries end (footer offset when intact)
+};
+
+// Walks the entries of a pack from its header on, resyncing past damage.
+ScanResult scan_pack(ByteSpan pack, const std::string& where);
+
+// "dir/env.hpak" -> "dir/env.hidx"; other names get ".hidx" appended.
+std::string index_path_for(const std::string& pack_path);
+
+class PackReader {
+public:
+  enum class IndexSource { File, Scan };
+  // `use_index_file`: false forces a scan (verify and `hpak index` use this).
+  explicit PackReader(const std::string& path, bool use_index_file = true);
+  ~PackReader();
+
+  const std::string& path() const { return map_.path(); }
+  ByteSpan bytes() const { return map_.bytes(); }
+  const MappedFile& map() const { return map_; }
+  int level() const { return level_; }
+  const formats::IndexView& index() const { return view_; }
+  IndexSource index_source() const { return index_source_; }
+  const std::string& index_problem() const { return index_problem_; }
+  const std::vector<ScanProblem>& damage() const { return damage_; }
+  Digest stored_trailer() const;
+
+  std::optional<formats::IndexRecord> find(const Digest& d) const;
+  // The stored bytes of an entry after checking its header and stored checksum.
+  ByteSpan checked_stored(const formats::IndexRecord& r) const;
+  // Decodes the object into `out` (exactly r.raw_len bytes).
+  void read_into(const formats::IndexRecord& r, std::span<uint8_t> out, bool verify_digest = true) const;
+  Bytes read(const formats::IndexRecord& r, bool verify_digest = true) const;
+  // For objects too large for memory: decoded chunks go to `sink`; the digest
+  // is checked at the end (after the sink has seen the bytes).
+  void read_stream(const formats::IndexRecord& r, const std::function<void(ByteSpan)>& sink, bool verify_digest = true) const;
+
+  // Catalog records in pack order (mirror copies included).
+  std::vector<formats::IndexRecord> catalog_records() const;
+  // The catalog named `name` ("" = the only one). Tries each stored copy.
+  formats::Catalog load_catalog(const std::string& name = "") const;
+  // Names of all readable catalogs.
+  std::vector<std::string> catalog_names() const;
+  formats::Catalog load_catalog_record(const formats::IndexRecord& r) const;
+
+private:
+  std::string what(const formats::IndexRecord& r) const;
+  const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
+
+  MappedFile map_;
+  MappedFile idx_map_;
+  Bytes idx_owned_;
+  formats::IndexView view_;
+  IndexSource index_source_ = IndexSource::Scan;
+  std::string index_problem_;
+  std::vector<ScanProblem> damage_;
+  int level_ = 0;
+  std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
+};
+
+} // namespace hpak

@@ -1,0 +1,69 @@
+// PackWriter: appends entries to a new pack, hashing as it writes (git's
+// csum-file shape), and finishes with footer + SHA-256 trailer.
+//
+// Entries are written in call order; the writer refuses a second entry with
+// the same digest unless asked (catalog mirror copies). Small entries go through
+// a 1 MiB buffer; `append_stream` handles objects too large to hold in memory
+// (placeholder header, streamed payload, header patched with pwrite; the
+// trailer hash is then recomputed from the file at finish). Not thread-safe:
+// one thread owns a writer. It never publishes: the caller renames the file.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/util/hash.hpp"
+#include "formats/index_format.hpp"
+#include "formats/pack_format.hpp"
+
+namespace hpak {
+
+struct PackResult {
+  Digest pack_sum{}; // the trailer: SHA-256 of all bytes before it
+  Digest file_sum{}; // SHA-256 of the whole file (the pack's name in a library)
+  uint64_t size = 0;
+  std::vector<formats::IndexRecord> records;
+  uint64_t raw_total = 0;
+};
+
+class PackWriter {
+public:
+  PackWriter(int fd, std::string where, int level);
+  ~PackWriter();
+  PackWriter(const PackWriter&) = delete;
+  PackWriter& operator=(const PackWriter&) = delete;
+
+  bool contains(const Digest& d) const { return written_.count(d) != 0; }
+  uint64_t bytes_written() const { return offset_; }
+
+  // Appends one entry whose payload is already in its stored form.
+  const formats::IndexRecord& append(formats::Kind kind, formats::Codec codec, const Digest& digest, uint64_t raw_len,
+                                     ByteSpan stored, uint16_t eflags = 0, bool allow_duplicate = false);
+  // Appends an entry copied verbatim from another pack (stored bytes and their
+  // checksum as recorded there; the caller has checked stored_xxh).
+  const formats::IndexRecord& append_copy(const formats::IndexRecord& rec, ByteSpan stored);
+  // Streams a large object: `produce(sink)` must call sink with consecutive
+  // stored chunks; returns the total stored length via the record.
+  const formats::IndexRecord& append_stream(formats::Kind kind, formats::Codec codec, const Digest& digest,
+                                            uint64_t raw_len,
+                                            const std::function<void(const std::function<void(ByteSpan)>&)>& produce);
+
+  PackResult finish();
+
+private:
+  void emit(ByteSpan data);
+  void flush();
+
+  int fd_;
+  std::string where_;
+  Bytes buf_;
+  uint64_t offset_ = 0;
+  Sha256 sha_;
+  bool hash_valid_ = true;
+  DigestSet written_;
+  PackResult result_;
+};
+
+} // namespace hpak

@@ -1,0 +1,322 @@
+#include "core/packer.hpp"
+
+#include <condition_variable>
+#include <fcntl.h>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "core/pack_reader.hpp"
+#include "core/relocation.hpp"
+#include "core/tree_scan.hpp"
+#include "core/util/file.hpp"
+#include "core/util/parallel.hpp"
+#include "core/util/zstd_codec.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+namespace {
+
+struct Slot {
+  bool ready = false;
+  bool large = false;
+  bool compressed = false; // `stored` holds the chosen stored form
+  Codec codec = Codec::Raw;
+  Digest digest{};
+  uint64_t cost = 0;
+  Bytes raw;
+  Bytes stored;
+  std::vector<uint64_t> relocs;
+};
+
+void compress_slot(Slot& s, int level) {
+  zstd_compress(s.raw, level, nullptr, s.stored);
+  if (s.stored.size() >= s.raw.size()) {
+    s.codec = Codec::Raw;
+    s.stored.clear();
+    s.stored.shrink_to_fit();
+  } else {
+    s.codec = Codec::Zstd;
+  }
+  s.compressed = true;
+}
+
+// Reads a whole regular file relative to `rootfd`.
+Bytes read_member(int rootfd, const std::string& rel, const std::string& shown) {
+  int fd = openat(rootfd, rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw_errno("unable to open '" + shown + "'");
+  Fd guard(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + shown + "'");
+  Bytes data(size_t(st.st_size));
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = read(fd, data.data() + got, data.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("unable to read '" + shown + "'");
+    }
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  if (got != data.size()) throw Error("'" + shown + "' shrank while being packed");
+  return data;
+}
+
+struct Mapping {
+  void* p = MAP_FAILED;
+  size_t n = 0;
+  ~Mapping() {
+    if (p != MAP_FAILED) munmap(p, n);
+  }
+};
+
+} // namespace
+
+Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
+  Bytes raw = encode_catalog(c);
+  Digest d = sha256(raw);
+  Bytes stored;
+  zstd_compress(raw, level, nullptr, stored);
+  Codec codec = Codec::Zstd;
+  if (stored.size() >= raw.size()) {
+    stored = raw;
+    codec = Codec::Raw;
+  }
+  if (writer.contains(d)) return d; // identical catalog already in this pack
+  writer.append(Kind::Catalog, codec, d, raw.size(), stored);
+  writer.append(Kind::Catalog, codec, d, raw.size(), stored, /*eflags mirror*/ 1, /*allow_duplicate*/ true);
+  return d;
+}
+
+PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
+  std::string root = real_path(src);
+  ScannedTree tree = scan_tree(root, ScanOptions{opts.skip_special, opts.record_mtime});
+  stats.skipped = tree.skipped;
+  Catalog cat;
+  cat.name = opts.name;
+  if (opts.relocate) {
+    cat.roots.push_back(root);
+    for (auto& r : opts.extra_roots)
+      if (!r.empty() && r != root) cat.roots.push_back(r);
+    if (cat.roots.size() > kMaxRoots) throw Error("too many --relocate paths (at most 15)");
+  }
+  int rootfd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) throw_errno("unable to open directory '" + root + "'");
+  Fd rootguard(rootfd);
+
+  const size_t n = tree.files.size();
+  std::vector<Slot> slots(n);
+  const unsigned threads = opts.threads ? opts.threads : default_threads();
+  const size_t window = 1024;
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t consumed = 0;
+  uint64_t inflight = 0;
+  bool failed = false;
+  std::exception_ptr error;
+  std::atomic<size_t> next{0};
+  std::mutex claim_mu;
+  DigestSet claimed;
+
+  auto worker = [&]() {
+    try {
+      while (true) {
+        size_t i = next.fetch_add(1);
+        if (i >= n) return;
+        Node& node = tree.nodes[tree.files[i]];
+        Slot& s = slots[i];
+        bool large = node.size > opts.large_threshold;
+        uint64_t cost = large ? 0 : node.size * 2 + 4096;
+        {
+          std::unique_lock lk(mu);
+          cv.wait(lk, [&] { return failed || (i < consumed + window && (i == consumed || inflight + cost <= opts.memory_budget)); });
+          if (failed) return;
+          inflight += cost;
+        }
+        s.cost = cost;
+        if (!large) {
+          std::string shown = root + "/" + node.path;
+          s.raw = read_member(rootfd, node.path, shown);
+          s.digest = sha256(s.raw);
+          if (!cat.roots.empty()) s.relocs = find_relocations(s.raw, cat.roots);
+          bool first;
+          {
+            std::lock_guard lk(claim_mu);
+            first = claimed.insert(s.digest).second;
+          }
+          if (first && !(opts.have && opts.have(s.digest))) compress_slot(s, opts.level);
+        }
+        s.large = large;
+        {
+          std::lock_guard lk(mu);
+          s.ready = true;
+        }
+        cv.notify_all();
+      }
+    } catch (...) {
+      {
+        std::lock_guard lk(mu);
+        if (!error) error = std::current_exception();
+        failed = true;
+      }
+      cv.notify_all();
+    }
+  };
+
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::min<size_t>(threads, std::max<size_t>(n, 1)); t++) pool.emplace_back(worker);
+  auto stop_pool = [&] {
+    {
+      std::lock_guard lk(mu);
+      failed = true;
+    }
+    cv.notify_all();
+    for (auto& t : pool)
+      if (t.joinable()) t.join();
+  };
+
+  DigestSet seen;
+  try {
+    for (size_t i = 0; i < n; i++) {
+      Slot& s = slots[i];
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return s.ready || failed; });
+        if (!s.ready && failed) break;
+      }
+      Node& node = tree.nodes[tree.files[i]];
+      if (s.large) {
+        std::string shown = root + "/" + node.path;
+        int fd = openat(rootfd, node.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) throw_errno("unable to open '" + shown + "'");
+        Fd guard(fd);
+        struct stat st;
+        if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + shown + "'");
+        Mapping m;
+        m.n = size_t(st.st_size);
+        m.p = mmap(nullptr, m.n, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m.p == MAP_FAILED) throw_errno("unable to map '" + shown + "'");
+        madvise(m.p, m.n, MADV_SEQUENTIAL);
+        ByteSpan data(static_cast<const uint8_t*>(m.p), m.n);
+        node.size = m.n;
+        s.digest = sha256(data);
+        if (!cat.roots.empty()) s.relocs = find_relocations(data, cat.roots);
+        node.digest = s.digest;
+        node.relocs = s.relocs;
+        bool fresh = seen.insert(s.digest).second;
+        if (fresh) stats.unique_objects++;
+        if (fresh && !writer.contains(s.digest) && !(opts.have && opts.have(s.digest))) {
+          const IndexRecord& rec = writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, m.n, [&](const std::function<void(ByteSpan)>& sink) {
+            ZSTD_CCtx* c = ZSTD_createCCtx();
+            ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, opts.level);
+            ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, int(std::max(1u, threads)));
+            ZSTD_CCtx_setPledgedSrcSize(c, m.n);
+            Bytes out(ZSTD_CStreamOutSize());
+            ZSTD_inBuffer in{data.data(), data.size(), 0};
+            size_t rem;
+            do {
+              ZSTD_outBuffer ob{out.data(), out.size(), 0};
+              rem = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
+              if (ZSTD_isError(rem)) {
+                ZSTD_freeCCtx(c);
+                throw Error("zstd compression failed for '" + shown + "': " + ZSTD_getErrorName(rem));
+              }
+              if (ob.pos) sink(ByteSpan(out.data(), ob.pos));
+            } while (rem != 0);
+            ZSTD_freeCCtx(c);
+          });
+          stats.objects_written++;
+          stats.raw_written += m.n;
+          stats.stored_written += rec.stored_len;
+        } else if (fresh && !writer.contains(s.digest)) {
+          stats.objects_present++;
+        }
+      } else {
+        node.size = s.raw.size();
+        node.digest = s.digest;
+        node.relocs = std::move(s.relocs);
+        bool fresh = seen.insert(s.digest).second;
+        if (fresh) stats.unique_objects++;
+        if (fresh && !writer.contains(s.digest)) {
+          if (opts.have && opts.have(s.digest)) {
+            stats.objects_present++;
+          } else {
+            if (!s.compressed) compress_slot(s, opts.level);
+            ByteSpan stored = s.codec == Codec::Raw ? ByteSpan(s.raw) : ByteSpan(s.stored);
+            writer.append(Kind::Blob, s.codec, s.digest, s.raw.size(), stored);
+            stats.objects_written++;
+            stats.raw_written += s.raw.size();
+            stats.stored_written += stored.size();
+          }
+        }
+      }
+      if (!node.relocs.empty()) stats.relocated_files++;
+      stats.file_bytes += node.size;
+      s.raw = Bytes();
+      s.stored = Bytes();
+      {
+        std::lock_guard lk(mu);
+        inflight -= s.cost;
+        consumed = i + 1;
+      }
+      cv.notify_all();
+      if ((i & 255) == 0 || i + 1 == n) report(opts.progress, "pack", i + 1, n);
+    }
+  } catch (...) {
+    stop_pool();
+    throw;
+  }
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  for (Node& node : tree.nodes) {
+    switch (node.type) {
+    case NodeType::Dir: stats.dirs++; break;
+    case NodeType::File: stats.files++; break;
+    case NodeType::Symlink:
+      stats.symlinks++;
+      if (!cat.roots.empty())
+        node.relocs = find_relocations(ByteSpan(reinterpret_cast<const uint8_t*>(node.target.data()), node.target.size()), cat.roots);
+      break;
+    case NodeType::Hardlink: stats.hardlinks++; break;
+    }
+  }
+  // Hardlink sizes follow their first link (which may have changed size while read).
+  {
+    std::unordered_map<std::string_view, uint64_t> sizes;
+    for (Node& node : tree.nodes) {
+      if (node.type == NodeType::File) sizes.emplace(node.path, node.size);
+      else if (node.type == NodeType::Hardlink) node.size = sizes.at(node.target);
+    }
+  }
+  cat.nodes = std::move(tree.nodes);
+  PackedTree out;
+  out.catalog_digest = append_catalog(writer, cat, opts.level);
+  out.catalog = std::move(cat);
+  return out;
+}
+
+PackFileResult pack_to_file(const std::string& src, const std::string& out_path, const PackOptions& opts) {
+  PackFileResult res;
+  AtomicFile pack_file(out_path, 0644);
+  PackWriter writer(pack_file.fd(), out_path, opts.level);
+  PackedTree packed = pack_tree(src, writer, opts, res.stats);
+  res.catalog_digest = packed.catalog_digest;
+  res.pack = writer.finish();
+  std::string idx_path = index_path_for(out_path);
+  AtomicFile idx_file(idx_path, 0644);
+  idx_file.write(encode_index(res.pack.records, res.pack.size, res.pack.pack_sum));
+  pack_file.commit();
+  idx_file.commit();
+  return res;
+}
+
+} // namespace hpak

@@ -1,0 +1,195 @@
+#include "core/util/file.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <random>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace hpak {
+
+void Fd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+Fd open_read(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno("unable to open '" + path + "'");
+  return Fd(fd);
+}
+
+MappedFile::MappedFile(const std::string& path) : path_(path) {
+  Fd fd = open_read(path);
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) throw_errno("unable to stat '" + path + "'");
+  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
+  size_ = size_t(st.st_size);
+  if (size_ == 0) return;
+  void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (p == MAP_FAILED) throw_errno("unable to map '" + path + "'");
+  data_ = static_cast<const uint8_t*>(p);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)) {
+  o.data_ = nullptr;
+  o.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  if (this != &o) {
+    if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+    data_ = o.data_;
+    size_ = o.size_;
+    path_ = std::move(o.path_);
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+void MappedFile::advise_sequential() const {
+  if (data_) madvise(const_cast<uint8_t*>(data_), size_, MADV_SEQUENTIAL);
+}
+void MappedFile::advise_random() const {
+  if (data_) madvise(const_cast<uint8_t*>(data_), size_, MADV_RANDOM);
+}
+void MappedFile::advise_willneed() const {
+  if (data_) madvise(const_cast<uint8_t*>(data_), size_, MADV_WILLNEED);
+}
+
+Bytes read_file(const std::string& path) {
+  Fd fd = open_read(path);
+  Bytes out;
+  uint8_t buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("unable to read '" + path + "'");
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
+  }
+  return out;
+}
+
+void write_all(int fd, ByteSpan data, const std::string& what) {
+  const uint8_t* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("unable to write '" + what + "'");
+    }
+    p += n;
+    left -= size_t(n);
+  }
+}
+
+void pwrite_all(int fd, ByteSpan data, off_t off, const std::string& what) {
+  const uint8_t* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::pwrite(fd, p, left, off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("unable to write '" + what + "'");
+    }
+    p += n;
+    off += n;
+    left -= size_t(n);
+  }
+}
+
+bool path_exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+static std::string random_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^ uint64_t(getpid()) << 32};
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+AtomicFile::AtomicFile(std::string final_path, mode_t mode) : final_(std::move(final_path)) {
+  for (int attempt = 0; attempt < 16; attempt++) {
+    temp_ = dir_name(final_) + "/.tmp-" + base_name(final_) + "-" + random_suffix();
+    int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd >= 0) {
+      fd_.reset(fd);
+      return;
+    }
+    if (errno != EEXIST) throw_errno("unable to create '" + temp_ + "'");
+  }
+  throw Error("unable to create a temporary file beside '" + final_ + "'");
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    fd_.reset();
+    ::unlink(temp_.c_str());
+  }
+}
+
+void AtomicFile::commit(bool fsync_first, bool no_replace) {
+  if (fsync_first && fsync(fd_.get()) != 0) throw_errno("unable to sync '" + temp_ + "'");
+  if (::close(fd_.release()) != 0) throw_errno("unable to close '" + temp_ + "'");
+  if (no_replace) {
+    if (renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_NOREPLACE) != 0)
+      throw_errno("unable to publish '" + final_ + "'");
+  } else if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+    throw_errno("unable to publish '" + final_ + "'");
+  }
+  committed_ = true;
+}
+
+void AtomicFile::commit_as(const std::string& final_path, bool fsync_first) {
+  final_ = final_path;
+  commit(fsync_first);
+}
+
+long raise_fd_limit() {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur == RLIM_INFINITY ? LONG_MAX : long(rl.rlim_cur);
+}
+
+std::string dir_name(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  if (pos == std::string::npos) return ".";
+  if (pos == 0) return "/";
+  return path.substr(0, pos);
+}
+
+std::string base_name(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? path : path.substr(pos + 1);
+}
+
+std::string real_path(const std::string& path) {
+  char* r = ::realpath(path.c_str(), nullptr);
+  if (!r) throw_errno("unable to resolve '" + path + "'");
+  std::string s(r);
+  free(r);
+  return s;
+}
+
+} // namespace hpak

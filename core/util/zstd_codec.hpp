@@ -1,0 +1,57 @@
+// zstd compression wrappers.
+//
+// Contexts are thread_local and reused (a fresh ZSTD_CCtx per small object costs
+// more than compressing it). Decompression is always into a caller-provided
+// buffer of the *declared* size: a frame that would produce more or fewer bytes
+// is rejected, so a lying size can neither overflow memory nor pass silently.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/util/bytes.hpp"
+
+typedef struct ZSTD_CDict_s ZSTD_CDict;
+typedef struct ZSTD_DDict_s ZSTD_DDict;
+
+namespace hpak {
+
+// A dictionary usable for both directions; immutable and thread-safe once built.
+class ZstdDict {
+public:
+  ZstdDict(ByteSpan dict_bytes, int level);
+  ~ZstdDict();
+  ZstdDict(const ZstdDict&) = delete;
+  ZstdDict& operator=(const ZstdDict&) = delete;
+  uint32_t id() const { return id_; }
+  const ZSTD_CDict* cdict() const { return cdict_; }
+  const ZSTD_DDict* ddict() const { return ddict_; }
+
+private:
+  ZSTD_CDict* cdict_ = nullptr;
+  ZSTD_DDict* ddict_ = nullptr;
+  uint32_t id_ = 0;
+};
+
+// Compresses `in` at `level` (with `dict` if given) into `out` (resized).
+// Deterministic for the same input, level and dictionary.
+void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out);
+
+// Decompresses one frame into exactly `out.size()` bytes. Throws Error with
+// `what` in the message if the frame is malformed or its size differs.
+void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, const std::string& what);
+
+// Dictionary ID the frame was compressed with (0 if none or unreadable).
+uint32_t zstd_frame_dict_id(ByteSpan frame);
+
+// Streaming decompression for objects too large to hold in memory: calls
+// `sink` with consecutive chunks; fails if the total differs from `expected`.
+void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict, const std::string& what,
+                            const std::function<void(ByteSpan)>& sink);
+
+// Trains a dictionary from samples (concatenated in `samples`, sizes in
+// `sizes`) of at most `capacity` bytes; returns empty on failure. Deterministic.
+Bytes zstd_train_dict(const Bytes& samples, const std::vector<size_t>& sizes, size_t capacity, int level);
+
+} // namespace hpak

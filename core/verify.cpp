@@ -1,0 +1,144 @@
+#include "core/verify.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "core/pack_reader.hpp"
+#include "core/pack_writer.hpp"
+#include "core/util/parallel.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+uint64_t VerifyReport::lost_objects() const {
+  uint64_t n = 0;
+  for (auto& b : bad_objects) n += b.lost;
+  return n;
+}
+
+static void check_index_file(const PackReader& pack, VerifyReport& rep) {
+  std::string ip = index_path_for(pack.path());
+  if (!path_exists(ip)) {
+    rep.notes.push_back("no index file '" + ip + "' (rebuild it with 'hpak index')");
+    return;
+  }
+  try {
+    MappedFile im(ip);
+    IndexView v(im.bytes(), ip);
+    if (v.pack_size() != pack.bytes().size() || v.pack_sum() != pack.stored_trailer()) {
+      rep.problems.push_back("index '" + ip + "' does not belong to this pack (size or trailer differ)");
+      return;
+    }
+    const IndexView& scanned = pack.index();
+    bool same = v.count() == scanned.count();
+    for (uint64_t i = 0; same && i < v.count(); i++) {
+      IndexRecord a = v.record_at(i), b = scanned.record_at(i);
+      same = a.digest == b.digest && a.offset == b.offset && a.stored_len == b.stored_len && a.raw_len == b.raw_len &&
+             a.stored_xxh == b.stored_xxh && a.kind == b.kind && a.codec == b.codec;
+    }
+    if (!same) rep.problems.push_back("index '" + ip + "' does not list the entries the pack holds (rebuild it with 'hpak index')");
+  } catch (const Error& e) {
+    rep.problems.push_back(std::string("index: ") + e.what());
+  }
+}
+
+VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
+  PackReader pack(path, /*use_index_file=*/false);
+  VerifyReport rep;
+  rep.pack = path;
+  for (auto& d : pack.damage()) rep.problems.push_back("offset " + std::to_string(d.offset) + ": " + d.why);
+  check_index_file(pack, rep);
+
+  const IndexView& idx = pack.index();
+  const uint64_t n = idx.count();
+  std::vector<std::string> errors(n);
+  std::atomic<uint64_t> raw{0}, stored{0}, done{0};
+  bool trailer_ok = true;
+  ByteSpan all = pack.bytes();
+  unsigned threads = opts.threads ? opts.threads : default_threads();
+  pack.map().advise_sequential();
+  // Task 0 hashes the whole pack for the trailer; tasks 1..n check objects.
+  parallel_for(n + 1, threads, 1, [&](size_t task, unsigned tid) {
+    if (task == 0) {
+      if (all.size() < kTrailerSize) {
+        trailer_ok = false;
+        return;
+      }
+      Sha256 sha;
+      const size_t step = 4 << 20;
+      for (size_t pos = 0; pos < all.size() - kTrailerSize; pos += step)
+        sha.update(all.subspan(pos, std::min(step, all.size() - kTrailerSize - pos)));
+      trailer_ok = sha.finish() == pack.stored_trailer();
+      return;
+    }
+    IndexRecord r = idx.record_at(task - 1);
+    try {
+      if (r.raw_len > (64ull << 20)) pack.read_stream(r, [](ByteSpan) {});
+      else pack.read(r);
+      raw += r.raw_len;
+      stored += r.stored_len;
+    } catch (const Error& e) {
+      errors[task - 1] = e.what();
+    }
+    uint64_t d = ++done;
+    if (tid == 0 && (d & 1023) == 0) report(opts.progress, "verify", d, n);
+  });
+  report(opts.progress, "verify", n, n);
+  if (!trailer_ok) rep.problems.push_back("pack checksum (trailer) mismatch: the pack has been modified or damaged");
+  rep.raw_bytes = raw;
+  rep.stored_bytes = stored;
+
+  // Which digests have at least one intact copy.
+  DigestSet good;
+  for (uint64_t i = 0; i < n; i++)
+    if (errors[i].empty()) good.insert(idx.digest_at(i));
+  std::unordered_map<Digest, size_t, DigestHash> bad_at;
+  DigestSet counted;
+  for (uint64_t i = 0; i < n; i++) {
+    IndexRecord r = idx.record_at(i);
+    if (r.kind == Kind::Blob && counted.insert(r.digest).second) rep.objects++;
+    if (errors[i].empty()) continue;
+    BadObject b;
+    b.digest = to_hex(r.digest);
+    b.kind = kind_name(r.kind);
+    b.offset = r.offset;
+    b.why = errors[i];
+    b.lost = !good.count(r.digest);
+    bad_at.emplace(r.digest, rep.bad_objects.size());
+    rep.bad_objects.push_back(std::move(b));
+  }
+
+  // Catalogs: each readable one is validated, and its references checked.
+  DigestSet cats_done;
+  bool any_catalog = false;
+  for (auto& r : pack.catalog_records()) {
+    if (cats_done.count(r.digest)) continue;
+    if (!good.count(r.digest)) continue;
+    Catalog c;
+    try {
+      c = pack.load_catalog_record(r);
+    } catch (const Error& e) {
+      rep.problems.push_back(std::string("catalog: ") + e.what());
+      continue;
+    }
+    cats_done.insert(r.digest);
+    rep.catalog_digests.push_back(to_hex(r.digest));
+    any_catalog = true;
+    rep.catalogs++;
+    for (auto& node : c.nodes) {
+      if (node.type != NodeType::File) continue;
+      auto it = bad_at.find(node.digest);
+      if (it != bad_at.end()) {
+        rep.bad_objects[it->second].paths.push_back(c.name + ":" + node.path);
+      } else if (opts.standalone && !idx.find(node.digest)) {
+        rep.problems.push_back("catalog '" + c.name + "': object " + to_hex(node.digest) + " for '" + node.path + "' is not in the pack");
+      }
+    }
+  }
+  if (!any_catalog && opts.standalone) rep.problems.push_back("no readable catalog in the pack");
+  return rep;
+}
+
+} // namespace hpak

@@ -1,0 +1,192 @@
+#include "formats/catalog_format.hpp"
+
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace hpak::formats {
+
+const char* node_type_name(NodeType t) {
+  switch (t) {
+  case NodeType::Dir: return "dir";
+  case NodeType::File: return "file";
+  case NodeType::Symlink: return "symlink";
+  case NodeType::Hardlink: return "hardlink";
+  }
+  return "?";
+}
+
+bool path_less(std::string_view a, std::string_view b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; i++) {
+    unsigned char x = a[i] == '/' ? 0 : (unsigned char)a[i];
+    unsigned char y = b[i] == '/' ? 0 : (unsigned char)b[i];
+    if (x != y) return x < y;
+  }
+  return a.size() < b.size();
+}
+
+std::string check_name(std::string_view name) {
+  if (name.empty()) return "empty name";
+  if (name.size() > kMaxName) return "name longer than 255 bytes";
+  if (name == "." || name == "..") return "'" + std::string(name) + "' component";
+  if (name.find('\0') != std::string_view::npos) return "NUL byte in name";
+  if (name.find('/') != std::string_view::npos) return "'/' in name";
+  return {};
+}
+
+std::string check_path(std::string_view path) {
+  if (path.empty()) return "empty path";
+  if (path.size() > kMaxPath) return "path longer than 4095 bytes";
+  if (path[0] == '/') return "absolute path";
+  size_t start = 0;
+  while (true) {
+    size_t slash = path.find('/', start);
+    std::string_view comp = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    std::string why = check_name(comp);
+    if (!why.empty()) return why;
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return {};
+}
+
+static void put_relocs(Bytes& b, const std::vector<uint64_t>& r) {
+  put_u32(b, uint32_t(r.size()));
+  for (uint64_t o : r) put_u64(b, o);
+}
+
+Bytes encode_catalog(const Catalog& c) {
+  Bytes b;
+  b.reserve(64 + c.nodes.size() * 96);
+  b.insert(b.end(), {'H', 'P', 'C', 'T'});
+  put_u32(b, 1);
+  put_u32(b, 0);
+  put_str(b, c.name);
+  put_u32(b, uint32_t(c.roots.size()));
+  for (auto& root : c.roots) put_str(b, root);
+  put_u64(b, c.nodes.size());
+  for (const Node& n : c.nodes) {
+    put_u8(b, uint8_t(n.type));
+    put_u32(b, n.mode);
+    put_u64(b, uint64_t(n.mtime_ns));
+    put_u64(b, n.size);
+    put_str(b, n.path);
+    switch (n.type) {
+    case NodeType::File:
+      put_bytes(b, n.digest);
+      put_relocs(b, n.relocs);
+      break;
+    case NodeType::Dir: break;
+    case NodeType::Symlink:
+      put_str(b, n.target);
+      put_relocs(b, n.relocs);
+      break;
+    case NodeType::Hardlink: put_str(b, n.target); break;
+    }
+  }
+  return b;
+}
+
+static std::vector<uint64_t> get_relocs(ByteReader& r, uint64_t limit, const std::vector<std::string>& roots) {
+  uint32_t n = r.u32();
+  if (n > 0 && roots.empty()) r.fail("relocation offsets without a relocation root");
+  if (n > limit) r.fail("too many relocation offsets");
+  std::vector<uint64_t> out;
+  out.reserve(n);
+  uint64_t next_min = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t v = r.u64();
+    unsigned idx = reloc_root(v);
+    if (idx >= roots.size()) r.fail("relocation names root " + std::to_string(idx) + ", catalog has " + std::to_string(roots.size()));
+    uint64_t o = reloc_offset(v);
+    size_t len = roots[idx].size();
+    if (o < next_min || o > limit || limit - o < len) r.fail("relocation offset out of range or overlapping");
+    out.push_back(v);
+    next_min = o + len;
+  }
+  return out;
+}
+
+Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
+  ByteReader r(bytes, where);
+  ByteSpan magic = r.bytes(4);
+  if (std::memcmp(magic.data(), "HPCT", 4) != 0) r.fail("not an HPAK catalog (bad magic)");
+  uint32_t version = r.u32();
+  if (version != 1) r.fail("unsupported catalog version " + std::to_string(version));
+  if (r.u32() != 0) r.fail("unknown catalog flags");
+  Catalog c;
+  c.name = std::string(r.str(kMaxPath));
+  uint32_t nroots = r.u32();
+  if (nroots > kMaxRoots) r.fail("more than 16 relocation roots");
+  for (uint32_t i = 0; i < nroots; i++) {
+    std::string root(r.str(kMaxPath));
+    if (root.empty() || root.find('\0') != std::string::npos) r.fail("empty relocation root or NUL byte in it");
+    c.roots.push_back(std::move(root));
+  }
+  uint64_t count = r.u64();
+  // Each node takes at least 25 bytes; refuse counts the buffer cannot hold.
+  if (count > r.remaining() / 25) r.fail("node count " + std::to_string(count) + " larger than the catalog");
+  c.nodes.reserve(count);
+  std::unordered_set<std::string_view> dirs;
+  std::unordered_map<std::string_view, size_t> files;
+  for (uint64_t i = 0; i < count; i++) {
+    uint64_t at = r.abs_pos();
+    Node n;
+    uint8_t type = r.u8();
+    if (type < 1 || type > 4) r.fail("unknown node type " + std::to_string(type));
+    n.type = NodeType(type);
+    n.mode = r.u32();
+    if (n.mode & ~07777u) r.fail("mode has bits outside 07777");
+    n.mtime_ns = int64_t(r.u64());
+    n.size = r.u64();
+    n.path = std::string(r.str(kMaxPath));
+    std::string why = check_path(n.path);
+    if (!why.empty()) throw Corrupt(where, at, "bad path '" + n.path + "': " + why);
+    if (!c.nodes.empty() && !path_less(c.nodes.back().path, n.path))
+      throw Corrupt(where, at, "path '" + n.path + "' is out of order or repeated");
+    auto slash = n.path.rfind('/');
+    if (slash != std::string::npos) {
+      std::string_view parent(n.path.data(), slash);
+      if (!dirs.count(parent)) throw Corrupt(where, at, "parent of '" + n.path + "' is not a directory of the catalog");
+    }
+    switch (n.type) {
+    case NodeType::File:
+      std::memcpy(n.digest.data(), r.bytes(32).data(), 32);
+      n.relocs = get_relocs(r, n.size, c.roots);
+      break;
+    case NodeType::Dir:
+      if (n.size != 0) r.fail("directory with a size");
+      break;
+    case NodeType::Symlink: {
+      n.target = std::string(r.str(kMaxPath));
+      if (n.target.empty() || n.target.find('\0') != std::string::npos) r.fail("bad symlink target");
+      if (n.size != n.target.size()) r.fail("symlink size does not match its target");
+      n.relocs = get_relocs(r, n.target.size(), c.roots);
+      break;
+    }
+    case NodeType::Hardlink: {
+      n.target = std::string(r.str(kMaxPath));
+      auto it = files.find(n.target);
+      if (it == files.end()) r.fail("hardlink '" + n.path + "' to '" + n.target + "', which is not an earlier file");
+      if (n.size != c.nodes[it->second].size) r.fail("hardlink size differs from its file");
+      break;
+    }
+    }
+    c.nodes.push_back(std::move(n));
+    // string_views into nodes stay valid: reserve() above prevents reallocation.
+    const Node& stored = c.nodes.back();
+    if (stored.type == NodeType::Dir) dirs.insert(stored.path);
+    if (stored.type == NodeType::File) files.emplace(stored.path, c.nodes.size() - 1);
+  }
+  if (!r.at_end()) r.fail("trailing bytes after the last node");
+  return c;
+}
+
+uint64_t relocated_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len) {
+  uint64_t size = n.size;
+  for (uint64_t v : n.relocs) size = size - roots[reloc_root(v)].size() + new_root_len;
+  return size;
+}
+
+} // namespace hpak::formats

@@ -1,0 +1,87 @@
+// HPAK catalog, format version 1: the tree of one environment. A catalog is
+// stored in a pack as an entry of kind=catalog (zstd-compressed, named by the
+// SHA-256 of these raw bytes like any object), and is covered by the pack trailer.
+//
+//   catalog  ::= "HPCT" version:u32(=1) flags:u32(=0) name:str
+//                nroots:u32 root:str * nroots  node_count:u64 node*
+//   node     ::= type:u8 mode:u32 mtime_ns:i64 size:u64 path:str body
+//   body     ::= digest:[32] relocs                     -- type 2, regular file
+//              | ε                                      -- type 1, directory
+//              | target:str relocs                      -- type 3, symlink
+//              | target:str                             -- type 4, hardlink to an earlier file
+//   relocs   ::= n:u32 reloc:u64 * n                    -- where a root occurs in the bytes:
+//                                                       -- low 56 bits offset, high 8 bits root index
+//   str      ::= len:u32 bytes                          -- no NUL; paths <= 4095, names <= 255
+//
+// Paths are relative, '/'-separated, with no empty, "." or ".." component; nodes
+// come in depth-first order, siblings sorted bytewise by name, and every node's
+// parent is an earlier directory node (or the root). These rules are checked on
+// decode, so a catalog can never name a path outside its target, nor a path
+// through a symlink (a symlink is never a parent). `mode` holds permission bits
+// only (07777). `size` of a file is the unrelocated object size.
+//
+// Relocation: `roots` are the absolute paths the tree was packed from (by
+// default the packed directory; more with --relocate, at most 16). A file's
+// relocs are the offsets in its object where a root occurs (ascending,
+// non-overlapping, longest root first at one offset); restoring into T writes T in their place,
+// so the restored file may differ in size. Objects stay unrelocated, so their
+// digest is always checkable. Symlink targets carry relocs the same way.
+//
+// mtime policy: pack records each node's mtime (ns) unless --no-mtime (then 0);
+// `unpack` restores file, symlink and directory mtimes; `restore` into a holotree
+// space does not (environments do not need them; it saves a syscall per file).
+// Owners, groups, xattrs and ACLs are not recorded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/util/bytes.hpp"
+#include "core/util/hash.hpp"
+
+namespace hpak::formats {
+
+enum class NodeType : uint8_t { Dir = 1, File = 2, Symlink = 3, Hardlink = 4 };
+const char* node_type_name(NodeType t);
+
+struct Node {
+  NodeType type = NodeType::File;
+  uint32_t mode = 0;
+  int64_t mtime_ns = 0;
+  uint64_t size = 0;
+  std::string path;
+  Digest digest{};              // File
+  std::string target;           // Symlink target, or Hardlink: path of the first link
+  std::vector<uint64_t> relocs; // File / Symlink
+};
+
+constexpr uint64_t kRelocOffsetMask = (uint64_t(1) << 56) - 1;
+inline uint64_t reloc_offset(uint64_t r) { return r & kRelocOffsetMask; }
+inline unsigned reloc_root(uint64_t r) { return unsigned(r >> 56); }
+inline uint64_t make_reloc(uint64_t offset, unsigned root) { return offset | (uint64_t(root) << 56); }
+constexpr size_t kMaxRoots = 16;
+
+struct Catalog {
+  std::string name;
+  std::vector<std::string> roots;
+  std::vector<Node> nodes;
+};
+
+constexpr size_t kMaxPath = 4095;
+constexpr size_t kMaxName = 255;
+
+// Bytewise order of paths compared component by component (so "a/b" < "a-b").
+bool path_less(std::string_view a, std::string_view b);
+// Empty string if `path` is a valid relative catalog path, else why not.
+std::string check_path(std::string_view path);
+std::string check_name(std::string_view name);
+
+Bytes encode_catalog(const Catalog& c);
+// Fully validates (see above); throws Corrupt naming `where` and the offset.
+Catalog decode_catalog(ByteSpan bytes, const std::string& where);
+
+// The size of a file or symlink target after relocation to a root of length `new_root_len`.
+uint64_t relocated_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len);
+
+} // namespace hpak::formats

@@ -1,0 +1,127 @@
+#include "formats/index_format.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hpak::formats {
+
+Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Digest& pack_sum) {
+  std::sort(recs.begin(), recs.end(), [](const IndexRecord& a, const IndexRecord& b) {
+    int c = std::memcmp(a.digest.data(), b.digest.data(), 32);
+    return c != 0 ? c < 0 : a.offset < b.offset;
+  });
+  Bytes out;
+  out.reserve(kIndexHeaderSize + 1024 + recs.size() * (32 + kIndexRecordSize) + 32);
+  for (char c : kIndexMagic) put_u8(out, uint8_t(c));
+  put_u32(out, 1);
+  put_u64(out, recs.size());
+  put_u64(out, pack_size);
+  put_bytes(out, pack_sum);
+  uint32_t fan[256] = {};
+  for (auto& r : recs) fan[r.digest[0]]++;
+  uint32_t acc = 0;
+  for (int i = 0; i < 256; i++) {
+    acc += fan[i];
+    put_u32(out, acc);
+  }
+  for (auto& r : recs) put_bytes(out, r.digest);
+  for (auto& r : recs) {
+    put_u64(out, r.offset);
+    put_u64(out, r.stored_len);
+    put_u64(out, r.raw_len);
+    put_u64(out, r.stored_xxh);
+    put_u8(out, uint8_t(r.kind));
+    put_u8(out, uint8_t(r.codec));
+    for (int i = 0; i < 6; i++) put_u8(out, 0);
+  }
+  Digest sum = sha256(out);
+  put_bytes(out, sum);
+  return out;
+}
+
+IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_(b), where_(std::move(where)) {
+  if (b.size() < kIndexHeaderSize + 1024 + 32) throw Corrupt(where_, 0, "too short to be an HPAK index");
+  if (std::memcmp(b.data(), kIndexMagic, 4) != 0) throw Corrupt(where_, 0, "not an HPAK index (bad magic)");
+  uint32_t version = get_u32(b.data() + 4);
+  if (version != 1) throw Corrupt(where_, 4, "unsupported index version " + std::to_string(version));
+  count_ = get_u64(b.data() + 8);
+  pack_size_ = get_u64(b.data() + 16);
+  std::memcpy(pack_sum_.data(), b.data() + 24, 32);
+  if (count_ > (b.size() / (32 + kIndexRecordSize)))
+    throw Corrupt(where_, 8, "object count " + std::to_string(count_) + " does not fit the index size");
+  uint64_t expect = kIndexHeaderSize + 1024 + count_ * (32 + kIndexRecordSize) + 32;
+  if (b.size() != expect)
+    throw Corrupt(where_, 0, "index size " + std::to_string(b.size()) + " does not match its count (expected " + std::to_string(expect) + ")");
+  if (check_trailer) {
+    Digest sum = sha256(b.first(b.size() - 32));
+    if (std::memcmp(sum.data(), b.data() + b.size() - 32, 32) != 0)
+      throw Corrupt(where_, b.size() - 32, "index checksum mismatch (damaged index; rebuild it with 'hpak index')");
+  }
+  fanout_ = b.data() + kIndexHeaderSize;
+  digests_ = fanout_ + 1024;
+  records_ = digests_ + count_ * 32;
+  uint32_t prev = 0;
+  for (int i = 0; i < 256; i++) {
+    uint32_t f = get_u32(fanout_ + 4 * i);
+    if (f < prev) throw Corrupt(where_, kIndexHeaderSize + 4 * i, "fanout table is not monotonic");
+    prev = f;
+  }
+  if (prev != count_) throw Corrupt(where_, kIndexHeaderSize + 1020, "fanout total does not match the count");
+  for (uint64_t i = 0; i < count_; i++) {
+    const uint8_t* d = digests_ + 32 * i;
+    uint32_t lo = d[0] == 0 ? 0 : get_u32(fanout_ + 4 * (d[0] - 1));
+    uint32_t hi = get_u32(fanout_ + 4 * d[0]);
+    if (i < lo || i >= hi) throw Corrupt(where_, digests_ - b.data() + 32 * i, "digest outside its fanout bucket");
+    if (i > 0 && std::memcmp(d - 32, d, 32) > 0) throw Corrupt(where_, digests_ - b.data() + 32 * i, "digests are not sorted");
+    const uint8_t* r = records_ + kIndexRecordSize * i;
+    uint64_t off = uint64_t(r - b.data());
+    if (r[32] < 1 || r[32] > 3) throw Corrupt(where_, off + 32, "bad kind in index record");
+    if (r[33] > 2) throw Corrupt(where_, off + 33, "bad codec in index record");
+    uint64_t eoff = get_u64(r), slen = get_u64(r + 8);
+    if (eoff < kPackHeaderSize || eoff > pack_size_ || slen > pack_size_ ||
+        eoff + kEntryHeaderSize + slen > pack_size_ - kFooterSize - kTrailerSize)
+      throw Corrupt(where_, off, "record points outside the pack");
+  }
+}
+
+Digest IndexView::digest_at(uint64_t i) const {
+  Digest d;
+  std::memcpy(d.data(), digests_ + 32 * i, 32);
+  return d;
+}
+
+IndexRecord IndexView::record_at(uint64_t i) const {
+  IndexRecord r;
+  std::memcpy(r.digest.data(), digests_ + 32 * i, 32);
+  const uint8_t* p = records_ + kIndexRecordSize * i;
+  r.offset = get_u64(p);
+  r.stored_len = get_u64(p + 8);
+  r.raw_len = get_u64(p + 16);
+  r.stored_xxh = get_u64(p + 24);
+  r.kind = Kind(p[32]);
+  r.codec = Codec(p[33]);
+  return r;
+}
+
+std::optional<uint64_t> IndexView::find(const Digest& d) const {
+  if (count_ == 0) return std::nullopt;
+  uint64_t lo = d[0] == 0 ? 0 : get_u32(fanout_ + 4 * (d[0] - 1));
+  uint64_t hi = get_u32(fanout_ + 4 * d[0]);
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (std::memcmp(digests_ + 32 * mid, d.data(), 32) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < count_ && std::memcmp(digests_ + 32 * lo, d.data(), 32) == 0) return lo;
+  return std::nullopt;
+}
+
+std::vector<uint64_t> IndexView::find_prefix(std::string_view hex) const {
+  std::vector<uint64_t> out;
+  for (uint64_t i = 0; i < count_; i++) {
+    if (to_hex(ByteSpan(digests_ + 32 * i, 32)).compare(0, hex.size(), hex) == 0) out.push_back(i);
+  }
+  return out;
+}
+
+} // namespace hpak::formats

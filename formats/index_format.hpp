@@ -1,0 +1,77 @@
+// HPAK index (.hidx), format version 1: an mmap-able, binary-searchable map
+// from object digest to its entry in one pack. All integers little-endian.
+//
+//   hidx     ::= header fanout digests records trailer
+//   header   ::= "HIDX" version:u32(=1) count:u64 pack_size:u64
+//                pack_sum:[32]                 -- the pack's trailer (ties idx to pack)
+//   fanout   ::= u32[256]                      -- fanout[b] = #digests with first byte <= b
+//   digests  ::= [32] * count                  -- sorted ascending (ties by offset)
+//   records  ::= record * count, in the order of `digests`
+//   record   ::= offset:u64 stored_len:u64 raw_len:u64 stored_xxh:u64
+//                kind:u8 codec:u8 reserved:[6]zero                -- 40 bytes
+//   trailer  ::= SHA-256 of every preceding byte of the index
+//
+// Digests are kept apart from records so the binary search touches only them
+// (git's idx v2 rationale). The same digest may appear twice (a pack keeps two
+// copies of each catalog); lookup returns the first, `equal_range` all.
+// The index is derived data: `hpak index` rebuilds it byte-identically from
+// the pack alone, so a lost or damaged index never loses an object.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/util/bytes.hpp"
+#include "core/util/hash.hpp"
+#include "formats/pack_format.hpp"
+
+namespace hpak::formats {
+
+constexpr size_t kIndexHeaderSize = 56;
+constexpr size_t kIndexRecordSize = 40;
+constexpr char kIndexMagic[4] = {'H', 'I', 'D', 'X'};
+
+struct IndexRecord {
+  Digest digest{};
+  uint64_t offset = 0; // of the entry header within the pack
+  uint64_t stored_len = 0;
+  uint64_t raw_len = 0;
+  uint64_t stored_xxh = 0;
+  Kind kind = Kind::Blob;
+  Codec codec = Codec::Raw;
+};
+
+// Serialises records (sorted here) into index bytes.
+Bytes encode_index(std::vector<IndexRecord> records, uint64_t pack_size, const Digest& pack_sum);
+
+// A validated, read-only view over index bytes (typically an mmap). The view
+// checks sizes, fanout, ordering and record fields on construction and the
+// trailer hash unless told not to; it throws Corrupt naming `where`.
+class IndexView {
+public:
+  IndexView() = default;
+  IndexView(ByteSpan bytes, std::string where, bool check_trailer = true);
+
+  uint64_t count() const { return count_; }
+  uint64_t pack_size() const { return pack_size_; }
+  const Digest& pack_sum() const { return pack_sum_; }
+  Digest digest_at(uint64_t i) const;
+  IndexRecord record_at(uint64_t i) const;
+  // Index of the first record with this digest, if any. O(log n).
+  std::optional<uint64_t> find(const Digest& d) const;
+  // All indices whose digest starts with the hex prefix (for `cat <prefix>`).
+  std::vector<uint64_t> find_prefix(std::string_view hex_prefix) const;
+
+private:
+  ByteSpan bytes_;
+  std::string where_;
+  uint64_t count_ = 0;
+  uint64_t pack_size_ = 0;
+  Digest pack_sum_{};
+  const uint8_t* fanout_ = nullptr;
+  const uint8_t* digests_ = nullptr;
+  const uint8_t* records_ = nullptr;
+};
+
+} // namespace hpak::formats
