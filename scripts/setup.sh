@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what building and testing hpak needs on Debian 12 (idempotent).
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config git
+      libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev
+      clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite: set up, build, run the unit and CLI tests, then the
+# same suite under ASan+UBSan, the concurrent tests under TSan, and each fuzz
+# target briefly. Exit non-zero on any failure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/setup.sh
+jobs=$(nproc)
+
+echo "== build (RelWithDebInfo)"
+bash scripts/build.sh build
+echo "== tests"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== build (ASan+UBSan)"
+bash scripts/build.sh build-asan -DHPAK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== tests under ASan+UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+if [ -f scripts/test-extra.sh ]; then bash scripts/test-extra.sh; fi
+echo "== all tests passed"
