@@ -3,6 +3,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
+#include "core/library.hpp"
 #include "core/packer.hpp"
 #include "core/util/file.hpp"
 #include "core/util/hash.hpp"
@@ -11,7 +12,7 @@ namespace hpak::cmd {
 
 namespace {
 struct Options {
-  std::string src, out, name;
+  std::string src, out, name, into;
   int level = 3;
   unsigned threads = 0;
   bool no_mtime = false, skip_special = false, no_relocate = false, json = false;
@@ -20,7 +21,9 @@ struct Options {
 
 void setup(CLI::App& app) {
   app.add_option("dir", o.src, "Directory to pack")->required()->check(CLI::ExistingDirectory);
-  app.add_option("-o,--output", o.out, "Pack file to write (its index goes beside it, .hidx)")->required();
+  auto* out = app.add_option("-o,--output", o.out, "Pack file to write (its index goes beside it, .hidx)");
+  auto* into = app.add_option("--into", o.into, "Add to this library instead (created if missing); needs --name");
+  out->excludes(into);
   app.add_option("-l,--level", o.level, "zstd level (1-19)")->check(CLI::Range(1, 19));
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_option("-n,--name", o.name, "Catalog name (default: the directory's name)");
@@ -29,6 +32,32 @@ void setup(CLI::App& app) {
   app.add_flag("--no-mtime", o.no_mtime, "Record mtime 0 for every entry");
   app.add_flag("--skip-special", o.skip_special, "Leave out devices, sockets and fifos instead of refusing");
   app.add_flag("--json", o.json, "Print the summary as JSON");
+}
+
+int run_into(PackOptions& po) {
+  if (o.name.empty()) throw Error("--into needs --name NAME for the catalog");
+  if (!Library::is_library(o.into)) Library::init(o.into);
+  Library lib(o.into);
+  double t0 = now_seconds();
+  Library::AddResult r = lib.add_tree(o.src, o.name, po);
+  double secs = now_seconds() - t0;
+  clear_progress();
+  const PackStats& s = r.stats;
+  if (o.json) {
+    printf("{\"library\":%s,\"catalog\":%s,\"catalog_digest\":\"%s\",\"pack\":%s,\"files\":%llu,\"file_bytes\":%llu,"
+           "\"unique_objects\":%llu,\"objects_written\":%llu,\"objects_present\":%llu,\"raw_written\":%llu,"
+           "\"stored_written\":%llu,\"pack_bytes\":%llu,\"relocated_files\":%llu,\"repairs\":%d,\"seconds\":%.3f}\n",
+           json_str(o.into).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(), json_str(r.pack_name).c_str(),
+           (unsigned long long)s.files, (unsigned long long)s.file_bytes, (unsigned long long)s.unique_objects,
+           (unsigned long long)s.objects_written, (unsigned long long)s.objects_present, (unsigned long long)s.raw_written,
+           (unsigned long long)s.stored_written, (unsigned long long)r.pack_size, (unsigned long long)s.relocated_files, r.repairs, secs);
+  } else {
+    printf("added '%s' to '%s': %llu files (%s), %llu of %llu objects new (%s stored), %llu already present; %.2f s\n",
+           o.name.c_str(), o.into.c_str(), (unsigned long long)s.files, human_bytes(s.file_bytes).c_str(),
+           (unsigned long long)s.objects_written, (unsigned long long)s.unique_objects, human_bytes(r.pack_size).c_str(),
+           (unsigned long long)s.objects_present, secs);
+  }
+  return kExitOk;
 }
 
 int run() {
@@ -41,6 +70,8 @@ int run() {
   po.extra_roots = o.relocate;
   po.name = o.name.empty() ? base_name(real_path(o.src)) : o.name;
   po.progress = progress_bar();
+  if (!o.into.empty()) return run_into(po);
+  if (o.out.empty()) throw Error("pack needs -o OUT.hpak or --into LIB");
   double t0 = now_seconds();
   PackFileResult r = pack_to_file(o.src, o.out, po);
   double secs = now_seconds() - t0;

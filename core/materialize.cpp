@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <unordered_map>
 
+#include "core/fs_ops.hpp"
 #include "core/relocation.hpp"
 #include "core/util/file.hpp"
 #include "core/util/parallel.hpp"
@@ -26,11 +27,6 @@ struct UmaskGuard {
   ~UmaskGuard() { umask(old); }
 };
 
-std::string_view leaf(const std::string& path) {
-  auto s = path.rfind('/');
-  return s == std::string::npos ? std::string_view(path) : std::string_view(path).substr(s + 1);
-}
-
 timespec to_timespec(int64_t ns) {
   timespec t;
   t.tv_sec = ns / 1000000000;
@@ -40,26 +36,6 @@ timespec to_timespec(int64_t ns) {
     t.tv_sec -= 1;
   }
   return t;
-}
-
-// Removes whatever is at dirfd/name (file, symlink or whole directory tree).
-void remove_entry(int dirfd, const std::string& name, const std::string& shown) {
-  if (unlinkat(dirfd, name.c_str(), 0) == 0) return;
-  if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "'");
-  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) throw_errno("unable to open '" + shown + "'");
-  {
-    Fd guard(fd);
-    int dup_fd = dup(fd);
-    DIR* d = fdopendir(dup_fd);
-    if (!d) throw_errno("unable to read '" + shown + "'");
-    std::vector<std::string> names;
-    while (auto* e = readdir(d))
-      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) names.emplace_back(e->d_name);
-    closedir(d);
-    for (auto& n : names) remove_entry(fd, n, shown + "/" + n);
-  }
-  if (unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0) throw_errno("unable to remove '" + shown + "'");
 }
 
 } // namespace
@@ -124,7 +100,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     const Node& node = nodes[i];
     auto slash = node.path.rfind('/');
     if (slash != std::string::npos) parent[i] = dir_index.at(std::string_view(node.path.data(), slash));
-    std::string name(leaf(node.path));
+    std::string name(leaf_of(node.path));
     std::string shown = target_shown + "/" + node.path;
     int pfd = dir_fds[parent[i]];
     switch (node.type) {
@@ -164,7 +140,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   std::vector<Scratch> scratch(threads);
   parallel_for(files.size(), threads, 8, [&](size_t k, unsigned tid) {
     const Node& node = nodes[files[k]];
-    std::string name(leaf(node.path));
+    std::string name(leaf_of(node.path));
     int pfd = dir_fds[parent[files[k]]];
     std::string shown = target_shown + "/" + node.path;
     auto fail = [&](const std::string& why) {
@@ -207,10 +183,10 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
 
   for (size_t i : links) {
     const Node& node = nodes[i];
-    std::string name(leaf(node.path));
+    std::string name(leaf_of(node.path));
     auto slash = node.target.rfind('/');
     uint32_t tp = slash == std::string::npos ? 0 : dir_index.at(std::string_view(node.target.data(), slash));
-    std::string tname(leaf(node.target));
+    std::string tname(leaf_of(node.target));
     std::string shown = target_shown + "/" + node.path;
     if (linkat(dir_fds[tp], tname.c_str(), dir_fds[parent[i]], name.c_str(), 0) != 0) {
       if (errno == EEXIST && opts.force) {
@@ -230,7 +206,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   }
   for (size_t i : symlinks) {
     const Node& node = nodes[i];
-    std::string name(leaf(node.path));
+    std::string name(leaf_of(node.path));
     std::string shown = target_shown + "/" + node.path;
     std::string target = node.target;
     if (!opts.relocate_to.empty() && !node.relocs.empty()) {

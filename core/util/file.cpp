@@ -69,13 +69,19 @@ void MappedFile::advise_willneed() const {
 
 Bytes read_file(const std::string& path) {
   Fd fd = open_read(path);
+  return read_fd(fd.get(), path);
+}
+
+Bytes read_fd(int fd, const std::string& what) {
   Bytes out;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) out.reserve(size_t(st.st_size));
   uint8_t buf[65536];
   while (true) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw_errno("unable to read '" + path + "'");
+      throw_errno("unable to read '" + what + "'");
     }
     if (n == 0) break;
     out.insert(out.end(), buf, buf + n);

@@ -67,6 +67,7 @@ private:
 };
 
 Bytes read_file(const std::string& path);
+Bytes read_fd(int fd, const std::string& what); // to EOF
 void write_all(int fd, ByteSpan data, const std::string& what);
 void pwrite_all(int fd, ByteSpan data, off_t off, const std::string& what);
 bool path_exists(const std::string& path);

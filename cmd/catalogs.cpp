@@ -1,0 +1,78 @@
+// hpak catalogs LIB [--json] | hpak catalogs rm LIB NAME...: the named
+// catalogs of a library: files, bytes, last use; removing a name.
+#include <CLI/CLI.hpp>
+#include <ctime>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/library.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::vector<std::string> args;
+  bool json = false;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("args", o.args, "LIB, or: rm LIB NAME...")->required();
+  app.add_flag("--json", o.json, "One JSON object per catalog");
+}
+
+int run() {
+  if (o.args[0] == "rm") {
+    if (o.args.size() < 3) throw Error("usage: hpak catalogs rm LIB NAME...");
+    Library lib(o.args[1]);
+    int rc = kExitOk;
+    for (size_t i = 2; i < o.args.size(); i++) {
+      if (lib.remove_catalog(o.args[i])) {
+        printf("removed catalog '%s' (its objects go at the next gc)\n", o.args[i].c_str());
+      } else {
+        fprintf(stderr, "hpak: error: no catalog named '%s'\n", o.args[i].c_str());
+        rc = kExitError;
+      }
+    }
+    return rc;
+  }
+  if (o.args.size() != 1) throw Error("usage: hpak catalogs LIB");
+  Library lib(o.args[0]);
+  for (auto& name : lib.catalog_names()) {
+    Digest d;
+    uint64_t files = 0, bytes = 0, relocated = 0;
+    std::string error;
+    try {
+      formats::Catalog c = lib.load_catalog(name, &d);
+      for (auto& n : c.nodes)
+        if (n.type == formats::NodeType::File) {
+          files++;
+          bytes += n.size;
+          relocated += !n.relocs.empty();
+        }
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    int64_t used = lib.last_used(name);
+    if (o.json) {
+      printf("{\"name\":%s,\"digest\":\"%s\",\"files\":%llu,\"bytes\":%llu,\"relocated_files\":%llu,\"last_used\":%lld%s%s}\n",
+             json_str(name).c_str(), error.empty() ? to_hex(d).c_str() : "", (unsigned long long)files, (unsigned long long)bytes,
+             (unsigned long long)relocated, (long long)used, error.empty() ? "" : ",\"error\":", error.empty() ? "" : json_str(error).c_str());
+    } else {
+      char when[32] = "-";
+      time_t t = time_t(used);
+      struct tm tm;
+      if (used) strftime(when, sizeof when, "%Y-%m-%d %H:%M", gmtime_r(&t, &tm));
+      if (error.empty())
+        printf("%-30s %8llu files %10s  last used %s  %s\n", name.c_str(), (unsigned long long)files, human_bytes(bytes).c_str(), when,
+               to_hex(d).substr(0, 12).c_str());
+      else
+        printf("%-30s BROKEN: %s\n", name.c_str(), error.c_str());
+    }
+  }
+  return kExitOk;
+}
+} // namespace
+
+extern const Command cmd_catalogs{"catalogs", "List (or rm) the named catalogs of a library", setup, run};
+
+} // namespace hpak::cmd

@@ -1,0 +1,61 @@
+#include "core/fs_ops.hpp"
+
+#include <cstring>
+#include <ctime>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+namespace hpak {
+
+int open_dir_beneath(int target_fd, const std::string& rel) {
+  if (rel.empty()) return dup(target_fd);
+  struct open_how how;
+  std::memset(&how, 0, sizeof how);
+  how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return int(syscall(SYS_openat2, target_fd, rel.c_str(), &how, sizeof how));
+}
+
+void remove_entry(int dirfd, const std::string& name, const std::string& shown) {
+  if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return;
+  if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "'");
+  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw_errno("unable to open '" + shown + "'");
+  {
+    Fd guard(fd);
+    int dup_fd = dup(fd);
+    DIR* d = fdopendir(dup_fd);
+    if (!d) {
+      close(dup_fd);
+      throw_errno("unable to read '" + shown + "'");
+    }
+    std::vector<std::string> names;
+    while (auto* e = readdir(d))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) names.emplace_back(e->d_name);
+    closedir(d);
+    for (auto& n : names) remove_entry(fd, n, shown + "/" + n);
+  }
+  if (unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw_errno("unable to remove '" + shown + "'");
+}
+
+static int64_t coarse_now() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+int64_t ctime_fence() {
+  int64_t start = coarse_now();
+  int64_t now;
+  while ((now = coarse_now()) <= start) {
+    timespec pause{0, 500000};
+    nanosleep(&pause, nullptr);
+  }
+  return now;
+}
+
+} // namespace hpak

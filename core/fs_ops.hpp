@@ -1,0 +1,34 @@
+// Filesystem helpers for writing inside a target directory safely.
+//
+// Every path below a target is resolved with openat2(RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS), so neither `..` nor a symlink (even one swapped in
+// by another process mid-restore) can lead a write outside the target.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/util/file.hpp"
+
+namespace hpak {
+
+// Opens directory `rel` ("" = the target itself) beneath `target_fd`;
+// returns -1 with errno set if it is missing, not a directory, or reached
+// only through a symlink.
+int open_dir_beneath(int target_fd, const std::string& rel);
+
+// Removes whatever is at dirfd/name: a file, a symlink, or a whole tree.
+void remove_entry(int dirfd, const std::string& name, const std::string& shown);
+
+// Last component of a '/'-separated path.
+inline std::string_view leaf_of(std::string_view path) {
+  auto s = path.rfind('/');
+  return s == std::string_view::npos ? path : path.substr(s + 1);
+}
+
+// Reads a coarse realtime clock value, then waits until the coarse clock has
+// moved past it; returns the new value (ns). Every file changed before the
+// call has a ctime strictly below the result; every change after it, at or above.
+int64_t ctime_fence();
+
+} // namespace hpak

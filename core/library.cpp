@@ -1,0 +1,339 @@
+#include "core/library.hpp"
+
+#include <algorithm>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util/file.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+struct Library::Loaded {
+  std::vector<std::shared_ptr<PackReader>> packs; // sorted by name
+  std::vector<Digest> names;
+  MappedFile midx_map;
+  MidxView midx;
+  bool midx_ok = false;
+  std::vector<int> midx_to_pack;      // midx pack id -> index in packs (-1 if gone)
+  std::vector<size_t> uncovered;      // packs not in the midx
+};
+
+static const char* kMarkerLine = "hpak-library 1";
+
+std::string pack_file_name(const Digest& file_sum) { return "pack-" + to_hex(file_sum) + ".hpak"; }
+
+static void make_dir(const std::string& p, mode_t mode) {
+  if (mkdir(p.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create '" + p + "'");
+}
+
+void Library::init(const std::string& root, bool shared) {
+  mode_t dmode = shared ? 02775 : 0755;
+  make_dir(root, dmode);
+  for (const char* sub : {"packs", "catalogs", "used", "tmp", "locks"}) {
+    std::string p = root + "/" + sub;
+    make_dir(p, dmode);
+    if (shared) chmod(p.c_str(), dmode); // setgid + group-writable regardless of umask
+  }
+  if (shared) chmod(root.c_str(), dmode);
+  std::string marker = root + "/HPAKLIB";
+  if (path_exists(marker)) return;
+  AtomicFile f(marker, shared ? 0664 : 0644);
+  std::string text = std::string(kMarkerLine) + "\n" + (shared ? "shared\n" : "");
+  f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  try {
+    f.commit(false, /*no_replace=*/true);
+  } catch (const Error&) {
+    if (!path_exists(marker)) throw; // someone else initialised it at the same time: fine
+  }
+}
+
+bool Library::is_library(const std::string& root) { return path_exists(root + "/HPAKLIB"); }
+
+Library::Library(const std::string& root) : root_(root) {
+  struct stat st;
+  if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
+  if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
+  std::string marker = root + "/HPAKLIB";
+  if (!path_exists(marker)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
+  Bytes m = read_file(marker);
+  std::string text(m.begin(), m.end());
+  if (text.rfind("hpak-library ", 0) != 0) throw Error("'" + marker + "' is not an hpak library marker");
+  if (text.rfind(std::string(kMarkerLine) + "\n", 0) != 0)
+    throw Error("library '" + root + "' has format '" + text.substr(0, text.find('\n')) + "'; this hpak reads '" + kMarkerLine + "'");
+  shared_ = text.find("\nshared\n") != std::string::npos;
+  std::unique_lock lk(mu_);
+  load_locked();
+}
+
+Library::~Library() = default;
+
+void Library::load_locked() const {
+  auto l = std::make_unique<Loaded>();
+  std::string dir = root_ + "/packs";
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw_errno("unable to read '" + dir + "'");
+  std::vector<std::string> idx_names;
+  while (auto* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() == 5 + 64 + 5 && n.rfind("pack-", 0) == 0 && n.compare(n.size() - 5, 5, ".hidx") == 0) idx_names.push_back(n);
+  }
+  closedir(d);
+  std::sort(idx_names.begin(), idx_names.end());
+  // Reuse readers already open for the same pack (packs are immutable).
+  std::map<Digest, std::shared_ptr<PackReader>> old;
+  if (loaded_)
+    for (size_t i = 0; i < loaded_->packs.size(); i++) old[loaded_->names[i]] = loaded_->packs[i];
+  for (auto& n : idx_names) {
+    auto digest = digest_from_hex(n.substr(5, 64));
+    if (!digest) continue;
+    std::string pack_path = dir + "/" + n.substr(0, n.size() - 5) + ".hpak";
+    auto reuse = old.find(*digest);
+    if (reuse != old.end()) {
+      l->packs.push_back(reuse->second);
+      l->names.push_back(*digest);
+      continue;
+    }
+    try {
+      l->packs.push_back(std::make_shared<PackReader>(pack_path));
+      l->names.push_back(*digest);
+    } catch (const Error&) {
+      // Gone (collected by gc since the listing) or unreadable: skip it here;
+      // `hpak verify` reports unreadable packs.
+    }
+  }
+  std::string midx_path = dir + "/multi.midx";
+  if (path_exists(midx_path)) {
+    try {
+      l->midx_map = MappedFile(midx_path);
+      l->midx = MidxView(l->midx_map.bytes(), midx_path);
+      l->midx_ok = true;
+      for (auto& name : l->midx.packs()) {
+        auto it = std::lower_bound(l->names.begin(), l->names.end(), name);
+        if (it == l->names.end() || *it != name) {
+          l->midx_ok = false; // names a pack that is gone: stale, ignore it
+          break;
+        }
+        l->midx_to_pack.push_back(int(it - l->names.begin()));
+      }
+    } catch (const Error&) {
+      l->midx_ok = false;
+    }
+  }
+  std::vector<bool> covered(l->packs.size(), false);
+  if (l->midx_ok)
+    for (int i : l->midx_to_pack) covered[size_t(i)] = true;
+  for (size_t i = 0; i < l->packs.size(); i++)
+    if (!covered[i]) l->uncovered.push_back(i);
+  if (loaded_) retired_.push_back(std::move(loaded_));
+  loaded_ = std::move(l);
+}
+
+void Library::refresh() const {
+  std::unique_lock lk(mu_);
+  load_locked();
+}
+
+std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
+  std::shared_lock lk(mu_);
+  const Loaded& l = *loaded_;
+  if (l.midx_ok) {
+    if (auto id = l.midx.find(d)) {
+      const PackReader* p = l.packs[size_t(l.midx_to_pack[*id])].get();
+      if (auto r = p->find(d)) return ObjectRef{p, *r};
+    }
+  }
+  // Newest packs are not in the midx; search them (and, without a midx, all).
+  for (auto it = l.uncovered.rbegin(); it != l.uncovered.rend(); ++it) {
+    const PackReader* p = l.packs[*it].get();
+    if (auto r = p->find(d)) return ObjectRef{p, *r};
+  }
+  return std::nullopt;
+}
+
+std::optional<ObjectRef> Library::locate(const Digest& d) const {
+  if (auto r = locate_loaded(d)) return r;
+  refresh(); // a pack may have been published (or repacked by gc) since we loaded
+  return locate_loaded(d);
+}
+
+size_t Library::uncovered_packs() const {
+  std::shared_lock lk(mu_);
+  return loaded_->uncovered.size();
+}
+
+std::vector<const PackReader*> Library::packs() const {
+  std::shared_lock lk(mu_);
+  std::vector<const PackReader*> out;
+  for (auto& p : loaded_->packs) out.push_back(p.get());
+  return out;
+}
+
+std::string Library::check_catalog_name(const std::string& name) {
+  if (name.empty()) return "catalog name is empty";
+  if (name.size() > 128) return "catalog name is longer than 128 characters";
+  if (name[0] == '.' || name[0] == '-') return "catalog name may not start with '.' or '-'";
+  for (unsigned char c : name)
+    if (!(isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+' || c == '@'))
+      return "catalog name '" + name + "' has a character outside [A-Za-z0-9._+@-]";
+  return {};
+}
+
+std::vector<std::string> Library::catalog_names() const {
+  std::vector<std::string> out;
+  std::string dir = root_ + "/catalogs";
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw_errno("unable to read '" + dir + "'");
+  while (auto* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (check_catalog_name(n).empty()) out.push_back(n);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<Digest> Library::catalog_digest(const std::string& name) const {
+  if (!check_catalog_name(name).empty()) return std::nullopt;
+  std::string p = root_ + "/catalogs/" + name;
+  if (!path_exists(p)) return std::nullopt;
+  Bytes b = read_file(p);
+  std::string text(b.begin(), b.end());
+  const std::string head = "hpak-catalog 1\n";
+  if (text.rfind(head, 0) != 0 || text.size() != head.size() + 65 || text.back() != '\n')
+    throw Error("catalog name file '" + p + "' is malformed");
+  auto d = digest_from_hex(std::string_view(text).substr(head.size(), 64));
+  if (!d) throw Error("catalog name file '" + p + "' does not hold a digest");
+  return d;
+}
+
+Catalog Library::load_catalog_by_digest(const Digest& d) const {
+  auto ref = locate(d);
+  if (!ref) throw Error("catalog object " + to_hex(d) + " is missing from library '" + root_ + "'");
+  // Prefer any intact copy: each pack holds the catalog twice.
+  std::string first_error;
+  for (const PackReader* p : packs()) {
+    auto idx = p->index().find(d);
+    if (!idx) continue;
+    for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
+      try {
+        return p->load_catalog_record(p->index().record_at(i));
+      } catch (const Error& e) {
+        if (first_error.empty()) first_error = e.what();
+      }
+    }
+  }
+  throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+}
+
+static size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); j++) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); i++) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); j++) cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    prev = cur;
+  }
+  return prev[b.size()];
+}
+
+Catalog Library::load_catalog(const std::string& name, Digest* digest_out) const {
+  auto d = catalog_digest(name);
+  if (!d) {
+    std::string why = check_catalog_name(name);
+    if (!why.empty()) throw Error(why);
+    std::vector<std::pair<size_t, std::string>> close;
+    for (auto& n : catalog_names()) {
+      size_t dist = edit_distance(name, n);
+      if (dist <= std::max<size_t>(2, name.size() / 3) || n.find(name) != std::string::npos || name.find(n) != std::string::npos)
+        close.emplace_back(dist, n);
+    }
+    std::sort(close.begin(), close.end());
+    std::string msg = "no catalog named '" + name + "' in library '" + root_ + "'";
+    if (!close.empty()) {
+      msg += "; did you mean ";
+      for (size_t i = 0; i < close.size() && i < 5; i++) msg += (i ? ", '" : "'") + close[i].second + "'";
+      msg += "?";
+    }
+    throw Error(msg);
+  }
+  if (digest_out) *digest_out = *d;
+  return load_catalog_by_digest(*d);
+}
+
+void Library::set_catalog(const std::string& name, const Digest& d) {
+  std::string why = check_catalog_name(name);
+  if (!why.empty()) throw Error(why);
+  AtomicFile f(root_ + "/catalogs/" + name, shared_ ? 0664 : 0644);
+  std::string text = "hpak-catalog 1\n" + to_hex(d) + "\n";
+  f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  f.commit();
+  touch_used(name);
+}
+
+bool Library::remove_catalog(const std::string& name) {
+  if (!check_catalog_name(name).empty()) return false;
+  std::string p = root_ + "/catalogs/" + name;
+  if (unlink(p.c_str()) != 0) {
+    if (errno == ENOENT) return false;
+    throw_errno("unable to remove catalog '" + name + "'");
+  }
+  unlink((root_ + "/used/" + name).c_str());
+  return true;
+}
+
+void Library::touch_used(const std::string& name) const {
+  std::string p = root_ + "/used/" + name;
+  if (utimensat(AT_FDCWD, p.c_str(), nullptr, 0) == 0) return;
+  int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, shared_ ? 0666 : 0644);
+  if (fd >= 0) close(fd); // best effort: last-use tracking must never fail a restore
+}
+
+int64_t Library::last_used(const std::string& name) const {
+  struct stat st;
+  if (stat((root_ + "/used/" + name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
+  if (stat((root_ + "/catalogs/" + name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
+  return 0;
+}
+
+std::string Library::publish_pack(const std::string& tmp_path, const PackResult& r) {
+  std::string name = pack_file_name(r.file_sum);
+  std::string final_pack = packs_dir() + "/" + name;
+  if (shared_) chmod(tmp_path.c_str(), 0444);
+  if (renameat2(AT_FDCWD, tmp_path.c_str(), AT_FDCWD, final_pack.c_str(), RENAME_NOREPLACE) != 0) {
+    if (errno != EEXIST) throw_errno("unable to publish pack '" + final_pack + "'");
+    unlink(tmp_path.c_str()); // an identical pack (same SHA-256) is already there
+  }
+  std::string idx_path = index_path_for(final_pack);
+  if (!path_exists(idx_path)) {
+    AtomicFile idx(idx_path, 0444);
+    idx.write(encode_index(r.records, r.size, r.pack_sum));
+    idx.commit();
+  }
+  return name;
+}
+
+void Library::write_midx() {
+  refresh();
+  std::vector<Digest> names;
+  std::vector<MidxEntry> entries;
+  {
+    std::shared_lock lk(mu_);
+    names = loaded_->names;
+    for (size_t p = 0; p < loaded_->packs.size(); p++) {
+      const IndexView& v = loaded_->packs[p]->index();
+      for (uint64_t i = 0; i < v.count(); i++) entries.push_back({v.digest_at(i), uint32_t(p)});
+    }
+  }
+  AtomicFile f(packs_dir() + "/multi.midx", 0444);
+  f.write(encode_midx(names, std::move(entries)));
+  f.commit();
+  refresh();
+}
+
+} // namespace hpak

@@ -1,0 +1,103 @@
+// The library ("hololib"): a directory of immutable packs and named catalogs,
+// shared by many processes and users at once. Layout (man/hpak-library.7):
+//
+//   LIB/HPAKLIB                      "hpak-library 1" (+ "shared"): marker and version
+//   LIB/packs/pack-<sha256>.hpak     immutable; named by the SHA-256 of the file
+//   LIB/packs/pack-<sha256>.hidx     its index, published *after* the pack: a pack
+//                                    is visible exactly when its .hidx exists
+//   LIB/packs/multi.midx             multi-pack index (disposable, rebuildable)
+//   LIB/catalogs/<name>              "hpak-catalog 1\n<catalog digest>\n", replaced by rename
+//   LIB/used/<name>                  mtime = last restore of that catalog
+//   LIB/tmp/                         packs being written (temp names)
+//   LIB/locks/gc.lock                held by a running gc
+//
+// Writers never modify a published file: adding an environment writes one new
+// pack with only the objects the library lacks, publishes it (pack, then
+// index), then renames the catalog name into place, then re-checks that every
+// object it relies on is still visible (a concurrent gc may have condemned
+// it) and re-adds any that are not — see core/gc.hpp for the protocol.
+// Readers load the visible packs, look up through the midx and each uncovered
+// pack's index (O(log n) each), and rescan the directory on a miss, so a pack
+// published a moment ago is found. Lookups are thread-safe; PackReaders handed
+// out stay valid for the Library's lifetime even across rescans.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "core/object_source.hpp"
+#include "core/packer.hpp"
+#include "formats/midx_format.hpp"
+
+namespace hpak {
+
+class Library : public ObjectSource {
+public:
+  static void init(const std::string& root, bool shared = false);
+  static bool is_library(const std::string& root);
+  // Opens an existing library; throws a clear Error if `root` is not one or
+  // has another format version.
+  explicit Library(const std::string& root);
+  ~Library() override;
+
+  const std::string& root() const { return root_; }
+  std::string packs_dir() const { return root_ + "/packs"; }
+  std::string tmp_dir() const { return root_ + "/tmp"; }
+  bool shared() const { return shared_; }
+
+  // Re-reads the packs directory and the midx.
+  void refresh() const;
+  std::optional<ObjectRef> locate(const Digest& d) const override;
+  // Like locate, but without the rescan on a miss.
+  std::optional<ObjectRef> locate_loaded(const Digest& d) const;
+  bool contains(const Digest& d) const { return locate_loaded(d).has_value(); }
+
+  // Visible packs not covered by the midx (each costs a lookup of its own).
+  size_t uncovered_packs() const;
+  // Visible packs (stable pointers).
+  std::vector<const PackReader*> packs() const;
+
+  // Named catalogs.
+  static std::string check_catalog_name(const std::string& name); // "" if valid
+  std::vector<std::string> catalog_names() const;
+  std::optional<Digest> catalog_digest(const std::string& name) const;
+  formats::Catalog load_catalog_by_digest(const Digest& d) const;
+  // Throws a clear Error naming the close matches if `name` does not exist.
+  formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr) const;
+  void set_catalog(const std::string& name, const Digest& d);
+  bool remove_catalog(const std::string& name);
+  void touch_used(const std::string& name) const;
+  // Seconds since the epoch of the last restore (or of the name's creation).
+  int64_t last_used(const std::string& name) const;
+
+  struct AddResult {
+    PackStats stats;
+    Digest catalog_digest{};
+    std::string pack_name; // empty when nothing new had to be written
+    uint64_t pack_size = 0;
+    int repairs = 0;       // extra packs written because gc raced the add
+  };
+  // `hpak pack DIR --into LIB --name NAME`.
+  AddResult add_tree(const std::string& src, const std::string& name, PackOptions opts);
+
+  // Publishes a finished pack written to `tmp_path` (in tmp/); returns its name.
+  std::string publish_pack(const std::string& tmp_path, const PackResult& r);
+  // Rewrites packs/multi.midx to cover every visible pack.
+  void write_midx();
+
+private:
+  struct Loaded;
+  std::string root_;
+  bool shared_ = false;
+  mutable std::shared_mutex mu_;
+  mutable std::unique_ptr<Loaded> loaded_;
+  mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive
+  void load_locked() const;
+};
+
+std::string pack_file_name(const Digest& file_sum);
+
+} // namespace hpak

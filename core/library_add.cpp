@@ -1,0 +1,89 @@
+// Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/library.hpp"
+#include "core/util/file.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+namespace {
+
+// Writes the objects of `missing` (found under `src` by catalog path) to a new pack.
+PackResult write_missing(Library& lib, const std::string& src, const Catalog& cat, const DigestSet& missing, int level,
+                         std::string& tmp_path_out) {
+  AtomicFile tmp(lib.tmp_dir() + "/pack", 0644);
+  PackWriter w(tmp.fd(), tmp.temp_path(), level);
+  int rootfd = open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
+  Fd guard(rootfd);
+  for (const Node& n : cat.nodes) {
+    if (n.type != NodeType::File || !missing.count(n.digest) || w.contains(n.digest)) continue;
+    int fd = openat(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) throw_errno("unable to reopen '" + src + "/" + n.path + "'");
+    Fd fguard(fd);
+    Bytes raw = read_fd(fd, src + "/" + n.path);
+    if (sha256(raw) != n.digest) throw Error("'" + src + "/" + n.path + "' changed while being added; add it again");
+    Bytes stored;
+    zstd_compress(raw, level, nullptr, stored);
+    if (stored.size() < raw.size()) w.append(Kind::Blob, Codec::Zstd, n.digest, raw.size(), stored);
+    else w.append(Kind::Blob, Codec::Raw, n.digest, raw.size(), raw);
+  }
+  if (missing.count(sha256(encode_catalog(cat)))) append_catalog(w, cat, level);
+  PackResult r = w.finish();
+  tmp.commit_as(tmp.temp_path() + ".done"); // keep the file; the caller publishes it
+  tmp_path_out = tmp.final_path();
+  return r;
+}
+
+} // namespace
+
+Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
+  std::string why = check_catalog_name(name);
+  if (!why.empty()) throw Error(why);
+  AddResult res;
+  opts.name = name;
+  opts.have = [this](const Digest& d) { return contains(d); };
+  std::string published_tmp;
+  Catalog cat;
+  {
+    AtomicFile tmp(tmp_dir() + "/pack", 0644);
+    PackWriter w(tmp.fd(), tmp.temp_path(), opts.level);
+    PackedTree packed = pack_tree(src, w, opts, res.stats);
+    res.catalog_digest = packed.catalog_digest;
+    cat = std::move(packed.catalog);
+    if (res.stats.objects_written == 0 && contains(res.catalog_digest)) {
+      // Everything is already stored: only the name changes. The temp file goes.
+    } else {
+      PackResult r = w.finish();
+      tmp.commit_as(tmp.temp_path() + ".done");
+      res.pack_name = publish_pack(tmp.final_path(), r);
+      res.pack_size = r.size;
+    }
+  }
+  set_catalog(name, res.catalog_digest);
+
+  // Re-check after publishing the name: a gc that condemned a pack holding an
+  // object we relied on (before our name existed) is detected here, and the
+  // object is written again from the source tree. See core/gc.hpp.
+  std::string real_src = real_path(src);
+  for (int round = 0; round < 5; round++) {
+    refresh();
+    DigestSet missing;
+    if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
+    for (const Node& n : cat.nodes)
+      if (n.type == NodeType::File && !locate_loaded(n.digest)) missing.insert(n.digest);
+    if (missing.empty()) break;
+    std::string tmp_path;
+    PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp_path);
+    publish_pack(tmp_path, r);
+    res.repairs++;
+  }
+  // Keep lookups O(log n): fold the packs into the midx once enough are outside it.
+  if (uncovered_packs() > 8) write_midx();
+  return res;
+}
+
+} // namespace hpak

@@ -1,0 +1,434 @@
+#include "core/restore.hpp"
+
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <mutex>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unordered_map>
+
+#include "core/fs_ops.hpp"
+#include "core/relocation.hpp"
+#include "core/restore_state.hpp"
+#include "core/target.hpp"
+#include "core/util/parallel.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+namespace {
+
+bool same_relocation(const Node& a, const Catalog& ca, const Node& b, const Catalog& cb) {
+  if (a.relocs.size() != b.relocs.size()) return false;
+  for (size_t i = 0; i < a.relocs.size(); i++) {
+    if (reloc_offset(a.relocs[i]) != reloc_offset(b.relocs[i])) return false;
+    if (ca.roots[reloc_root(a.relocs[i])] != cb.roots[reloc_root(b.relocs[i])]) return false;
+  }
+  return true;
+}
+
+int64_t ctime_ns(const struct stat& st) { return int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec; }
+
+std::string expected_symlink(const Node& n, const Catalog& cat, const std::string& target) {
+  if (n.relocs.empty()) return n.target;
+  Bytes t = relocate_bytes(ByteSpan(reinterpret_cast<const uint8_t*>(n.target.data()), n.target.size()), n.relocs, cat.roots, target);
+  return std::string(t.begin(), t.end());
+}
+
+void check_target(const Library& lib, const Catalog& cat, const std::string& real_target) {
+  std::string lib_root = real_path(lib.root());
+  auto inside = [](const std::string& a, const std::string& b) { return a == b || a.rfind(b + "/", 0) == 0; };
+  if (inside(real_target, lib_root)) throw Error("target '" + real_target + "' is inside the library '" + lib_root + "'");
+  if (inside(lib_root, real_target)) throw Error("target '" + real_target + "' contains the library '" + lib_root + "'");
+  size_t longest = 0;
+  for (auto& n : cat.nodes) {
+    longest = std::max(longest, n.path.size());
+    if (n.path == kStateName || n.path.rfind(std::string(".tmp") + kStateName, 0) == 0)
+      throw Error("catalog uses the reserved name '" + n.path + "'");
+  }
+  if (real_target.size() + 1 + longest >= PATH_MAX)
+    throw Error("target path '" + real_target + "' is too long: its deepest file would need " +
+                std::to_string(real_target.size() + 1 + longest) + " bytes (the platform allows " + std::to_string(PATH_MAX - 1) + ")");
+}
+
+struct DirtyPlan {
+  std::vector<std::pair<uint32_t, std::string>> removals; // (dir slot, name)
+  std::vector<size_t> write_files, make_dirs, make_links, make_symlinks, fix_modes;
+  std::vector<uint8_t> needs_unlink;
+};
+
+} // namespace
+
+RestoreStats restore(const Library& lib, const std::string& catalog_name, const std::string& target, const RestoreOptions& opts) {
+  RestoreStats stats;
+  Digest digest;
+  Catalog cat = lib.load_catalog(catalog_name, &digest);
+
+  struct stat tst;
+  if (lstat(target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) throw Error("target '" + target + "' exists and is not a directory");
+  Fd tfd = open_or_create_dir(target);
+  std::string real_target = real_path(target);
+  check_target(lib, cat, real_target);
+  if (flock(tfd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK) throw_errno("unable to lock target '" + target + "'");
+    if (!opts.wait) throw Error("target '" + target + "' is being restored by another process (retry, or drop --no-wait to wait for it)");
+    if (flock(tfd.get(), LOCK_EX) != 0) throw_errno("unable to lock target '" + target + "'");
+  }
+
+  std::optional<RestoreState> old = read_state(tfd.get());
+  for (auto& n : cat.nodes) stats.files += n.type == NodeType::File;
+
+  bool empty = true;
+  {
+    int dup_fd = dup(tfd.get());
+    DIR* d = fdopendir(dup_fd);
+    if (!d) throw_errno("unable to read target '" + target + "'");
+    while (auto* e = readdir(d)) {
+      std::string_view n(e->d_name);
+      if (n == "." || n == ".." || n == kStateName) continue;
+      empty = false;
+      break;
+    }
+    closedir(d);
+  }
+
+  RestoreState st;
+  st.target = real_target;
+  st.library = real_path(lib.root());
+  st.name = catalog_name;
+  st.catalog_digest = digest;
+  Bytes cat_raw = encode_catalog(cat);
+
+  if (empty) {
+    stats.fresh = true;
+    RestoreState incomplete = st;
+    incomplete.complete = false;
+    incomplete.fence_ns = 0;
+    incomplete.catalog_raw = cat_raw;
+    write_state(tfd.get(), target, incomplete);
+    MaterializeOptions mo;
+    mo.threads = opts.threads;
+    mo.restore_mtime = false;
+    mo.relocate_to = real_target;
+    mo.partial = opts.partial;
+    mo.progress = opts.progress;
+    MaterializeStats ms = materialize(cat, lib, tfd.get(), target, mo);
+    stats.files_written = ms.files;
+    stats.dirs_created = ms.dirs;
+    stats.links_written = ms.symlinks + ms.hardlinks;
+    stats.bytes_written = ms.bytes;
+    stats.failures = std::move(ms.failures);
+  } else {
+    // ---- dirty restore: compare, then fix only what differs ----
+    Catalog old_cat;
+    const Catalog* prev = nullptr;
+    int64_t fence = 0;
+    bool old_valid = old && old->target == real_target;
+    if (old_valid) {
+      fence = old->fence_ns;
+      if (old->catalog_digest == digest) {
+        prev = &cat;
+      } else {
+        try {
+          old_cat = decode_catalog(old->catalog_raw, target + "/" + kStateName);
+          prev = &old_cat;
+        } catch (const Error&) {
+          fence = 0;
+        }
+      }
+    }
+    std::unordered_map<std::string_view, size_t> prev_index;
+    if (prev && prev != &cat)
+      for (size_t i = 0; i < prev->nodes.size(); i++) prev_index.emplace(prev->nodes[i].path, i);
+    std::unordered_map<std::string_view, size_t> index;
+    index.reserve(cat.nodes.size());
+    for (size_t i = 0; i < cat.nodes.size(); i++) index.emplace(cat.nodes[i].path, i);
+
+    // Directory slots: 0 = target, then each catalog dir in catalog order.
+    std::vector<size_t> dir_node{SIZE_MAX};
+    std::vector<uint32_t> slot_of(cat.nodes.size(), 0), parent_slot(cat.nodes.size(), 0);
+    for (size_t i = 0; i < cat.nodes.size(); i++) {
+      const Node& n = cat.nodes[i];
+      auto slash = n.path.rfind('/');
+      if (slash != std::string::npos) parent_slot[i] = slot_of[index.at(std::string_view(n.path.data(), slash))];
+      if (n.type == NodeType::Dir) {
+        slot_of[i] = uint32_t(dir_node.size());
+        dir_node.push_back(i);
+      }
+    }
+    std::vector<int> dir_fd(dir_node.size(), -1);
+    struct Closer {
+      std::vector<int>& fds;
+      ~Closer() {
+        for (int fd : fds)
+          if (fd >= 0) close(fd);
+      }
+    } closer{dir_fd};
+    long limit = raise_fd_limit();
+    if (long(dir_node.size()) > limit - 128) throw Error("catalog has more directories than the open-file limit allows");
+
+    std::vector<uint8_t> present(cat.nodes.size(), 0), rewrite(cat.nodes.size(), 0), mode_fix(cat.nodes.size(), 0);
+    std::vector<ino_t> ino(cat.nodes.size(), 0);
+    std::vector<uint32_t> disk_mode(dir_node.size(), 0);
+    std::mutex mu;
+    std::vector<std::pair<uint32_t, std::string>> removals;
+    std::vector<size_t> compare;
+    unsigned threads = opts.threads ? opts.threads : default_threads();
+
+    parallel_for(dir_node.size(), threads, 4, [&](size_t slot, unsigned) {
+      std::string rel = slot == 0 ? std::string() : cat.nodes[dir_node[slot]].path;
+      int fd = open_dir_beneath(tfd.get(), rel);
+      if (fd < 0) return; // missing or not a directory: its parent's pass handles it
+      dir_fd[slot] = fd;
+      struct stat dst;
+      if (fstat(fd, &dst) == 0) disk_mode[slot] = dst.st_mode & 07777;
+      int dup_fd = dup(fd);
+      DIR* d = fdopendir(dup_fd);
+      if (!d) {
+        close(dup_fd);
+        throw_errno("unable to read '" + target + "/" + rel + "'");
+      }
+      std::vector<std::pair<uint32_t, std::string>> my_removals;
+      std::vector<size_t> my_compare;
+      while (auto* e = readdir(d)) {
+        std::string_view name(e->d_name);
+        if (name == "." || name == "..") continue;
+        if (slot == 0 && (name == kStateName || name.rfind(std::string(".tmp") + kStateName, 0) == 0)) continue;
+        std::string path = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
+        auto it = index.find(path);
+        if (it == index.end()) {
+          my_removals.emplace_back(uint32_t(slot), std::string(name));
+          continue;
+        }
+        size_t j = it->second;
+        const Node& n = cat.nodes[j];
+        struct stat s;
+        if (fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) != 0) {
+          if (errno == ENOENT) continue;
+          throw_errno("unable to stat '" + target + "/" + path + "'");
+        }
+        switch (n.type) {
+        case NodeType::Dir:
+          if (S_ISDIR(s.st_mode)) present[j] = 1;
+          else my_removals.emplace_back(uint32_t(slot), std::string(name));
+          break;
+        case NodeType::File: {
+          if (!S_ISREG(s.st_mode)) {
+            my_removals.emplace_back(uint32_t(slot), std::string(name));
+            break;
+          }
+          present[j] = 1;
+          ino[j] = s.st_ino;
+          uint64_t want = relocated_size(n, cat.roots, real_target.size());
+          if (uint64_t(s.st_size) != want) {
+            rewrite[j] = 1;
+            break;
+          }
+          bool trusted = false;
+          if (prev && ctime_ns(s) < fence) {
+            const Node* o = nullptr;
+            if (prev == &cat) o = &n;
+            else if (auto pi = prev_index.find(path); pi != prev_index.end()) o = &prev->nodes[pi->second];
+            trusted = o && o->type == NodeType::File && o->digest == n.digest && same_relocation(*o, *prev, n, cat);
+          }
+          if (!trusted || opts.verify_content) my_compare.push_back(j);
+          if ((s.st_mode & 07777) != n.mode) mode_fix[j] = 1;
+          break;
+        }
+        case NodeType::Symlink: {
+          if (!S_ISLNK(s.st_mode)) {
+            my_removals.emplace_back(uint32_t(slot), std::string(name));
+            break;
+          }
+          std::string want = expected_symlink(n, cat, real_target);
+          std::string have(size_t(s.st_size) + 1, '\0');
+          ssize_t len = readlinkat(fd, e->d_name, have.data(), have.size());
+          if (len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0) present[j] = 1;
+          else my_removals.emplace_back(uint32_t(slot), std::string(name));
+          break;
+        }
+        case NodeType::Hardlink:
+          if (S_ISREG(s.st_mode)) {
+            present[j] = 1;
+            ino[j] = s.st_ino;
+          } else {
+            my_removals.emplace_back(uint32_t(slot), std::string(name));
+          }
+          break;
+        }
+      }
+      closedir(d);
+      std::lock_guard lk(mu);
+      removals.insert(removals.end(), my_removals.begin(), my_removals.end());
+      compare.insert(compare.end(), my_compare.begin(), my_compare.end());
+    });
+
+    // Same-size files that cannot be trusted: compare bytes, rewrite if different.
+    std::vector<Bytes> scratch(threads), disk(threads);
+    parallel_for(compare.size(), threads, 4, [&](size_t k, unsigned tid) {
+      size_t j = compare[k];
+      const Node& n = cat.nodes[j];
+      int pfd = dir_fd[parent_slot[j]];
+      std::string name(leaf_of(n.path));
+      int fd = openat(pfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) {
+        rewrite[j] = 1;
+        return;
+      }
+      Fd guard(fd);
+      disk[tid] = read_fd(fd, target + "/" + n.path);
+      auto ref = lib.locate(n.digest);
+      if (!ref) {
+        rewrite[j] = 1; // the write pass reports the missing object
+        return;
+      }
+      try {
+        scratch[tid].resize(ref->rec.raw_len);
+        ref->pack->read_into(ref->rec, scratch[tid]);
+      } catch (const Error&) {
+        rewrite[j] = 1;
+        return;
+      }
+      bool same;
+      if (n.relocs.empty()) same = disk[tid] == scratch[tid];
+      else same = disk[tid] == relocate_bytes(scratch[tid], n.relocs, cat.roots, real_target);
+      if (!same) rewrite[j] = 1;
+    });
+    stats.files_compared = compare.size();
+
+    // Hardlinks are right only if they share the inode of a kept file.
+    for (size_t i = 0; i < cat.nodes.size(); i++) {
+      const Node& n = cat.nodes[i];
+      if (n.type != NodeType::Hardlink || !present[i]) continue;
+      size_t t = index.at(n.target);
+      if (!present[t] || rewrite[t] || ino[i] != ino[t]) {
+        removals.emplace_back(parent_slot[i], std::string(leaf_of(n.path)));
+        present[i] = 0;
+      }
+    }
+
+    bool changed = !removals.empty();
+    for (size_t i = 0; i < cat.nodes.size() && !changed; i++)
+      changed = !present[i] || rewrite[i] || mode_fix[i];
+    for (size_t s = 1; s < dir_node.size() && !changed; s++)
+      changed = dir_fd[s] >= 0 && disk_mode[s] != cat.nodes[dir_node[s]].mode;
+    if (!changed && old && old->complete && old_valid && old->catalog_digest == digest) {
+      for (auto& n : cat.nodes) stats.files_kept += n.type == NodeType::File;
+      lib.touch_used(catalog_name);
+      return stats; // nothing to do: no write at all, state stays valid
+    }
+
+    // Mark incomplete before the first change, keeping the old trust basis.
+    RestoreState incomplete;
+    if (old_valid && prev) {
+      incomplete = *old;
+      incomplete.complete = false;
+    } else {
+      incomplete = st;
+      incomplete.complete = false;
+      incomplete.fence_ns = 0;
+      incomplete.catalog_raw = cat_raw;
+    }
+    write_state(tfd.get(), target, incomplete);
+
+    for (auto& [slot, name] : removals) {
+      remove_entry(dir_fd[slot], name, target + "/" + (slot ? cat.nodes[dir_node[slot]].path + "/" : std::string()) + name);
+      stats.removed++;
+    }
+    // Directories that are missing (or were just removed), in catalog order.
+    {
+      struct UmaskGuard {
+        mode_t old = umask(0);
+        ~UmaskGuard() { umask(old); }
+      } ug;
+      for (size_t s = 1; s < dir_node.size(); s++) {
+        size_t j = dir_node[s];
+        if (present[j] && dir_fd[s] >= 0) continue;
+        const Node& n = cat.nodes[j];
+        int pfd = dir_fd[parent_slot[j]];
+        std::string name(leaf_of(n.path));
+        if (mkdirat(pfd, name.c_str(), n.mode | 0700) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + target + "/" + n.path + "'");
+        if (dir_fd[s] >= 0) close(dir_fd[s]);
+        dir_fd[s] = openat(pfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir_fd[s] < 0) throw_errno("unable to open directory '" + target + "/" + n.path + "'");
+        disk_mode[s] = n.mode | 0700;
+        stats.dirs_created++;
+      }
+
+      std::vector<size_t> to_write;
+      for (size_t i = 0; i < cat.nodes.size(); i++)
+        if (cat.nodes[i].type == NodeType::File && (!present[i] || rewrite[i])) to_write.push_back(i);
+      std::atomic<uint64_t> bytes{0};
+      parallel_for(to_write.size(), threads, 8, [&](size_t k, unsigned tid) {
+        size_t j = to_write[k];
+        const Node& n = cat.nodes[j];
+        int pfd = dir_fd[parent_slot[j]];
+        std::string name(leaf_of(n.path));
+        std::string shown = target + "/" + n.path;
+        if (present[j]) unlinkat(pfd, name.c_str(), 0);
+        int fd = openat(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, n.mode);
+        if (fd < 0) throw_errno("unable to create '" + shown + "'");
+        Fd guard(fd);
+        try {
+          write_file_content(n, cat, lib, fd, shown, real_target, true, scratch[tid]);
+        } catch (const Error& e) {
+          guard.reset();
+          unlinkat(pfd, name.c_str(), 0);
+          if (!opts.partial) throw;
+          std::lock_guard lk(mu);
+          stats.failures.push_back({n.path, to_hex(n.digest), e.what()});
+          return;
+        }
+        if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
+        bytes += relocated_size(n, cat.roots, real_target.size());
+        mode_fix[j] = 0;
+      });
+      stats.files_written = to_write.size() - stats.failures.size();
+      stats.bytes_written = bytes;
+      stats.files_kept = stats.files - to_write.size();
+
+      for (size_t i = 0; i < cat.nodes.size(); i++) {
+        const Node& n = cat.nodes[i];
+        int pfd = dir_fd[parent_slot[i]];
+        std::string name(leaf_of(n.path));
+        if (n.type == NodeType::File && mode_fix[i]) {
+          if (fchmodat(pfd, name.c_str(), n.mode, 0) != 0) throw_errno("unable to set the mode of '" + target + "/" + n.path + "'");
+          stats.modes_fixed++;
+        } else if (n.type == NodeType::Hardlink && !present[i]) {
+          size_t t = index.at(n.target);
+          if (linkat(dir_fd[parent_slot[t]], std::string(leaf_of(n.target)).c_str(), pfd, name.c_str(), 0) != 0) {
+            if (opts.partial && errno == ENOENT) continue;
+            throw_errno("unable to link '" + target + "/" + n.path + "'");
+          }
+          stats.links_written++;
+        } else if (n.type == NodeType::Symlink && !present[i]) {
+          std::string want = expected_symlink(n, cat, real_target);
+          if (symlinkat(want.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + target + "/" + n.path + "'");
+          stats.links_written++;
+        }
+      }
+      for (size_t s = dir_node.size() - 1; s >= 1; s--) {
+        const Node& n = cat.nodes[dir_node[s]];
+        if (disk_mode[s] != n.mode) {
+          if (fchmod(dir_fd[s], n.mode) != 0) throw_errno("unable to set the mode of '" + target + "/" + n.path + "'");
+          stats.modes_fixed++;
+        }
+      }
+    }
+  }
+
+  if (!stats.failures.empty()) return stats; // state stays incomplete: the next restore repairs
+  st.complete = true;
+  st.fence_ns = ctime_fence();
+  st.catalog_raw = std::move(cat_raw);
+  write_state(tfd.get(), target, st);
+  lib.touch_used(catalog_name);
+  return stats;
+}
+
+} // namespace hpak

@@ -1,0 +1,74 @@
+#include "core/restore_state.hpp"
+
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/util/file.hpp"
+#include "core/util/zstd_codec.hpp"
+
+namespace hpak {
+
+std::optional<RestoreState> read_state(int target_fd) {
+  int fd = openat(target_fd, kStateName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  Fd guard(fd);
+  try {
+    Bytes b = read_fd(fd, kStateName);
+    if (b.size() < 8) return std::nullopt;
+    if (xxh64(ByteSpan(b.data(), b.size() - 8)) != get_u64(b.data() + b.size() - 8)) return std::nullopt;
+    ByteReader r(ByteSpan(b.data(), b.size() - 8), kStateName);
+    if (std::memcmp(r.bytes(4).data(), "HPRS", 4) != 0 || r.u32() != 1) return std::nullopt;
+    RestoreState s;
+    s.complete = r.u8() == 1;
+    r.bytes(7);
+    s.fence_ns = int64_t(r.u64());
+    std::memcpy(s.catalog_digest.data(), r.bytes(32).data(), 32);
+    s.target = std::string(r.str(4096));
+    s.library = std::string(r.str(4096));
+    s.name = std::string(r.str(4096));
+    uint64_t raw_len = r.u64();
+    uint64_t z_len = r.u64();
+    if (raw_len > (1ull << 32) || z_len != r.remaining()) return std::nullopt;
+    s.catalog_raw.resize(raw_len);
+    zstd_decompress(r.bytes(z_len), s.catalog_raw, nullptr, kStateName);
+    return s;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void write_state(int target_fd, const std::string& target_shown, const RestoreState& s) {
+  Bytes b;
+  for (char c : {'H', 'P', 'R', 'S'}) put_u8(b, uint8_t(c));
+  put_u32(b, 1);
+  put_u8(b, s.complete ? 1 : 0);
+  for (int i = 0; i < 7; i++) put_u8(b, 0);
+  put_u64(b, uint64_t(s.fence_ns));
+  put_bytes(b, s.catalog_digest);
+  put_str(b, s.target);
+  put_str(b, s.library);
+  put_str(b, s.name);
+  Bytes z;
+  zstd_compress(s.catalog_raw, 1, nullptr, z);
+  put_u64(b, s.catalog_raw.size());
+  put_u64(b, z.size());
+  put_bytes(b, z);
+  put_u64(b, xxh64(b));
+  // temp + rename inside the target (relative to its fd, never through a path).
+  std::string tmp = std::string(".tmp") + kStateName + "-" + std::to_string(getpid());
+  int fd = openat(target_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
+  {
+    Fd guard(fd);
+    write_all(fd, b, target_shown + "/" + tmp);
+    if (close(guard.release()) != 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
+  }
+  if (renameat(target_fd, tmp.c_str(), target_fd, kStateName) != 0) {
+    int err = errno;
+    unlinkat(target_fd, tmp.c_str(), 0);
+    throw_errno("unable to write the restore state in '" + target_shown + "'", err);
+  }
+}
+
+} // namespace hpak
