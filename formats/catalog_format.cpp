@@ -1,5 +1,6 @@
 #include "formats/catalog_format.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
@@ -49,6 +50,23 @@ std::string check_path(std::string_view path) {
     start = slash + 1;
   }
   return {};
+}
+
+// A path from a (possibly hostile) catalog, made safe for a one-line message:
+// control bytes (NUL, ESC, newline...) escaped as \xNN, long paths shortened.
+static std::string shown(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s.substr(0, 256)) {
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += char(c);
+    }
+  }
+  if (s.size() > 256) out += "...";
+  return out;
 }
 
 static void put_relocs(Bytes& b, const std::vector<uint64_t>& r) {
@@ -142,13 +160,13 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
     n.size = r.u64();
     n.path = std::string(r.str(kMaxPath));
     std::string why = check_path(n.path);
-    if (!why.empty()) throw Corrupt(where, at, "bad path '" + n.path + "': " + why);
+    if (!why.empty()) throw Corrupt(where, at, "bad path '" + shown(n.path) + "': " + why);
     if (!c.nodes.empty() && !path_less(c.nodes.back().path, n.path))
-      throw Corrupt(where, at, "path '" + n.path + "' is out of order or repeated");
+      throw Corrupt(where, at, "path '" + shown(n.path) + "' is out of order or repeated");
     auto slash = n.path.rfind('/');
     if (slash != std::string::npos) {
       std::string_view parent(n.path.data(), slash);
-      if (!dirs.count(parent)) throw Corrupt(where, at, "parent of '" + n.path + "' is not a directory of the catalog");
+      if (!dirs.count(parent)) throw Corrupt(where, at, "parent of '" + shown(n.path) + "' is not a directory of the catalog");
     }
     switch (n.type) {
     case NodeType::File:
@@ -168,7 +186,7 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
     case NodeType::Hardlink: {
       n.target = std::string(r.str(kMaxPath));
       auto it = files.find(n.target);
-      if (it == files.end()) r.fail("hardlink '" + n.path + "' to '" + n.target + "', which is not an earlier file");
+      if (it == files.end()) r.fail("hardlink '" + shown(n.path) + "' to '" + shown(n.target) + "', which is not an earlier file");
       if (n.size != c.nodes[it->second].size) r.fail("hardlink size differs from its file");
       break;
     }

@@ -1,0 +1,407 @@
+// formats/catalog_format: encode/decode round trip and every validation rule
+// of decode_catalog (each must be refused with a Corrupt, never accepted and
+// never a crash).
+#include <doctest/doctest.h>
+
+#include "formats/catalog_format.hpp"
+#include "tree_fixture.hpp"
+
+using namespace hpak;
+using namespace hpak::formats;
+
+namespace {
+
+Digest digest_of(std::string_view s) { return sha256(fx::to_bytes(s)); }
+
+Node dir(std::string path, uint32_t mode = 0755) {
+  Node n;
+  n.type = NodeType::Dir;
+  n.mode = mode;
+  n.path = std::move(path);
+  return n;
+}
+Node file(std::string path, uint64_t size = 5, std::vector<uint64_t> relocs = {}) {
+  Node n;
+  n.type = NodeType::File;
+  n.mode = 0644;
+  n.size = size;
+  n.path = std::move(path);
+  n.digest = digest_of(n.path);
+  n.relocs = std::move(relocs);
+  return n;
+}
+Node slink(std::string path, std::string target, std::vector<uint64_t> relocs = {}) {
+  Node n;
+  n.type = NodeType::Symlink;
+  n.mode = 0777;
+  n.path = std::move(path);
+  n.target = std::move(target);
+  n.size = n.target.size();
+  n.relocs = std::move(relocs);
+  return n;
+}
+Node hlink(std::string path, std::string target, uint64_t size = 5) {
+  Node n;
+  n.type = NodeType::Hardlink;
+  n.mode = 0644;
+  n.size = size;
+  n.path = std::move(path);
+  n.target = std::move(target);
+  return n;
+}
+
+Catalog make(std::vector<Node> nodes, std::vector<std::string> roots = {}) {
+  Catalog c;
+  c.name = "env";
+  c.roots = std::move(roots);
+  c.nodes = std::move(nodes);
+  return c;
+}
+
+// A catalog using every node type and a relocation of each kind.
+Catalog sample() {
+  Catalog c = make({}, {"/opt/env", "/opt/env/lib"});
+  c.nodes.push_back(dir("a", 0700));
+  Node f = file("a/f", 40, {make_reloc(2, 0), make_reloc(20, 1)});
+  f.mtime_ns = -1234567890123; // before 1970: mtimes are signed
+  c.nodes.push_back(f);
+  c.nodes.push_back(hlink("a/h", "a/f", 40));
+  c.nodes.push_back(slink("a/l", "/opt/env/lib/python", {make_reloc(0, 1)}));
+  c.nodes.push_back(dir("a/sub"));
+  c.nodes.push_back(file("a/sub/empty", 0));
+  c.nodes.push_back(file("a-b"));
+  c.nodes.push_back(dir("b", 01777));
+  c.nodes.push_back(slink("c", "a/f"));
+  return c;
+}
+
+void check_equal(const Catalog& x, const Catalog& y) {
+  CHECK(x.name == y.name);
+  CHECK(x.roots == y.roots);
+  REQUIRE(x.nodes.size() == y.nodes.size());
+  for (size_t i = 0; i < x.nodes.size(); i++) {
+    const Node &a = x.nodes[i], &b = y.nodes[i];
+    CAPTURE(a.path);
+    CHECK(a.type == b.type);
+    CHECK(a.mode == b.mode);
+    CHECK(a.mtime_ns == b.mtime_ns);
+    CHECK(a.size == b.size);
+    CHECK(a.path == b.path);
+    CHECK(a.target == b.target);
+    CHECK(a.relocs == b.relocs);
+    if (a.type == NodeType::File) CHECK(a.digest == b.digest);
+  }
+}
+
+// decode_catalog must throw Corrupt whose message contains `why`.
+void expect_corrupt(const Bytes& bytes, const std::string& why) {
+  try {
+    decode_catalog(bytes, "test-catalog");
+    FAIL_CHECK("catalog accepted; expected a Corrupt containing '" << why << "'");
+  } catch (const Corrupt& e) {
+    CHECK_MESSAGE(std::string(e.what()).find(why) != std::string::npos, "message: " << std::string(e.what()) << " / expected: " << why);
+    CHECK(e.where() == "test-catalog");
+    CHECK(e.offset() <= bytes.size());
+  }
+}
+void expect_corrupt(const Catalog& c, const std::string& why) { expect_corrupt(encode_catalog(c), why); }
+
+// Offset of node_count in an encoded catalog.
+size_t count_offset(const Catalog& c) {
+  size_t off = 12 + 4 + c.name.size() + 4;
+  for (auto& r : c.roots) off += 4 + r.size();
+  return off;
+}
+
+} // namespace
+
+TEST_CASE("catalog: encode/decode round trip keeps every field") {
+  Catalog c = sample();
+  Bytes b = encode_catalog(c);
+  Catalog d = decode_catalog(b, "x");
+  check_equal(c, d);
+  // Encoding is canonical: re-encoding the decoded catalog gives the same bytes.
+  CHECK(encode_catalog(d) == b);
+}
+
+TEST_CASE("catalog: empty catalog and a catalog without roots round trip") {
+  Catalog c = make({});
+  check_equal(c, decode_catalog(encode_catalog(c), "x"));
+  Catalog d = make({dir("x"), file("x/y")});
+  d.name = "";
+  check_equal(d, decode_catalog(encode_catalog(d), "x"));
+}
+
+TEST_CASE("catalog: path_less compares component by component") {
+  CHECK(path_less("a/b", "a-b"));
+  CHECK_FALSE(path_less("a-b", "a/b"));
+  CHECK(path_less("a", "a/b"));
+  CHECK(path_less("a/b", "a.b"));
+  CHECK_FALSE(path_less("a", "a"));
+  CHECK(path_less("A", "a"));
+  CHECK(path_less("a/\xff", "b"));
+  // A/B-ordered: siblings bytewise, parents before children.
+  CHECK(decode_catalog(encode_catalog(make({dir("a"), file("a/x"), file("a-b")})), "x").nodes.size() == 3);
+  expect_corrupt(make({dir("a"), file("a-b"), file("a/x")}), "out of order");
+}
+
+TEST_CASE("catalog: check_name and check_path") {
+  CHECK(check_name("ok").empty());
+  CHECK(check_name(std::string(255, 'n')).empty());
+  CHECK_FALSE(check_name(std::string(256, 'n')).empty());
+  CHECK_FALSE(check_name("").empty());
+  CHECK_FALSE(check_name(".").empty());
+  CHECK_FALSE(check_name("..").empty());
+  CHECK(check_name("...").empty());
+  CHECK(check_name(".hidden").empty());
+  CHECK_FALSE(check_name(std::string("a\0b", 3)).empty());
+  CHECK_FALSE(check_name("a/b").empty());
+  CHECK(check_path("a/b/c").empty());
+  CHECK_FALSE(check_path("").empty());
+  CHECK_FALSE(check_path("/a").empty());
+  CHECK_FALSE(check_path("a//b").empty());
+  CHECK_FALSE(check_path("a/").empty());
+  CHECK_FALSE(check_path("a/./b").empty());
+  CHECK_FALSE(check_path("a/../b").empty());
+  CHECK_FALSE(check_path("..").empty());
+  CHECK_FALSE(check_path(std::string(4096, 'a')).empty());
+}
+
+TEST_CASE("catalog: path rules are enforced on decode") {
+  SUBCASE("..") {
+    expect_corrupt(make({file("..")}), "'..' component");
+    expect_corrupt(make({dir("a"), file("a/..")}), "'..' component");
+    expect_corrupt(make({file("../escape")}), "'..' component");
+    expect_corrupt(make({dir("a"), file("a/../../x")}), "'..' component");
+  }
+  SUBCASE(".") {
+    expect_corrupt(make({file(".")}), "'.' component");
+    expect_corrupt(make({dir("a"), file("a/./b")}), "'.' component");
+  }
+  SUBCASE("absolute") {
+    expect_corrupt(make({file("/etc/passwd")}), "absolute path");
+    expect_corrupt(make({dir("/")}), "absolute path");
+  }
+  SUBCASE("empty path and empty component") {
+    expect_corrupt(make({file("")}), "empty path");
+    expect_corrupt(make({dir("a"), file("a//b")}), "empty name");
+    expect_corrupt(make({dir("a/")}), "empty name");
+  }
+  SUBCASE("NUL in name") {
+    expect_corrupt(make({file(std::string("a\0b", 3))}), "NUL");
+    expect_corrupt(make({dir("a"), file(std::string("a/\0", 3))}), "NUL");
+  }
+  SUBCASE("control bytes are escaped in messages") {
+    try {
+      decode_catalog(encode_catalog(make({file(std::string("x\0\x1b]0;pwned\x07", 12))})), "x");
+      FAIL_CHECK("accepted a NUL in a name");
+    } catch (const Corrupt& e) {
+      std::string msg = e.what();
+      CHECK(msg.find("NUL byte in name") != std::string::npos);
+      CHECK(msg.find("x\\x00\\x1b]0;pwned\\x07") != std::string::npos);
+      for (unsigned char ch : msg) CHECK(ch >= 0x20);
+    }
+    try {
+      decode_catalog(encode_catalog(make({file("b"), file("a\nfake: line")})), "x");
+      FAIL_CHECK("accepted out-of-order paths");
+    } catch (const Corrupt& e) {
+      CHECK(std::string(e.what()).find("a\\x0afake: line") != std::string::npos);
+    }
+  }
+  SUBCASE("name longer than 255") {
+    CHECK_NOTHROW(decode_catalog(encode_catalog(make({file(std::string(255, 'n'))})), "x"));
+    expect_corrupt(make({file(std::string(256, 'n'))}), "longer than 255");
+  }
+  SUBCASE("path longer than 4095") {
+    // 16 components of 255 bytes: exactly 4095 bytes, the longest allowed.
+    std::vector<Node> nodes;
+    std::string p;
+    for (int i = 0; i < 15; i++) {
+      p += (p.empty() ? "" : "/") + std::string(255, char('a' + i));
+      nodes.push_back(dir(p));
+    }
+    std::string longest = p + "/" + std::string(255, 'z');
+    REQUIRE(longest.size() == 4095);
+    nodes.push_back(file(longest));
+    Catalog ok = make(nodes);
+    CHECK(decode_catalog(encode_catalog(ok), "x").nodes.back().path == longest);
+    nodes.back() = dir(longest);
+    nodes.push_back(file(longest + "/x"));
+    expect_corrupt(make(nodes), "exceeds limit 4095");
+  }
+}
+
+TEST_CASE("catalog: order, duplicates and parents") {
+  SUBCASE("out of order") { expect_corrupt(make({file("b"), file("a")}), "out of order"); }
+  SUBCASE("duplicate path") {
+    expect_corrupt(make({file("a"), file("a")}), "out of order or repeated");
+    expect_corrupt(make({dir("a"), dir("a")}), "repeated");
+    expect_corrupt(make({dir("a"), file("a/x"), file("a/x")}), "repeated");
+  }
+  SUBCASE("child before parent") { expect_corrupt(make({file("a/x"), dir("a")}), "not a directory"); }
+  SUBCASE("missing parent") { expect_corrupt(make({dir("a"), file("b/x")}), "not a directory of the catalog"); }
+  SUBCASE("file as parent") { expect_corrupt(make({file("a"), file("a/passwd")}), "not a directory"); }
+  SUBCASE("symlink as parent: a -> /etc, then a/passwd") {
+    expect_corrupt(make({slink("a", "/etc"), file("a/passwd")}), "parent of 'a/passwd' is not a directory");
+    expect_corrupt(make({slink("up", ".."), file("up/x")}), "not a directory");
+    expect_corrupt(make({slink("a", "/etc"), dir("a/sub")}), "not a directory");
+  }
+  SUBCASE("hardlink as parent") {
+    expect_corrupt(make({file("a"), hlink("b", "a"), file("b/x")}), "not a directory");
+  }
+}
+
+TEST_CASE("catalog: hardlinks must name an earlier regular file") {
+  CHECK_NOTHROW(decode_catalog(encode_catalog(make({file("a"), hlink("b", "a")})), "x"));
+  SUBCASE("later file") { expect_corrupt(make({hlink("a", "b"), file("b")}), "not an earlier file"); }
+  SUBCASE("missing") { expect_corrupt(make({hlink("a", "zzz")}), "not an earlier file"); }
+  SUBCASE("itself") { expect_corrupt(make({hlink("a", "a")}), "not an earlier file"); }
+  SUBCASE("outside") {
+    expect_corrupt(make({hlink("a", "/etc/shadow")}), "not an earlier file");
+    expect_corrupt(make({file("a"), hlink("b", "../a")}), "not an earlier file");
+  }
+  SUBCASE("a directory") { expect_corrupt(make({dir("a"), hlink("b", "a", 0)}), "not an earlier file"); }
+  SUBCASE("a symlink") { expect_corrupt(make({slink("a", "x"), hlink("b", "a", 1)}), "not an earlier file"); }
+  SUBCASE("another hardlink") { expect_corrupt(make({file("a"), hlink("b", "a"), hlink("c", "b")}), "not an earlier file"); }
+  SUBCASE("size differs") { expect_corrupt(make({file("a", 5), hlink("b", "a", 6)}), "size differs"); }
+}
+
+TEST_CASE("catalog: node fields are checked") {
+  SUBCASE("mode") { Node n = file("a"); n.mode = 0100644; expect_corrupt(make({n}), "mode"); }
+  SUBCASE("unknown type") {
+    for (uint8_t t : {0, 5, 255}) {
+      Bytes b = encode_catalog(make({file("a")}));
+      b[count_offset(make({})) + 8] = t;
+      expect_corrupt(b, "unknown node type");
+    }
+  }
+  SUBCASE("dir with a size") { Node n = dir("a"); n.size = 1; expect_corrupt(make({n}), "directory with a size"); }
+  SUBCASE("symlink target") {
+    expect_corrupt(make({slink("a", "")}), "bad symlink target");
+    expect_corrupt(make({slink("a", std::string("x\0y", 3))}), "bad symlink target");
+    Node n = slink("a", "target");
+    n.size = 3;
+    expect_corrupt(make({n}), "symlink size");
+  }
+}
+
+TEST_CASE("catalog: relocation offsets are checked") {
+  const std::vector<std::string> roots = {"/opt/env"}; // 8 bytes
+  CHECK_NOTHROW(decode_catalog(encode_catalog(make({file("a", 16, {make_reloc(0, 0), make_reloc(8, 0)})}, roots)), "x"));
+  SUBCASE("past the end") {
+    expect_corrupt(make({file("a", 16, {make_reloc(9, 0)})}, roots), "out of range");
+    expect_corrupt(make({file("a", 16, {make_reloc(100, 0)})}, roots), "out of range");
+    expect_corrupt(make({file("a", 4, {make_reloc(0, 0)})}, roots), "out of range");
+    expect_corrupt(make({file("a", 16, {make_reloc(kRelocOffsetMask, 0)})}, roots), "out of range");
+    expect_corrupt(make({slink("l", "/opt/en", {make_reloc(0, 0)})}, roots), "out of range");
+  }
+  SUBCASE("overlapping or descending") {
+    expect_corrupt(make({file("a", 32, {make_reloc(0, 0), make_reloc(4, 0)})}, roots), "overlapping");
+    expect_corrupt(make({file("a", 32, {make_reloc(16, 0), make_reloc(0, 0)})}, roots), "overlapping");
+    expect_corrupt(make({file("a", 32, {make_reloc(8, 0), make_reloc(8, 0)})}, roots), "overlapping");
+  }
+  SUBCASE("bad root index") {
+    expect_corrupt(make({file("a", 16, {make_reloc(0, 1)})}, roots), "names root 1");
+    expect_corrupt(make({file("a", 16, {make_reloc(0, 255)})}, roots), "names root 255");
+  }
+  SUBCASE("relocations without roots") { expect_corrupt(make({file("a", 16, {make_reloc(0, 0)})}), "without a relocation root"); }
+  SUBCASE("more offsets than bytes") {
+    Bytes b = encode_catalog(make({file("a", 2)}, roots));
+    // The relocs count is the last u32 of the only node.
+    set_u32(b.data() + b.size() - 4, 3);
+    expect_corrupt(b, "too many relocation offsets");
+    set_u32(b.data() + b.size() - 4, 0xffffffffu);
+    expect_corrupt(b, "too many relocation offsets");
+  }
+  SUBCASE("count larger than the buffer") {
+    Bytes b = encode_catalog(make({file("a", 1u << 20)}, roots));
+    set_u32(b.data() + b.size() - 4, 1000);
+    expect_corrupt(b, "truncated");
+  }
+}
+
+TEST_CASE("catalog: header, roots and counts") {
+  Catalog c = sample();
+  Bytes good = encode_catalog(c);
+  SUBCASE("magic") { Bytes b = good; b[0] = 'X'; expect_corrupt(b, "bad magic"); }
+  SUBCASE("version") { Bytes b = good; b[4] = 2; expect_corrupt(b, "unsupported catalog version 2"); }
+  SUBCASE("flags") { Bytes b = good; b[8] = 1; expect_corrupt(b, "unknown catalog flags"); }
+  SUBCASE("too many roots") {
+    Catalog d = make({});
+    for (int i = 0; i < 17; i++) d.roots.push_back("/r" + std::to_string(i));
+    expect_corrupt(d, "more than 16");
+    d.roots.pop_back();
+    CHECK_NOTHROW(decode_catalog(encode_catalog(d), "x"));
+  }
+  SUBCASE("empty root or NUL in root") {
+    expect_corrupt(make({}, {""}), "empty relocation root");
+    expect_corrupt(make({}, {std::string("/a\0b", 4)}), "NUL");
+  }
+  SUBCASE("node count larger than the buffer") {
+    for (uint64_t n : {uint64_t(c.nodes.size() + 1), uint64_t(1) << 32, uint64_t(1) << 62, ~uint64_t(0)}) {
+      CAPTURE(n);
+      Bytes b = good;
+      set_u64(b.data() + count_offset(c), n);
+      try {
+        decode_catalog(b, "x");
+        FAIL_CHECK("accepted a node count of " << n);
+      } catch (const Corrupt&) {
+      }
+    }
+    Bytes b = good;
+    set_u64(b.data() + count_offset(c), ~uint64_t(0));
+    expect_corrupt(b, "larger than the catalog");
+  }
+  SUBCASE("node count smaller than the nodes") {
+    Bytes b = good;
+    set_u64(b.data() + count_offset(c), c.nodes.size() - 1);
+    expect_corrupt(b, "trailing bytes");
+  }
+  SUBCASE("string length past the end") {
+    Bytes b = good;
+    set_u32(b.data() + 12, 0xfffffff0u); // the name's length
+    expect_corrupt(b, "exceeds limit");
+    set_u32(b.data() + 12, 4000);
+    expect_corrupt(b, "truncated");
+  }
+}
+
+TEST_CASE("catalog: every truncation is refused") {
+  Bytes good = encode_catalog(sample());
+  for (size_t len = 0; len < good.size(); len++) {
+    CAPTURE(len);
+    CHECK_THROWS_AS(decode_catalog(ByteSpan(good.data(), len), "x"), Corrupt);
+  }
+  Bytes longer = good;
+  longer.push_back(0);
+  CHECK_THROWS_AS(decode_catalog(longer, "x"), Corrupt);
+}
+
+TEST_CASE("catalog: random damage never crashes the decoder") {
+  Bytes good = encode_catalog(sample());
+  fx::Rng rng(7);
+  for (int round = 0; round < 3000; round++) {
+    Bytes b = good;
+    int flips = 1 + int(rng.below(4));
+    for (int i = 0; i < flips; i++) b[rng.below(b.size())] ^= uint8_t(1 + rng.below(255));
+    try {
+      Catalog c = decode_catalog(b, "x");
+      // Whatever is accepted still obeys the rules.
+      for (size_t i = 0; i < c.nodes.size(); i++) {
+        CHECK(check_path(c.nodes[i].path).empty());
+        if (i) CHECK(path_less(c.nodes[i - 1].path, c.nodes[i].path));
+      }
+    } catch (const Corrupt&) {
+    }
+  }
+}
+
+TEST_CASE("catalog: relocated_size") {
+  Catalog c = sample();
+  const Node& f = c.nodes[1]; // relocs of root 0 (8 bytes) and root 1 (12 bytes)
+  CHECK(relocated_size(f, c.roots, 8) == 40 - 8 - 12 + 16);
+  CHECK(relocated_size(f, c.roots, 1) == 40 - 8 - 12 + 2);
+  const Node& l = c.nodes[3];
+  CHECK(relocated_size(l, c.roots, 3) == l.size - 12 + 3);
+  CHECK(relocated_size(c.nodes[5], c.roots, 100) == 0);
+}
