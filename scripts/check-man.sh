@@ -29,7 +29,7 @@ problem() { echo "check-man: $*"; fail=1; }
 help_options() {
   "$hpak" "$@" --help 2>/dev/null | awk '
     /^[A-Za-z].*:$/ { section = $0; next }
-    section == "Options:" && /^ +-/ {
+    section == "Options:" && match($0, /^ +-/) && RLENGTH < 8 {   # not a wrapped description
       names = $1; gsub(",", " ", names); print names }'
 }
 
