@@ -1,0 +1,443 @@
+// core/pack_writer + core/pack_reader: packs written with PackWriter (plain,
+// compressed, dictionary, streamed and mirrored entries) read back through the
+// .hidx and through a scan; scan_pack resyncing past damage; index selection.
+#include <cstring>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/pack_reader.hpp"
+#include "core/pack_writer.hpp"
+#include "core/packer.hpp"
+#include "core/util/zstd_codec.hpp"
+#include "tree_fixture.hpp"
+
+using namespace hpak;
+using namespace hpak::formats;
+
+namespace {
+
+struct Obj {
+  Kind kind = Kind::Blob;
+  Bytes raw;
+  Digest digest{};
+};
+
+struct Written {
+  std::string pack, index;
+  PackResult res;
+  std::vector<Obj> objs;     // every distinct object, in write order
+  Digest catalog_digest{};
+  Catalog catalog;
+};
+
+// Writes a pack with raw, zstd, dictionary-compressed and streamed objects,
+// an empty object, and a catalog naming them (mirrored), plus its index.
+Written write_sample(const fx::TempDir& dir, const std::string& name = "p.hpak", uint64_t seed = 1) {
+  Written w;
+  w.pack = dir / name;
+  w.index = index_path_for(w.pack);
+  fx::Rng rng(seed);
+  int fd = ::open(w.pack.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  PackWriter pw(fd, w.pack, 3);
+  auto add = [&](Bytes raw, Codec codec, const ZstdDict* dict = nullptr) {
+    Obj o;
+    o.raw = std::move(raw);
+    o.digest = sha256(o.raw);
+    Bytes stored;
+    if (codec == Codec::Raw) stored = o.raw;
+    else zstd_compress(o.raw, 3, dict, stored);
+    pw.append(Kind::Blob, codec, o.digest, o.raw.size(), stored);
+    w.objs.push_back(std::move(o));
+  };
+  add(fx::make_content(rng, 3000, true), Codec::Zstd);
+  add(fx::make_content(rng, 700, false), Codec::Raw);
+  add(Bytes{}, Codec::Raw);
+  add(fx::make_content(rng, 200000, true), Codec::Zstd); // several zstd blocks
+  // A dictionary entry, and objects compressed with it.
+  Bytes samples;
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 300; i++) {
+    Bytes s = fx::make_content(rng, 400 + rng.below(400), true);
+    samples.insert(samples.end(), s.begin(), s.end());
+    sizes.push_back(s.size());
+  }
+  Bytes dict_bytes = zstd_train_dict(samples, sizes, 16384, 3);
+  REQUIRE_FALSE(dict_bytes.empty());
+  ZstdDict dict(dict_bytes, 3);
+  {
+    Obj d;
+    d.kind = Kind::Dict;
+    d.raw = dict_bytes;
+    d.digest = sha256(dict_bytes);
+    pw.append(Kind::Dict, Codec::Raw, d.digest, dict_bytes.size(), dict_bytes);
+    w.objs.push_back(std::move(d));
+  }
+  add(fx::make_content(rng, 900, true), Codec::ZstdDict, &dict);
+  add(fx::make_content(rng, 1500, true), Codec::ZstdDict, &dict);
+  // A streamed object: raw bytes in uneven chunks.
+  {
+    Obj o;
+    o.raw = fx::make_content(rng, 123457, false);
+    o.digest = sha256(o.raw);
+    const IndexRecord& r = pw.append_stream(Kind::Blob, Codec::Raw, o.digest, o.raw.size(), [&](const std::function<void(ByteSpan)>& sink) {
+      for (size_t pos = 0; pos < o.raw.size(); pos += 10007) sink(ByteSpan(o.raw).subspan(pos, std::min<size_t>(10007, o.raw.size() - pos)));
+    });
+    CHECK(r.stored_len == o.raw.size());
+    w.objs.push_back(std::move(o));
+  }
+  // A streamed zstd object.
+  {
+    Obj o;
+    o.raw = fx::make_content(rng, 300000, true);
+    o.digest = sha256(o.raw);
+    Bytes stored;
+    zstd_compress(o.raw, 3, nullptr, stored);
+    pw.append_stream(Kind::Blob, Codec::Zstd, o.digest, o.raw.size(), [&](const std::function<void(ByteSpan)>& sink) {
+      for (size_t pos = 0; pos < stored.size(); pos += 999) sink(ByteSpan(stored).subspan(pos, std::min<size_t>(999, stored.size() - pos)));
+    });
+    w.objs.push_back(std::move(o));
+  }
+  add(fx::make_content(rng, 50, true), Codec::Raw); // after the streamed ones
+  // The catalog: one file per blob.
+  w.catalog.name = "sample";
+  for (size_t i = 0; i < w.objs.size(); i++) {
+    if (w.objs[i].kind != Kind::Blob) continue;
+    Node n;
+    n.type = NodeType::File;
+    n.mode = 0644;
+    n.size = w.objs[i].raw.size();
+    n.path = "f" + std::to_string(100 + i);
+    n.digest = w.objs[i].digest;
+    w.catalog.nodes.push_back(n);
+  }
+  w.catalog_digest = append_catalog(pw, w.catalog, 3);
+  w.res = pw.finish();
+  ::close(fd);
+  fx::write_file(w.index, encode_index(w.res.records, w.res.size, w.res.pack_sum));
+  return w;
+}
+
+void check_reads_all(const PackReader& r, const Written& w) {
+  for (auto& o : w.objs) {
+    auto rec = r.find(o.digest);
+    REQUIRE_MESSAGE(rec.has_value(), to_hex(o.digest));
+    CHECK(rec->kind == o.kind);
+    CHECK(rec->raw_len == o.raw.size());
+    CHECK(r.read(*rec) == o.raw);
+    Bytes streamed;
+    r.read_stream(*rec, [&](ByteSpan c) { streamed.insert(streamed.end(), c.begin(), c.end()); });
+    CHECK(streamed == o.raw);
+    Bytes into(o.raw.size());
+    r.read_into(*rec, into);
+    CHECK(into == o.raw);
+  }
+  Catalog c = r.load_catalog();
+  CHECK(c.name == "sample");
+  CHECK(encode_catalog(c) == encode_catalog(w.catalog));
+  CHECK(r.load_catalog("sample").nodes.size() == w.catalog.nodes.size());
+  CHECK_THROWS_AS(r.load_catalog("other"), Error);
+  CHECK(r.catalog_names() == std::vector<std::string>{"sample"});
+}
+
+} // namespace
+
+TEST_CASE("pack writer: layout, trailer and result") {
+  fx::TempDir dir("pw");
+  Written w = write_sample(dir);
+  Bytes b = fx::read_file(w.pack);
+  CHECK(b.size() == w.res.size);
+  CHECK(std::memcmp(b.data(), "HPAK", 4) == 0);
+  Digest trailer;
+  std::memcpy(trailer.data(), b.data() + b.size() - 32, 32);
+  CHECK(trailer == w.res.pack_sum);
+  CHECK(sha256(ByteSpan(b.data(), b.size() - 32)) == w.res.pack_sum); // streamed headers were re-hashed
+  CHECK(sha256(b) == w.res.file_sum);
+  Footer f = decode_footer(ByteSpan(b).subspan(b.size() - 64, 32), "x", 0);
+  CHECK(f.entry_count == w.res.records.size());
+  CHECK(w.res.records.size() == w.objs.size() + 2); // two catalog copies
+  uint64_t raw_total = 0;
+  for (auto& o : w.objs)
+    if (o.kind == Kind::Blob) raw_total += o.raw.size();
+  CHECK(f.raw_total == raw_total);
+  CHECK(w.res.raw_total == raw_total);
+  // Every record points at a valid entry header that agrees with it, in order.
+  uint64_t expect_off = kPackHeaderSize;
+  for (auto& r : w.res.records) {
+    CHECK(r.offset == expect_off);
+    EntryHeader h = decode_entry_header(ByteSpan(b).subspan(r.offset, kEntryHeaderSize), "x", r.offset);
+    CHECK(h.digest == r.digest);
+    CHECK(h.stored_len == r.stored_len);
+    CHECK(h.raw_len == r.raw_len);
+    CHECK(h.stored_xxh == xxh64(ByteSpan(b).subspan(r.offset + kEntryHeaderSize, r.stored_len)));
+    expect_off += kEntryHeaderSize + r.stored_len;
+  }
+  CHECK(expect_off == b.size() - 64);
+  // The catalog is stored twice, the second copy flagged as a mirror.
+  int copies = 0;
+  for (auto& r : w.res.records)
+    if (r.kind == Kind::Catalog) {
+      CHECK(r.digest == w.catalog_digest);
+      EntryHeader h = decode_entry_header(ByteSpan(b).subspan(r.offset, kEntryHeaderSize), "x", r.offset);
+      CHECK(h.eflags == (copies ? 1 : 0));
+      copies++;
+    }
+  CHECK(copies == 2);
+}
+
+TEST_CASE("pack writer: duplicates are refused unless allowed") {
+  fx::TempDir dir("pw");
+  std::string p = dir / "d.hpak";
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  PackWriter pw(fd, p, 3);
+  Bytes x = fx::to_bytes("hello");
+  Digest d = sha256(x);
+  CHECK_FALSE(pw.contains(d));
+  pw.append(Kind::Blob, Codec::Raw, d, x.size(), x);
+  CHECK(pw.contains(d));
+  CHECK_THROWS_AS(pw.append(Kind::Blob, Codec::Raw, d, x.size(), x), Error);
+  CHECK_THROWS_AS(pw.append_stream(Kind::Blob, Codec::Raw, d, x.size(), [&](auto& sink) { sink(x); }), Error);
+  CHECK_NOTHROW(pw.append(Kind::Blob, Codec::Raw, d, x.size(), x, 0, true));
+  // append_catalog of an identical catalog a second time adds nothing.
+  Catalog c;
+  c.name = "c";
+  Digest cd = append_catalog(pw, c, 3);
+  uint64_t before = pw.bytes_written();
+  CHECK(append_catalog(pw, c, 3) == cd);
+  CHECK(pw.bytes_written() == before);
+  PackResult res = pw.finish();
+  ::close(fd);
+  CHECK(res.records.size() == 4);
+  CHECK(res.size == fx::read_file(p).size());
+}
+
+TEST_CASE("pack writer: append_copy moves an entry between packs verbatim") {
+  fx::TempDir dir("pw");
+  Written w = write_sample(dir);
+  PackReader src(w.pack);
+  std::string p = dir / "copy.hpak";
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  PackResult res;
+  {
+    PackWriter pw(fd, p, 3);
+    for (uint64_t i = 0; i < src.index().count(); i++) {
+      IndexRecord r = src.index().record_at(i);
+      if (r.kind == Kind::Catalog || pw.contains(r.digest)) continue;
+      pw.append_copy(r, src.checked_stored(r));
+    }
+    append_catalog(pw, w.catalog, 3);
+    res = pw.finish();
+  }
+  ::close(fd);
+  fx::write_file(index_path_for(p), encode_index(res.records, res.size, res.pack_sum));
+  PackReader copy(p);
+  CHECK(copy.index_source() == PackReader::IndexSource::File);
+  check_reads_all(copy, w);
+}
+
+TEST_CASE("pack reader: reads every object through the index and through a scan") {
+  fx::TempDir dir("pr");
+  Written w = write_sample(dir);
+  SUBCASE("index file") {
+    PackReader r(w.pack);
+    CHECK(r.index_source() == PackReader::IndexSource::File);
+    CHECK(r.index_problem().empty());
+    CHECK(r.damage().empty());
+    CHECK(r.level() == 3);
+    check_reads_all(r, w);
+  }
+  SUBCASE("scan forced") {
+    PackReader r(w.pack, false);
+    CHECK(r.index_source() == PackReader::IndexSource::Scan);
+    CHECK(r.damage().empty());
+    check_reads_all(r, w);
+    // The scanned index equals the written one, byte for byte.
+    std::vector<IndexRecord> recs;
+    for (uint64_t i = 0; i < r.index().count(); i++) recs.push_back(r.index().record_at(i));
+    CHECK(encode_index(recs, r.bytes().size(), r.stored_trailer()) == fx::read_file(w.index));
+  }
+  SUBCASE("no index file") {
+    ::unlink(w.index.c_str());
+    PackReader r(w.pack);
+    CHECK(r.index_source() == PackReader::IndexSource::Scan);
+    CHECK(r.index_problem().find("no index file") != std::string::npos);
+    check_reads_all(r, w);
+  }
+  SUBCASE("index of another pack") {
+    fx::TempDir other_dir("pr2");
+    Written other = write_sample(other_dir, "p.hpak", 2);
+    fx::copy_file(other.index, w.index);
+    PackReader r(w.pack);
+    CHECK(r.index_source() == PackReader::IndexSource::Scan);
+    CHECK_FALSE(r.index_problem().empty());
+    check_reads_all(r, w);
+  }
+  SUBCASE("index of another pack of the same size") {
+    // Same size, different bytes: only the trailer tie can tell.
+    Bytes b = fx::read_file(w.pack);
+    Digest fake = sha256(fx::to_bytes("other"));
+    fx::write_file(w.index, encode_index(w.res.records, b.size(), fake));
+    PackReader r(w.pack);
+    CHECK(r.index_source() == PackReader::IndexSource::Scan);
+    CHECK(r.index_problem().find("another pack") != std::string::npos);
+    check_reads_all(r, w);
+  }
+  SUBCASE("damaged index file") {
+    Bytes ib = fx::read_file(w.index);
+    ib[100] ^= 0xff;
+    fx::write_file(w.index, ib);
+    PackReader r(w.pack);
+    CHECK(r.index_source() == PackReader::IndexSource::Scan);
+    CHECK(r.index_problem().find("checksum") != std::string::npos);
+    check_reads_all(r, w);
+  }
+  SUBCASE("missing objects") {
+    PackReader r(w.pack);
+    CHECK_FALSE(r.find(sha256(fx::to_bytes("absent"))).has_value());
+  }
+}
+
+TEST_CASE("pack reader: a record that disagrees with the entry is refused") {
+  fx::TempDir dir("pr");
+  Written w = write_sample(dir);
+  PackReader r(w.pack);
+  IndexRecord good = *r.find(w.objs[0].digest);
+  auto refused = [&](IndexRecord bad) {
+    CHECK_THROWS_AS(r.read(bad), Corrupt);
+    CHECK_THROWS_AS(r.read_stream(bad, [](ByteSpan) {}), Error);
+    CHECK_THROWS_AS(r.checked_stored(bad), Corrupt);
+  };
+  IndexRecord x = good;
+  x.offset += 1;
+  refused(x);
+  x = good;
+  x.offset = r.bytes().size() - 10;
+  refused(x);
+  x = good;
+  x.offset = ~uint64_t(0) - 5;
+  refused(x);
+  x = good;
+  x.stored_len = ~uint64_t(0);
+  refused(x);
+  x = good;
+  x.raw_len += 1;
+  refused(x);
+  x = good;
+  x.digest[3] ^= 1;
+  refused(x);
+  x = good;
+  x.stored_xxh ^= 1;
+  refused(x);
+  x = good;
+  x.kind = Kind::Catalog;
+  refused(x);
+}
+
+TEST_CASE("pack reader: damaged payloads fail their own object only") {
+  fx::TempDir dir("pr");
+  Written w = write_sample(dir);
+  Bytes b = fx::read_file(w.pack);
+  // Flip one payload byte of each object in turn.
+  for (size_t k = 0; k < w.res.records.size(); k++) {
+    const IndexRecord& victim = w.res.records[k];
+    if (victim.stored_len == 0) continue;
+    CAPTURE(k);
+    Bytes d = b;
+    d[victim.offset + kEntryHeaderSize + victim.stored_len / 2] ^= 0x01;
+    fx::write_file(w.pack, d);
+    for (bool use_index : {true, false}) {
+      PackReader r(w.pack, use_index);
+      bool dict_lost = victim.kind == Kind::Dict;
+      if (dict_lost) {
+        // Design: a dictionary is stored once, so its loss takes the objects
+        // compressed with it along; the reader must say so, not crash.
+        bool reported = false;
+        for (auto& dmg : r.damage()) reported |= dmg.why.find("dictionary unreadable") != std::string::npos;
+        CHECK(reported);
+      }
+      for (auto& rec : w.res.records) {
+        if (rec.offset == victim.offset) {
+          CHECK_THROWS_AS(r.read(rec), Error);
+          continue;
+        }
+        if (rec.kind == Kind::Catalog) continue;
+        if (dict_lost && rec.codec == Codec::ZstdDict) {
+          CHECK_THROWS_AS(r.read(rec), Error);
+          continue;
+        }
+        auto found = r.find(rec.digest);
+        REQUIRE(found.has_value());
+        for (auto& o : w.objs)
+          if (o.digest == rec.digest) CHECK(r.read(*found) == o.raw);
+      }
+      // The catalog survives damage to either copy.
+      CHECK(encode_catalog(r.load_catalog()) == encode_catalog(w.catalog));
+    }
+  }
+}
+
+TEST_CASE("scan_pack: finds every entry of an intact pack") {
+  fx::TempDir dir("scan");
+  Written w = write_sample(dir);
+  Bytes b = fx::read_file(w.pack);
+  ScanResult s = scan_pack(b, "x");
+  CHECK(s.problems.empty());
+  CHECK(s.end == b.size() - 64);
+  REQUIRE(s.records.size() == w.res.records.size());
+  for (size_t i = 0; i < s.records.size(); i++) {
+    CHECK(s.records[i].offset == w.res.records[i].offset);
+    CHECK(s.records[i].digest == w.res.records[i].digest);
+    CHECK(s.records[i].stored_len == w.res.records[i].stored_len);
+  }
+}
+
+TEST_CASE("scan_pack: resyncs past a damaged entry header") {
+  fx::TempDir dir("scan");
+  Written w = write_sample(dir);
+  const Bytes b = fx::read_file(w.pack);
+  const auto& recs = w.res.records;
+  for (size_t k = 0; k < recs.size(); k++) {
+    for (size_t field : {size_t(0), size_t(5), size_t(9), size_t(30), size_t(60), size_t(66), size_t(70)}) {
+      CAPTURE(k);
+      CAPTURE(field);
+      Bytes d = b;
+      d[recs[k].offset + field] ^= 0x20;
+      ScanResult s = scan_pack(d, "x");
+      REQUIRE(s.problems.size() >= 1);
+      CHECK(s.problems[0].offset == recs[k].offset);
+      // Every other entry is found at its place; the damaged one is not.
+      std::vector<uint64_t> found;
+      for (auto& r : s.records) found.push_back(r.offset);
+      for (size_t j = 0; j < recs.size(); j++) {
+        bool present = std::find(found.begin(), found.end(), recs[j].offset) != found.end();
+        CHECK(present == (j != k));
+      }
+      CHECK(s.records.size() == recs.size() - 1);
+    }
+  }
+}
+
+TEST_CASE("scan_pack: truncation and a lost footer") {
+  fx::TempDir dir("scan");
+  Written w = write_sample(dir);
+  const Bytes b = fx::read_file(w.pack);
+  for (size_t len = 0; len <= b.size(); len += (len < 200 ? 1 : 97)) {
+    CAPTURE(len);
+    ScanResult s = scan_pack(ByteSpan(b.data(), len), "x");
+    // Entries found are exactly the complete ones, at their right offsets.
+    size_t complete = 0;
+    for (auto& r : w.res.records) complete += r.offset + kEntryHeaderSize + r.stored_len <= std::min<size_t>(len, b.size() - 64);
+    CHECK(s.records.size() == complete);
+    for (size_t i = 0; i < s.records.size(); i++) CHECK(s.records[i].offset == w.res.records[i].offset);
+  }
+}
+
+TEST_CASE("index_path_for") {
+  CHECK(index_path_for("a/env.hpak") == "a/env.hidx");
+  CHECK(index_path_for("env.pack") == "env.pack.hidx");
+  CHECK(index_path_for(".hpak") == ".hpak.hidx");
+  CHECK(index_path_for("x.hpak.old") == "x.hpak.old.hidx");
+}
