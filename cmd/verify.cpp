@@ -4,6 +4,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
+#include "core/util/error.hpp"
 #include "core/verify.hpp"
 
 namespace hpak::cmd {
@@ -54,7 +55,7 @@ void print_human(const VerifyReport& r, double secs) {
 }
 
 int run() {
-  bool all_ok = true;
+  bool all_ok = true, all_ran = true;
   if (o.json) printf("[");
   bool first = true;
   for (auto& p : o.packs) {
@@ -62,7 +63,16 @@ int run() {
     vo.threads = o.threads;
     vo.progress = progress_bar();
     double t0 = now_seconds();
-    VerifyReport r = verify_pack(p, vo);
+    VerifyReport r;
+    try {
+      r = verify_pack(p, vo);
+    } catch (const Error& e) {
+      // Not examinable at all (missing, not a pack): say so, go on with the rest.
+      clear_progress();
+      fprintf(stderr, "hpak: error: %s\n", e.what());
+      all_ran = false;
+      continue;
+    }
     double secs = now_seconds() - t0;
     clear_progress();
     all_ok &= r.ok();
@@ -71,6 +81,7 @@ int run() {
     first = false;
   }
   if (o.json) printf("]\n");
+  if (!all_ran) return kExitError;
   return all_ok ? kExitOk : kExitProblem;
 }
 } // namespace

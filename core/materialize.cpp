@@ -83,6 +83,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   std::vector<uint32_t> parent(n, 0);
   std::vector<int> dir_fds{target_fd};
   std::vector<size_t> dir_nodes{SIZE_MAX};
+  std::vector<uint8_t> dir_existed{0};
   std::unordered_map<std::string_view, uint32_t> dir_index;
   size_t dir_count = 0;
   for (auto& node : nodes) dir_count += node.type == NodeType::Dir;
@@ -106,11 +107,13 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     switch (node.type) {
     case NodeType::Dir: {
       mode_t create_mode = (node.mode & 07777) | 0700;
+      bool existed = false;
       if (mkdirat(pfd, name.c_str(), create_mode) != 0) {
         if (errno != EEXIST) throw_errno("unable to create directory '" + shown + "'");
         struct stat st;
         if (fstatat(pfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
           if (!opts.force) throw Error("'" + shown + "' already exists (use --force to overwrite)");
+          existed = true;
         } else {
           if (!opts.force) throw Error("'" + shown + "' already exists (use --force to overwrite)");
           remove_entry(pfd, name, shown);
@@ -122,6 +125,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
       dir_index.emplace(std::string_view(node.path), uint32_t(dir_fds.size()));
       dir_fds.push_back(fd);
       dir_nodes.push_back(i);
+      dir_existed.push_back(existed);
       stats.dirs++;
       break;
     }
@@ -232,7 +236,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   // changes its mtime; a read-only directory must be filled before it is locked).
   for (size_t k = dir_fds.size() - 1; k >= 1; k--) {
     const Node& node = nodes[dir_nodes[k]];
-    if ((node.mode | 0700) != node.mode || (node.mode & 07000)) {
+    if (dir_existed[k] || (node.mode | 0700) != node.mode || (node.mode & 07000)) {
       if (fchmod(dir_fds[k], node.mode) != 0) throw_errno("unable to set the mode of '" + target_shown + "/" + node.path + "'");
     }
     if (opts.restore_mtime) {

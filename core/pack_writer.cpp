@@ -60,8 +60,8 @@ const IndexRecord& PackWriter::append(Kind kind, Codec codec, const Digest& dige
   return result_.records.back();
 }
 
-const IndexRecord& PackWriter::append_copy(const IndexRecord& rec, ByteSpan stored) {
-  if (!written_.insert(rec.digest).second)
+const IndexRecord& PackWriter::append_copy(const IndexRecord& rec, ByteSpan stored, bool allow_duplicate) {
+  if (!written_.insert(rec.digest).second && !allow_duplicate)
     throw Error("internal error: object " + to_hex(rec.digest) + " copied twice to '" + where_ + "'");
   EntryHeader h;
   h.kind = rec.kind;
@@ -70,6 +70,7 @@ const IndexRecord& PackWriter::append_copy(const IndexRecord& rec, ByteSpan stor
   h.raw_len = rec.raw_len;
   h.digest = rec.digest;
   h.stored_xxh = rec.stored_xxh;
+  h.eflags = allow_duplicate ? 1 : 0;
   IndexRecord r = rec;
   r.offset = offset_;
   uint8_t hdr[kEntryHeaderSize];

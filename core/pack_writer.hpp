@@ -43,7 +43,8 @@ public:
                                      ByteSpan stored, uint16_t eflags = 0, bool allow_duplicate = false);
   // Appends an entry copied verbatim from another pack (stored bytes and their
   // checksum as recorded there; the caller has checked stored_xxh).
-  const formats::IndexRecord& append_copy(const formats::IndexRecord& rec, ByteSpan stored);
+  // `allow_duplicate` is for a catalog's mirror copy.
+  const formats::IndexRecord& append_copy(const formats::IndexRecord& rec, ByteSpan stored, bool allow_duplicate = false);
   // Streams a large object: `produce(sink)` must call sink with consecutive
   // stored chunks; returns the total stored length via the record.
   const formats::IndexRecord& append_stream(formats::Kind kind, formats::Codec codec, const Digest& digest,

@@ -98,7 +98,7 @@ Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
 
 PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
   std::string root = real_path(src);
-  ScannedTree tree = scan_tree(root, ScanOptions{opts.skip_special, opts.record_mtime});
+  ScannedTree tree = scan_tree(root, ScanOptions{opts.skip_special, opts.record_mtime, opts.exclude});
   stats.skipped = tree.skipped;
   Catalog cat;
   cat.name = opts.name;
@@ -304,8 +304,29 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
   return out;
 }
 
-PackFileResult pack_to_file(const std::string& src, const std::string& out_path, const PackOptions& opts) {
+// Leaves the output pack, its index and their temp files out of the tree when
+// the output lies inside the directory being packed.
+static std::function<bool(const std::string&)> exclude_output(const std::string& src, const std::string& out_path,
+                                                              std::function<bool(const std::string&)> also) {
+  std::string root = real_path(src);
+  std::string out_dir = real_path(dir_name(out_path));
+  if (out_dir != root && out_dir.rfind(root + "/", 0) != 0) return also;
+  std::string rel_dir = out_dir == root ? "" : out_dir.substr(root.size() + 1) + "/";
+  std::vector<std::string> names = {base_name(out_path), base_name(index_path_for(out_path))};
+  return [rel_dir, names, also](const std::string& rel) {
+    if (also && also(rel)) return true;
+    if (rel.compare(0, rel_dir.size(), rel_dir) != 0) return false;
+    std::string leaf = rel.substr(rel_dir.size());
+    for (auto& n : names)
+      if (leaf == n || leaf.rfind(".tmp-" + n + "-", 0) == 0) return true;
+    return false;
+  };
+}
+
+PackFileResult pack_to_file(const std::string& src, const std::string& out_path, const PackOptions& in_opts) {
   PackFileResult res;
+  PackOptions opts = in_opts;
+  opts.exclude = exclude_output(src, out_path, in_opts.exclude);
   AtomicFile pack_file(out_path, 0644);
   PackWriter writer(pack_file.fd(), out_path, opts.level);
   PackedTree packed = pack_tree(src, writer, opts, res.stats);

@@ -31,6 +31,7 @@ struct PackOptions {
   uint64_t large_threshold = 64ull << 20;
   uint64_t memory_budget = 256ull << 20;
   std::function<bool(const Digest&)> have; // thread-safe; may be empty
+  std::function<bool(const std::string& rel)> exclude; // paths to leave out
   Progress progress;
 };
 

@@ -43,6 +43,7 @@ struct Walker {
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) {
       std::string path = rel.empty() ? name : rel + "/" + name;
+      if (opts.exclude && opts.exclude(path)) continue;
       std::string shown = root + "/" + path;
       if (path.size() > kMaxPath) throw Error("path too long for a catalog (over 4095 bytes): '" + shown + "'");
       struct stat st;

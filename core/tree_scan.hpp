@@ -7,6 +7,7 @@
 // sockets and fifos are refused unless `skip_special`.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace hpak {
 struct ScanOptions {
   bool skip_special = false;
   bool record_mtime = true;
+  // Paths (relative to the root) to leave out, e.g. the pack being written.
+  std::function<bool(const std::string& rel)> exclude;
 };
 
 struct ScannedTree {

@@ -86,6 +86,14 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
     if (tid == 0 && (d & 1023) == 0) report(opts.progress, "verify", d, n);
   });
   report(opts.progress, "verify", n, n);
+  if (all.size() >= kPackMinSize) {
+    try {
+      Footer f = decode_footer(all.subspan(all.size() - kTrailerSize - kFooterSize, kFooterSize), path, all.size() - kTrailerSize - kFooterSize);
+      if (f.entry_count != n) rep.problems.push_back("footer counts " + std::to_string(f.entry_count) + " entries, the pack holds " + std::to_string(n));
+    } catch (const Corrupt&) {
+      // already reported by the reader
+    }
+  }
   if (!trailer_ok) rep.problems.push_back("pack checksum (trailer) mismatch: the pack has been modified or damaged");
   rep.raw_bytes = raw;
   rep.stored_bytes = stored;
@@ -133,7 +141,14 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
       if (it != bad_at.end()) {
         rep.bad_objects[it->second].paths.push_back(c.name + ":" + node.path);
       } else if (opts.standalone && !idx.find(node.digest)) {
-        rep.problems.push_back("catalog '" + c.name + "': object " + to_hex(node.digest) + " for '" + node.path + "' is not in the pack");
+        // Its entry is unreadable beyond recognition (e.g. a destroyed header): lost.
+        BadObject b;
+        b.digest = to_hex(node.digest);
+        b.kind = "blob";
+        b.why = "not found in the pack (its entry is damaged or missing)";
+        b.paths.push_back(c.name + ":" + node.path);
+        bad_at.emplace(node.digest, rep.bad_objects.size());
+        rep.bad_objects.push_back(std::move(b));
       }
     }
   }
