@@ -1,0 +1,338 @@
+#include "core/gc.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/pack_writer.hpp"
+#include "core/util/file.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+GcLock::GcLock(const Library& lib) {
+  std::string p = lib.root() + "/locks/gc.lock";
+  fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, lib.shared() ? 0664 : 0644);
+  if (fd_ < 0) throw_errno("unable to open '" + p + "'");
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    Bytes who = read_fd(fd_, p);
+    std::string holder(who.begin(), who.end());
+    while (!holder.empty() && holder.back() == '\n') holder.pop_back();
+    close(fd_);
+    fd_ = -1;
+    throw Error("another gc or repair is running on '" + lib.root() + "'" + (holder.empty() ? "" : " (" + holder + ")"));
+  }
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  std::string who = "host " + std::string(host) + " pid " + std::to_string(getpid()) + "\n";
+  if (ftruncate(fd_, 0) == 0) pwrite_all(fd_, ByteSpan(reinterpret_cast<const uint8_t*>(who.data()), who.size()), 0, p);
+}
+
+GcLock::~GcLock() {
+  if (fd_ >= 0) close(fd_); // releases the flock
+}
+
+static std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw_errno("unable to read '" + dir + "'");
+  while (auto* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+size_t recover_condemned(const Library& lib) {
+  size_t n = 0;
+  const std::string suffix = ".hidx.condemned";
+  for (auto& name : list_dir(lib.packs_dir())) {
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    std::string from = lib.packs_dir() + "/" + name;
+    std::string base = name.substr(0, name.size() - suffix.size());
+    if (!path_exists(lib.packs_dir() + "/" + base + ".hpak")) {
+      unlink(from.c_str()); // its pack was already deleted
+      continue;
+    }
+    std::string to = lib.packs_dir() + "/" + base + ".hidx";
+    if (rename(from.c_str(), to.c_str()) == 0) n++;
+  }
+  return n;
+}
+
+namespace {
+
+struct PackInfo {
+  const PackReader* reader;
+  std::string name;
+  uint64_t size = 0; // pack + index bytes
+  int64_t age = 0;
+  uint64_t objects = 0, live = 0, live_bytes = 0;
+  bool young = false, merge = false, damaged_live = false;
+};
+
+// Every digest the named catalogs need (catalog objects included). Throws if
+// a catalog cannot be read: then nothing may be swept.
+void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& live) {
+  for (auto& name : names) {
+    std::optional<Digest> d;
+    try {
+      d = lib.catalog_digest(name);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + "; gc aborted, nothing deleted");
+    }
+    if (!d) continue; // removed concurrently
+    if (!live.insert(*d).second) continue;
+    Catalog c;
+    try {
+      c = lib.load_catalog_by_digest(*d);
+    } catch (const Error& e) {
+      throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
+    }
+    for (auto& n : c.nodes)
+      if (n.type == NodeType::File) live.insert(n.digest);
+  }
+}
+
+std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
+
+} // namespace
+
+GcResult gc(Library& lib, const GcOptions& opts) {
+  GcLock lock(lib);
+  GcResult res;
+  auto step = [&](const char* s) {
+    if (opts.on_step) opts.on_step(s);
+  };
+  if (!opts.dry_run && recover_condemned(lib) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
+  lib.refresh();
+  const int64_t now = time(nullptr);
+
+  // --unused: drop catalog names not restored for that long.
+  std::vector<std::string> names = lib.catalog_names();
+  std::vector<std::string> kept_names;
+  for (auto& name : names) {
+    if (opts.unused_seconds >= 0 && now - lib.last_used(name) > opts.unused_seconds) {
+      res.dropped_catalogs.push_back(name);
+      if (!opts.dry_run) lib.remove_catalog(name);
+    } else {
+      kept_names.push_back(name);
+    }
+  }
+
+  DigestSet live;
+  mark(lib, kept_names, live);
+
+  std::vector<PackInfo> packs;
+  for (const PackReader* p : lib.packs()) {
+    PackInfo info;
+    info.reader = p;
+    info.name = base_name(p->path());
+    struct stat st;
+    int64_t mtime = now;
+    if (stat(idx_of(p).c_str(), &st) == 0) {
+      mtime = st.st_mtim.tv_sec;
+      info.size += uint64_t(st.st_size);
+    }
+    info.size += p->bytes().size();
+    info.age = now - mtime;
+    info.young = info.age < opts.grace_seconds;
+    const IndexView& v = p->index();
+    DigestSet seen;
+    for (uint64_t i = 0; i < v.count(); i++) {
+      Digest d = v.digest_at(i);
+      if (!seen.insert(d).second) continue;
+      info.objects++;
+      if (live.count(d)) {
+        info.live++;
+        info.live_bytes += v.record_at(i).stored_len + kEntryHeaderSize;
+      }
+    }
+    res.bytes_before += info.size;
+    packs.push_back(info);
+  }
+  res.packs_before = packs.size();
+
+  // Which old packs to rewrite: those with garbage, then a geometric roll-up.
+  std::vector<PackInfo*> old;
+  for (auto& p : packs)
+    if (!p.young) old.push_back(&p);
+  for (auto* p : old) p->merge = p->live < p->objects;
+  std::sort(old.begin(), old.end(), [](auto* a, auto* b) { return a->live_bytes < b->live_bytes; });
+  size_t roll = 0;
+  uint64_t prefix = 0;
+  for (size_t j = 0; j < old.size(); j++) {
+    if (j > 0 && old[j]->live_bytes < 2 * prefix) roll = j + 1;
+    prefix += old[j]->live_bytes;
+  }
+  if (roll >= 2)
+    for (size_t j = 0; j < roll; j++) old[j]->merge = true;
+  size_t merging = 0;
+  for (auto* p : old) merging += p->merge;
+  bool worthwhile = false;
+  for (auto* p : old) worthwhile |= p->merge && (p->live < p->objects || merging >= 2);
+
+  // Objects that stay reachable in packs we keep need no copy.
+  DigestSet in_kept;
+  for (auto& p : packs)
+    if (!p.merge) {
+      const IndexView& v = p.reader->index();
+      for (uint64_t i = 0; i < v.count(); i++) in_kept.insert(v.digest_at(i));
+    }
+
+  for (auto& p : packs) {
+    GcPackPlan plan;
+    plan.pack = p.name;
+    plan.size = p.size;
+    plan.objects = p.objects;
+    plan.live_objects = p.live;
+    plan.live_bytes = p.live_bytes;
+    if (p.young) {
+      plan.action = "young";
+      plan.why = "younger than the grace period (" + std::to_string(p.age) + " s old)";
+    } else if (p.merge && worthwhile) {
+      plan.action = p.live == 0 ? "delete" : (p.live < p.objects ? "rewrite" : "merge");
+      plan.why = p.live < p.objects ? std::to_string(p.objects - p.live) + " unreferenced objects" : "small pack rolled up with others";
+    } else {
+      plan.action = "keep";
+      plan.why = p.live < p.objects ? "garbage below threshold" : "all objects referenced";
+    }
+    res.packs.push_back(plan);
+    res.objects_kept += p.live;
+    if (p.merge && worthwhile) res.objects_dropped += p.objects - p.live;
+  }
+
+  if (!worthwhile || opts.dry_run) {
+    res.packs_after = res.packs_before;
+    res.bytes_after = res.bytes_before;
+    if (opts.dry_run && worthwhile) {
+      uint64_t freed = 0;
+      for (auto& p : packs)
+        if (p.merge) freed += p.size - p.live_bytes;
+      res.bytes_after = res.bytes_before - freed;
+      res.packs_after = res.packs_before - merging + (merging && res.objects_kept ? 1 : 0);
+    }
+  } else {
+    // Copy live objects verbatim into one new pack, in pack then offset order.
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<PackInfo*> sources;
+    for (auto& p : packs)
+      if (p.merge) sources.push_back(&p);
+    std::sort(sources.begin(), sources.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    std::optional<PackResult> written;
+    std::string new_name;
+    {
+      AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
+      PackWriter w(tmp.fd(), tmp.temp_path(), sources.empty() ? 3 : sources[0]->reader->level());
+      uint64_t done = 0, total = 0;
+      for (auto* s : sources) total += s->reader->index().count();
+      for (auto* s : sources) {
+        const IndexView& v = s->reader->index();
+        std::vector<IndexRecord> recs;
+        for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
+        std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+        for (auto& r : recs) {
+          if (++done % 4096 == 0) report(opts.progress, "repack", done, total);
+          if (!live.count(r.digest) || in_kept.count(r.digest)) continue;
+          bool mirror = w.contains(r.digest);
+          if (mirror && r.kind != Kind::Catalog) continue;
+          ByteSpan stored;
+          try {
+            stored = s->reader->checked_stored(r);
+          } catch (const Error& e) {
+            // A damaged copy is never spread; if no intact copy is written
+            // by the end, the old pack is kept (see below).
+            s->damaged_live = true;
+            res.warnings.push_back(std::string("damaged entry not copied: ") + e.what());
+            continue;
+          }
+          w.append_copy(r, stored, mirror);
+          res.copied_objects++;
+          res.copied_bytes += r.stored_len;
+        }
+      }
+      report(opts.progress, "repack", total, total);
+      // A damaged live object with an intact copy elsewhere does not pin its pack.
+      for (auto* s : sources) {
+        if (!s->damaged_live) continue;
+        s->damaged_live = false;
+        const IndexView& v = s->reader->index();
+        for (uint64_t i = 0; i < v.count(); i++) {
+          Digest d = v.digest_at(i);
+          if (live.count(d) && !w.contains(d) && !in_kept.count(d)) s->damaged_live = true;
+        }
+        if (s->damaged_live) res.warnings.push_back("pack '" + s->name + "' kept: it holds the only (damaged) copy of a live object; run 'hpak repair'");
+      }
+      if (res.copied_objects > 0) {
+        written = w.finish();
+        tmp.commit_as(tmp.temp_path() + ".done");
+        new_name = lib.publish_pack(tmp.final_path(), *written);
+      }
+    }
+    res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    step("published");
+
+    // Condemn, re-check the roots, un-condemn what a new root needs, delete.
+    std::vector<PackInfo*> condemned;
+    for (auto* s : sources) {
+      if (s->damaged_live) continue;
+      std::string idx = idx_of(s->reader);
+      if (rename(idx.c_str(), (idx + ".condemned").c_str()) == 0) condemned.push_back(s);
+    }
+    step("condemned");
+    lib.refresh();
+    DigestSet live_again;
+    mark(lib, lib.catalog_names(), live_again);
+    for (auto* s : condemned) {
+      const IndexView& v = s->reader->index();
+      for (uint64_t i = 0; i < v.count(); i++) {
+        Digest d = v.digest_at(i);
+        if (live_again.count(d) && !lib.locate_loaded(d)) {
+          std::string idx = idx_of(s->reader);
+          if (rename((idx + ".condemned").c_str(), idx.c_str()) != 0) throw_errno("unable to restore '" + idx + "'");
+          res.warnings.push_back("pack '" + s->name + "' kept: a catalog published during gc needs it");
+          s->merge = false;
+          lib.refresh();
+          break;
+        }
+      }
+    }
+    for (auto* s : condemned) {
+      if (!s->merge) continue;
+      std::string idx = idx_of(s->reader);
+      unlink(s->reader->path().c_str());
+      unlink((idx + ".condemned").c_str());
+    }
+    step("deleted");
+    lib.write_midx();
+    lib.refresh();
+    res.packs_after = 0;
+    for (const PackReader* p : lib.packs()) {
+      res.packs_after++;
+      struct stat st;
+      res.bytes_after += p->bytes().size();
+      if (stat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
+    }
+  }
+
+  // Temp files of writers that died long ago.
+  for (auto& name : list_dir(lib.tmp_dir())) {
+    std::string p = lib.tmp_dir() + "/" + name;
+    struct stat st;
+    if (lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, 0)) {
+      if (!opts.dry_run) unlink(p.c_str());
+      res.tmp_removed++;
+    }
+  }
+  return res;
+}
+
+} // namespace hpak
