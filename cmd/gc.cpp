@@ -1,6 +1,8 @@
 // hpak gc LIB: reclaim the space of objects no catalog names, merge small
 // packs; safe while others add and restore (protocol: core/gc.hpp, man hpak-gc).
 #include <CLI/CLI.hpp>
+#include <csignal>
+#include <unistd.h>
 
 #include "cmd/command.hpp"
 #include "cmd/duration.hpp"
@@ -30,6 +32,14 @@ int run() {
   go.grace_seconds = parse_duration(o.grace);
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
+  // Test hook for crash-consistency tests: HPAK_TEST_GC_KILL_AT=published|condemned|deleted
+  // makes gc SIGKILL itself right after that step.
+  if (const char* at = getenv("HPAK_TEST_GC_KILL_AT")) {
+    std::string step = at;
+    go.on_step = [step](const char* s) {
+      if (step == s) kill(getpid(), SIGKILL);
+    };
+  }
   double t0 = now_seconds();
   GcResult r = gc(lib, go);
   double secs = now_seconds() - t0;

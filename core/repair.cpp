@@ -1,0 +1,167 @@
+#include "core/repair.hpp"
+
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/gc.hpp"
+#include "core/pack_writer.hpp"
+#include "core/util/file.hpp"
+#include "core/verify.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+RepairResult repair(Library& lib, const RepairOptions& opts) {
+  GcLock lock(lib);
+  RepairResult res;
+  if (!opts.dry_run) recover_condemned(lib);
+  lib.refresh();
+  std::vector<const PackReader*> packs = lib.packs();
+
+  struct Damaged {
+    const PackReader* pack;
+    std::set<uint64_t> bad_offsets;
+  };
+  std::vector<Damaged> damaged;
+  DigestSet intact_elsewhere; // digests with an intact copy in a pack that is not rewritten
+  std::vector<VerifyReport> reports;
+  for (const PackReader* p : packs) {
+    VerifyOptions vo;
+    vo.threads = opts.threads;
+    vo.standalone = false;
+    vo.progress = opts.progress;
+    VerifyReport r = verify_pack(p->path(), vo);
+    res.packs_checked++;
+    bool entries_bad = !r.bad_objects.empty();
+    bool pack_bad = false, index_bad = false;
+    for (auto& prob : r.problems) (prob.rfind("index", 0) == 0 ? index_bad : pack_bad) = true;
+    if (!entries_bad && !pack_bad) {
+      if (index_bad) {
+        if (!opts.dry_run) {
+          PackReader scanned(p->path(), /*use_index_file=*/false);
+          std::vector<IndexRecord> recs;
+          for (uint64_t i = 0; i < scanned.index().count(); i++) recs.push_back(scanned.index().record_at(i));
+          AtomicFile f(index_path_for(p->path()), 0444);
+          f.write(encode_index(recs, scanned.bytes().size(), scanned.stored_trailer()));
+          f.commit();
+        }
+        res.indexes_rebuilt++;
+        res.notes.push_back("rebuilt the index of '" + base_name(p->path()) + "'");
+      }
+      const IndexView& v = p->index();
+      for (uint64_t i = 0; i < v.count(); i++) intact_elsewhere.insert(v.digest_at(i));
+      continue;
+    }
+    Damaged d{p, {}};
+    for (auto& b : r.bad_objects) d.bad_offsets.insert(b.offset);
+    damaged.push_back(std::move(d));
+  }
+
+  DigestSet lost;
+  for (auto& d : damaged) {
+    // Re-read the pack by scanning, so entries missing from a damaged index are found too.
+    PackReader scanned(d.pack->path(), /*use_index_file=*/false);
+    const IndexView& v = scanned.index();
+    std::vector<IndexRecord> recs;
+    for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
+    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+    std::optional<AtomicFile> tmp;
+    std::optional<PackWriter> w;
+    if (!opts.dry_run) {
+      tmp.emplace(lib.tmp_dir() + "/repair-pack", 0644);
+      w.emplace(tmp->fd(), tmp->temp_path(), scanned.level());
+    }
+    DigestSet salvaged;
+    for (auto& r : recs) {
+      bool good = !d.bad_offsets.count(r.offset);
+      if (good) {
+        try {
+          if (r.raw_len > (64ull << 20)) scanned.read_stream(r, [](ByteSpan) {});
+          else scanned.read(r);
+        } catch (const Error&) {
+          good = false;
+        }
+      }
+      if (!good) continue;
+      bool mirror = salvaged.count(r.digest) != 0;
+      if (mirror && r.kind != Kind::Catalog) continue;
+      if (w) w->append_copy(r, scanned.checked_stored(r), mirror);
+      if (!mirror) res.objects_salvaged++;
+      salvaged.insert(r.digest);
+    }
+    // Digests the old index knew but that did not survive.
+    for (uint64_t i = 0; i < d.pack->index().count(); i++) {
+      Digest dg = d.pack->index().digest_at(i);
+      if (salvaged.count(dg)) continue;
+      if (intact_elsewhere.count(dg)) res.objects_elsewhere++;
+      else lost.insert(dg);
+    }
+    for (uint64_t i = 0; i < v.count(); i++) {
+      Digest dg = v.digest_at(i);
+      if (!salvaged.count(dg) && !intact_elsewhere.count(dg)) lost.insert(dg);
+    }
+    if (!opts.dry_run) {
+      PackResult pr = w->finish();
+      tmp->commit_as(tmp->temp_path() + ".done");
+      lib.publish_pack(tmp->final_path(), pr);
+      std::string dmg = lib.root() + "/damaged";
+      if (mkdir(dmg.c_str(), 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
+      std::string idx = index_path_for(d.pack->path());
+      unlink(idx.c_str());
+      std::string dest = dmg + "/" + base_name(d.pack->path());
+      if (rename(d.pack->path().c_str(), dest.c_str()) != 0) throw_errno("unable to move '" + d.pack->path() + "' to '" + dest + "'");
+      res.moved.push_back(dest);
+    }
+    res.packs_rewritten++;
+    for (auto& dg : salvaged) lost.erase(dg);
+  }
+  // An object salvaged from one damaged pack is not lost because another lost it.
+  lib.refresh();
+  if (!opts.dry_run)
+    for (auto it = lost.begin(); it != lost.end();) it = lib.locate_loaded(*it) ? lost.erase(it) : std::next(it);
+
+  // Name every catalog path that lost data, and the catalogs that are gone.
+  DigestMap<size_t> lost_at;
+  for (auto& dg : lost) {
+    lost_at.emplace(dg, res.lost.size());
+    res.lost.push_back({to_hex(dg), {}});
+  }
+  for (auto& name : lib.catalog_names()) {
+    std::optional<Digest> cd;
+    try {
+      cd = lib.catalog_digest(name);
+    } catch (const Error&) {
+      res.broken_catalogs.push_back(name);
+      continue;
+    }
+    if (!cd) continue;
+    if (lost.count(*cd)) {
+      res.broken_catalogs.push_back(name);
+      res.lost[lost_at.at(*cd)].paths.push_back(name + ": (the catalog itself)");
+      continue;
+    }
+    Catalog c;
+    try {
+      c = lib.load_catalog_by_digest(*cd);
+    } catch (const Error&) {
+      res.broken_catalogs.push_back(name);
+      continue;
+    }
+    bool broken = false;
+    for (auto& n : c.nodes) {
+      if (n.type != NodeType::File) continue;
+      auto it = lost_at.find(n.digest);
+      if (it != lost_at.end()) {
+        res.lost[it->second].paths.push_back(name + ":" + n.path);
+        broken = true;
+      }
+    }
+    if (broken) res.broken_catalogs.push_back(name);
+  }
+  if (!opts.dry_run && res.packs_rewritten) lib.write_midx();
+  return res;
+}
+
+} // namespace hpak
