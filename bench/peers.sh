@@ -10,7 +10,8 @@
 #
 # OUTDIR (default: a new /tmp/hpak-peers.XXXXXX) receives the hyperfine JSON
 # exports, the logs and results.txt.  Environment knobs:
-#   RUNS=3          runs per measurement (median is reported)
+#   RUNS=3          runs per measurement on tmpfs (median is reported)
+#   DISK_RUNS=1     runs per measurement on disk (disk runs are slow)
 #   MEDIA="tmpfs disk"   which media to measure
 #   BENCH_BIN=DIR   directory holding hpak-rccbase / hpak-ceiling: adds rows
 #                   for them (rccbase lifted once, untimed; ceiling reports
@@ -20,7 +21,8 @@
 #                   i.e. dirty data may still sit in the page cache)
 #   HYPERFINE=0    force the fallback timing loop
 # Uses hyperfine when installed, else a plain loop timed with date +%s.%N.
-# Bounded: a 12k-file / 170 MB tree takes a few minutes with RUNS=3.
+# Bounded: a 12k-file / 170 MB tree takes a few minutes with the defaults
+# (about 1.5 min on tmpfs; the disk part depends on the disk).
 set -euo pipefail
 
 usage() { echo "usage: $0 TREE [OUTDIR]" >&2; exit 2; }
@@ -32,9 +34,11 @@ mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
 QT=$(printf %q "$TREE")
 RUNS=${RUNS:-3}
+DISK_RUNS=${DISK_RUNS:-1}
 MEDIA=${MEDIA:-tmpfs disk}
 JOBS=${JOBS:-$(nproc)}
 BENCH_BIN=${BENCH_BIN:-}
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 HAVE_HF=0
 if [[ ${HYPERFINE:-1} != 0 ]] && command -v hyperfine >/dev/null; then HAVE_HF=1; fi
 
@@ -44,15 +48,18 @@ WORKDIRS=()
 cleanup() { for w in "${WORKDIRS[@]}"; do rm -rf "$w"; done; }
 trap cleanup EXIT
 
+runs_for() { if [[ $1 == disk ]]; then echo "$DISK_RUNS"; else echo "$RUNS"; fi; }
+
 # median of numbers on stdin
 median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "NA"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 # measure MEDIUM KEY PREPARE COMMAND  -> RES[MEDIUM|KEY] = median seconds
 measure() {
-  local medium=$1 key=$2 prep=$3 cmd=$4 tag="$1-${2//[^A-Za-z0-9]/_}"
+  local medium=$1 key=$2 prep=$3 cmd=$4 tag="$1-${2//[^A-Za-z0-9]/_}" runs
+  runs=$(runs_for "$medium")
   echo "  [$medium] $key" >&2
   if [[ $HAVE_HF == 1 ]]; then
-    if hyperfine --runs "$RUNS" --style basic --prepare "$prep" \
+    if hyperfine --runs "$runs" --style basic --prepare "$prep" \
          --export-json "$OUT/$tag.json" "$cmd" >"$OUT/$tag.log" 2>&1; then
       RES[$medium|$key]=$(jq -r '.results[0].median' "$OUT/$tag.json" 2>/dev/null ||
                           grep -o '"median": *[0-9.e-]*' "$OUT/$tag.json" | head -1 | awk '{print $2}')
@@ -62,7 +69,7 @@ measure() {
   else
     local i t0 t1
     : >"$OUT/$tag.times"
-    for ((i = 0; i < RUNS; i++)); do
+    for ((i = 0; i < runs; i++)); do
       bash -c "$prep" >>"$OUT/$tag.log" 2>&1
       t0=$(date +%s.%N)
       if ! bash -c "$cmd" >>"$OUT/$tag.log" 2>&1; then RES[$medium|$key]=FAIL; return; fi
@@ -77,7 +84,7 @@ measure() {
 measure_ceiling() {
   local medium=$1 key=$2 w=$3 i
   echo "  [$medium] $key" >&2
-  for ((i = 0; i < RUNS; i++)); do
+  for ((i = 0; i < $(runs_for "$medium"); i++)); do
     rm -rf "$w/out"
     [[ $medium != disk ]] || sync -f "$w"
     "$BENCH_BIN/hpak-ceiling" "$TREE" "$w/out" -j "$JOBS"
@@ -147,8 +154,14 @@ done
   nd=$(find "$TREE" -type d | wc -l)
   nb=$(find "$TREE" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
   echo "tree: $TREE  files=$nf dirs=$nd file_bytes=$nb"
-  echo "median seconds over $RUNS runs ($([[ $HAVE_HF == 1 ]] && echo hyperfine || echo date-loop));" \
-       "tmpfs=/dev/shm, disk=/var/tmp$([[ ${DISK_SYNC:-0} == 1 ]] && echo ' (+sync -f)')"
+  label="median seconds ($([[ $HAVE_HF == 1 ]] && echo hyperfine || echo date-loop)):"
+  for m in $MEDIA; do
+    extra=""
+    if [[ $m == disk && ${DISK_SYNC:-0} == 1 ]]; then extra=", +sync -f"; fi
+    label+=" $m=${ROOT[$m]} ($(runs_for "$m") runs$extra)"
+  done
+  echo "$label"
+  echo "load average: start $LOAD0, end $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cpus)"
   printf '%-36s' "operation"
   for m in $MEDIA; do printf '%16s' "$m"; done
   echo
