@@ -109,7 +109,11 @@ PackReader::PackReader(const std::string& path, bool use_index_file) : map_(path
     ScanResult s = scan_pack(b, path);
     for (auto& p : s.problems) damage_.push_back(p);
     Digest trailer = b.size() >= kTrailerSize ? stored_trailer() : Digest{};
-    idx_owned_ = encode_index(std::move(s.records), b.size(), trailer);
+    // A truncated pack has no footer and trailer, so its last entries may end
+    // within the last 64 bytes: size the view as if they followed, or the
+    // view would refuse those entries and with them the whole pack.
+    uint64_t view_size = std::max<uint64_t>(b.size(), s.end + kFooterSize + kTrailerSize);
+    idx_owned_ = encode_index(std::move(s.records), view_size, trailer);
     view_ = IndexView(idx_owned_, path + " (scanned)", false);
   }
   for (uint64_t i = 0; i < view_.count(); i++) {

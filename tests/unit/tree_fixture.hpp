@@ -116,6 +116,12 @@ inline void write_file(const std::string& path, std::string_view s, mode_t mode 
   write_file(path, ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size()), mode);
 }
 inline Bytes read_file(const std::string& path) { return hpak::read_file(path); }
+// Writes `path` as a new inode (unlink first): rewriting through O_TRUNC makes
+// ext4 flush on close (auto_da_alloc), which is slow in tight test loops.
+inline void replace_file(const std::string& path, ByteSpan data) {
+  ::unlink(path.c_str());
+  write_file(path, data);
+}
 inline void mkdirs(const std::string& path, mode_t mode = 0755) {
   std::filesystem::create_directories(path);
   ::chmod(path.c_str(), mode);
