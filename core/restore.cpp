@@ -171,6 +171,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     } closer{dir_fd};
     long limit = raise_fd_limit();
     if (long(dir_node.size()) > limit - 128) throw Error("catalog has more directories than the open-file limit allows");
+    reserve_fds(dir_node.size() * 2); // before the threads: see reserve_fds
 
     std::vector<uint8_t> present(cat.nodes.size(), 0), rewrite(cat.nodes.size(), 0), mode_fix(cat.nodes.size(), 0);
     std::vector<ino_t> ino(cat.nodes.size(), 0);

@@ -1,5 +1,6 @@
 #include "core/util/file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -176,6 +177,14 @@ long raise_fd_limit() {
     getrlimit(RLIMIT_NOFILE, &rl);
   }
   return rl.rlim_cur == RLIM_INFINITY ? LONG_MAX : long(rl.rlim_cur);
+}
+
+void reserve_fds(size_t n) {
+  long limit = raise_fd_limit();
+  long want = std::min<long>(limit - 1, long(n) + 64);
+  if (want <= 3) return;
+  int fd = dup2(0, int(want));
+  if (fd >= 0) ::close(fd);
 }
 
 std::string dir_name(const std::string& path) {

@@ -99,6 +99,11 @@ private:
 
 // Raises RLIMIT_NOFILE's soft limit to the hard limit; returns the new soft limit.
 long raise_fd_limit();
+// Grows the process's descriptor table to hold `n` more descriptors now. Call it
+// before starting threads that open many fds: growing the table later, while
+// several threads share it, waits for an RCU grace period each time (measured:
+// 4-20 ms per doubling, 60 ms of a 100 ms no-op restore).
+void reserve_fds(size_t n);
 
 // Directory part / last component of a path ("a/b/c" -> "a/b", "c").
 std::string dir_name(const std::string& path);
