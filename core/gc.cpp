@@ -165,7 +165,13 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   std::vector<PackInfo*> old;
   for (auto& p : packs)
     if (!p.young) old.push_back(&p);
-  for (auto* p : old) p->merge = p->live < p->objects;
+  // Rewriting a pack costs copying its live bytes: do it when at least 10% of
+  // it is garbage (or all of it); smaller amounts wait for a later gc or a merge.
+  for (auto* p : old) {
+    uint64_t pack_bytes = p->reader->bytes().size();
+    uint64_t garbage = pack_bytes > p->live_bytes ? pack_bytes - p->live_bytes : 0;
+    p->merge = p->live == 0 || (p->live < p->objects && garbage * 10 >= pack_bytes);
+  }
   std::sort(old.begin(), old.end(), [](auto* a, auto* b) { return a->live_bytes < b->live_bytes; });
   size_t roll = 0;
   uint64_t prefix = 0;
@@ -323,13 +329,25 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     }
   }
 
-  // Temp files of writers that died long ago.
-  for (auto& name : list_dir(lib.tmp_dir())) {
-    std::string p = lib.tmp_dir() + "/" + name;
+  // Leftovers of writers (or gcs) that died long ago: temp files, and packs
+  // whose index was never published (invisible to everyone, so unreferenced).
+  auto old_enough = [&](const std::string& p) {
     struct stat st;
-    if (lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, 0)) {
-      if (!opts.dry_run) unlink(p.c_str());
-      res.tmp_removed++;
+    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, 0);
+  };
+  auto remove_leftover = [&](const std::string& p) {
+    if (!opts.dry_run) unlink(p.c_str());
+    res.tmp_removed++;
+  };
+  for (auto& name : list_dir(lib.tmp_dir()))
+    if (old_enough(lib.tmp_dir() + "/" + name)) remove_leftover(lib.tmp_dir() + "/" + name);
+  for (const char* sub : {"/packs", "/catalogs"}) {
+    std::string dir = lib.root() + sub;
+    for (auto& name : list_dir(dir)) {
+      std::string p = dir + "/" + name;
+      bool orphan_pack = name.size() > 5 && name.compare(name.size() - 5, 5, ".hpak") == 0 &&
+                         !path_exists(index_path_for(p)) && !path_exists(index_path_for(p) + ".condemned");
+      if ((name.rfind(".tmp-", 0) == 0 || orphan_pack) && old_enough(p)) remove_leftover(p);
     }
   }
   return res;

@@ -305,10 +305,10 @@ std::string Library::publish_pack(const std::string& tmp_path, const PackResult&
   std::string name = pack_file_name(r.file_sum);
   std::string final_pack = packs_dir() + "/" + name;
   if (shared_) chmod(tmp_path.c_str(), 0444);
-  if (renameat2(AT_FDCWD, tmp_path.c_str(), AT_FDCWD, final_pack.c_str(), RENAME_NOREPLACE) != 0) {
-    if (errno != EEXIST) throw_errno("unable to publish pack '" + final_pack + "'");
-    unlink(tmp_path.c_str()); // an identical pack (same SHA-256) is already there
-  }
+  // The name is the SHA-256 of the content: if it exists it is the same pack.
+  // link() never replaces and works on NFS (renameat2's RENAME_NOREPLACE does not).
+  if (link(tmp_path.c_str(), final_pack.c_str()) != 0 && errno != EEXIST) throw_errno("unable to publish pack '" + final_pack + "'");
+  unlink(tmp_path.c_str());
   std::string idx_path = index_path_for(final_pack);
   if (!path_exists(idx_path)) {
     AtomicFile idx(idx_path, 0444);

@@ -69,13 +69,16 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   // object we relied on (before our name existed) is detected here, and the
   // object is written again from the source tree. See core/gc.hpp.
   std::string real_src = real_path(src);
-  for (int round = 0; round < 5; round++) {
+  for (int round = 0;; round++) {
     refresh();
     DigestSet missing;
     if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
     for (const Node& n : cat.nodes)
       if (n.type == NodeType::File && !locate_loaded(n.digest)) missing.insert(n.digest);
     if (missing.empty()) break;
+    if (round == 5)
+      throw Error("catalog '" + name + "' was published but " + std::to_string(missing.size()) +
+                  " of its objects keep disappearing (a gc with --grace 0 running in a loop?); add it again");
     std::string tmp_path;
     PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp_path);
     publish_pack(tmp_path, r);

@@ -48,7 +48,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
           f.commit();
         }
         res.indexes_rebuilt++;
-        res.notes.push_back("rebuilt the index of '" + base_name(p->path()) + "'");
+        res.notes.push_back(std::string(opts.dry_run ? "would rebuild" : "rebuilt") + " the index of '" + base_name(p->path()) + "'");
       }
       const IndexView& v = p->index();
       for (uint64_t i = 0; i < v.count(); i++) intact_elsewhere.insert(v.digest_at(i));
@@ -107,7 +107,8 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
       tmp->commit_as(tmp->temp_path() + ".done");
       lib.publish_pack(tmp->final_path(), pr);
       std::string dmg = lib.root() + "/damaged";
-      if (mkdir(dmg.c_str(), 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
+      if (mkdir(dmg.c_str(), lib.shared() ? 02775 : 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
+      if (lib.shared()) chmod(dmg.c_str(), 02775);
       std::string idx = index_path_for(d.pack->path());
       unlink(idx.c_str());
       std::string dest = dmg + "/" + base_name(d.pack->path());

@@ -155,8 +155,10 @@ void AtomicFile::commit(bool fsync_first, bool no_replace) {
   if (fsync_first && fsync(fd_.get()) != 0) throw_errno("unable to sync '" + temp_ + "'");
   if (::close(fd_.release()) != 0) throw_errno("unable to close '" + temp_ + "'");
   if (no_replace) {
-    if (renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_NOREPLACE) != 0)
-      throw_errno("unable to publish '" + final_ + "'");
+    // link(2) fails with EEXIST instead of replacing, and (unlike renameat2's
+    // RENAME_NOREPLACE) works on NFS.
+    if (::link(temp_.c_str(), final_.c_str()) != 0) throw_errno("unable to publish '" + final_ + "'");
+    ::unlink(temp_.c_str());
   } else if (::rename(temp_.c_str(), final_.c_str()) != 0) {
     throw_errno("unable to publish '" + final_ + "'");
   }

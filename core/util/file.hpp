@@ -85,7 +85,7 @@ public:
   const std::string& final_path() const { return final_; }
   void write(ByteSpan data) { write_all(fd_.get(), data, temp_); }
   // fsync (optional), close and rename into place. If `no_replace`, fail with
-  // EEXIST instead of replacing an existing file (renameat2 RENAME_NOREPLACE).
+  // EEXIST instead of replacing an existing file (link + unlink: NFS-safe).
   void commit(bool fsync_first = false, bool no_replace = false);
   // Rename to a different final name (e.g. a name known only after hashing).
   void commit_as(const std::string& final_path, bool fsync_first = false);
