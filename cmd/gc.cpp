@@ -14,6 +14,7 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::string lib, grace = "1h", unused;
+  unsigned min_garbage = 0;
   bool dry_run = false, json = false;
 } o;
 
@@ -22,6 +23,8 @@ void setup(CLI::App& app) {
   app.add_flag("-n,--dry-run", o.dry_run, "Show what would be freed, per pack, and why; change nothing");
   app.add_option("--grace", o.grace, "Leave packs younger than this alone (default 1h; 0 is unsafe with concurrent writers)");
   app.add_option("--unused", o.unused, "Also drop catalogs not restored for this long (e.g. 30d)");
+  app.add_option("--min-garbage", o.min_garbage, "Rewrite a pack only if at least this percentage of it is garbage (default 0)")
+      ->check(CLI::Range(0, 100));
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
@@ -30,6 +33,7 @@ int run() {
   GcOptions go;
   go.dry_run = o.dry_run;
   go.grace_seconds = parse_duration(o.grace);
+  go.min_garbage_pct = o.min_garbage;
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
   // Test hook for crash-consistency tests: HPAK_TEST_GC_KILL_AT=published|condemned|deleted

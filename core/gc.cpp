@@ -165,12 +165,12 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   std::vector<PackInfo*> old;
   for (auto& p : packs)
     if (!p.young) old.push_back(&p);
-  // Rewriting a pack costs copying its live bytes: do it when at least 10% of
-  // it is garbage (or all of it); smaller amounts wait for a later gc or a merge.
+  // Rewriting a pack costs copying its live bytes: do it when at least
+  // min_garbage_pct of it is garbage (or all of it); smaller amounts wait.
   for (auto* p : old) {
     uint64_t pack_bytes = p->reader->bytes().size();
     uint64_t garbage = pack_bytes > p->live_bytes ? pack_bytes - p->live_bytes : 0;
-    p->merge = p->live == 0 || (p->live < p->objects && garbage * 10 >= pack_bytes);
+    p->merge = p->live == 0 || (p->live < p->objects && garbage * 100 >= pack_bytes * uint64_t(opts.min_garbage_pct));
   }
   std::sort(old.begin(), old.end(), [](auto* a, auto* b) { return a->live_bytes < b->live_bytes; });
   size_t roll = 0;

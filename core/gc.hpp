@@ -38,6 +38,7 @@ struct GcOptions {
   bool dry_run = false;
   int64_t grace_seconds = 3600;
   int64_t unused_seconds = -1; // drop catalogs not used for this long (-1: keep all)
+  unsigned min_garbage_pct = 0; // rewrite a pack only if at least this much of it is garbage
   unsigned threads = 0;
   Progress progress;
   // Test hook: called with a step name ("published", "condemned", "deleted").
