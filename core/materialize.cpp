@@ -53,6 +53,12 @@ void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& s
     pack.read_stream(rec, [&](ByteSpan chunk) { write_all(fd, chunk, shown); }, verify);
     return;
   }
+  // A compressed object's declared size is trusted only as far as its stored
+  // bytes could produce it (zstd cannot expand 1:2^17): a hostile pack must
+  // not make the relocating path below allocate terabytes for a tiny entry.
+  if (rec.codec != Codec::Raw && rec.raw_len / 131072 > rec.stored_len + 1)
+    throw Corrupt(pack.path(), rec.offset, "declared size " + std::to_string(rec.raw_len) + " of " + to_hex(rec.digest) +
+                                               " is impossible for " + std::to_string(rec.stored_len) + " stored bytes");
   ByteSpan content;
   if (rec.codec == Codec::Raw && !relocate) {
     content = pack.checked_stored(rec);

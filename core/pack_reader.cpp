@@ -30,13 +30,22 @@ ScanResult scan_pack(ByteSpan b, const std::string& where) {
   while (pos < end) {
     ByteSpan rest = b.subspan(pos, end - pos);
     if (looks_like_entry_header(rest)) {
-      EntryHeader h = decode_entry_header(rest, where, pos);
-      if (h.stored_len <= end - pos - kEntryHeaderSize) {
+      EntryHeader h;
+      bool decoded = true;
+      try {
+        h = decode_entry_header(rest, where, pos);
+      } catch (const Corrupt& e) {
+        // Self-consistent but invalid (e.g. a raw entry whose sizes differ):
+        // damage like any other, never a reason to give up on the whole pack.
+        res.problems.push_back({pos, e.why()});
+        decoded = false;
+      }
+      if (decoded && h.stored_len <= end - pos - kEntryHeaderSize) {
         res.records.push_back({h.digest, pos, h.stored_len, h.raw_len, h.stored_xxh, h.kind, h.codec});
         pos += kEntryHeaderSize + h.stored_len;
         continue;
       }
-      res.problems.push_back({pos, "entry extends past the end of the pack (truncated?)"});
+      if (decoded) res.problems.push_back({pos, "entry extends past the end of the pack (truncated?)"});
     } else {
       res.problems.push_back({pos, "no valid entry header here"});
     }

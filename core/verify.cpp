@@ -128,7 +128,9 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
     try {
       c = pack.load_catalog_record(r);
     } catch (const Error& e) {
-      rep.problems.push_back(std::string("catalog: ") + e.what());
+      // A catalog that fails to validate fails the same way in its mirror: report once.
+      std::string msg = std::string("catalog: ") + e.what();
+      if (std::find(rep.problems.begin(), rep.problems.end(), msg) == rep.problems.end()) rep.problems.push_back(msg);
       continue;
     }
     cats_done.insert(r.digest);
@@ -138,9 +140,15 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
     for (auto& node : c.nodes) {
       if (node.type != NodeType::File) continue;
       auto it = bad_at.find(node.digest);
+      auto found = idx.find(node.digest);
       if (it != bad_at.end()) {
         rep.bad_objects[it->second].paths.push_back(c.name + ":" + node.path);
-      } else if (opts.standalone && !idx.find(node.digest)) {
+      } else if (found && idx.record_at(*found).raw_len != node.size) {
+        // Restoring would refuse it: the catalog and the object disagree.
+        rep.problems.push_back("catalog '" + c.name + "': '" + node.path + "' is " + std::to_string(node.size) +
+                               " bytes but its object " + to_hex(node.digest) + " has " +
+                               std::to_string(idx.record_at(*found).raw_len));
+      } else if (opts.standalone && !found) {
         // Its entry is unreadable beyond recognition (e.g. a destroyed header): lost.
         BadObject b;
         b.digest = to_hex(node.digest);

@@ -109,7 +109,9 @@ Bytes encode_catalog(const Catalog& c) {
 static std::vector<uint64_t> get_relocs(ByteReader& r, uint64_t limit, const std::vector<std::string>& roots) {
   uint32_t n = r.u32();
   if (n > 0 && roots.empty()) r.fail("relocation offsets without a relocation root");
-  if (n > limit) r.fail("too many relocation offsets");
+  // Each offset takes 8 bytes of the catalog: a count the bytes cannot hold
+  // is refused before anything is reserved for it.
+  if (n > limit || n > r.remaining() / 8) r.fail("too many relocation offsets");
   std::vector<uint64_t> out;
   out.reserve(n);
   uint64_t next_min = 0;

@@ -77,9 +77,13 @@ IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_
     uint64_t off = uint64_t(r - b.data());
     if (r[32] < 1 || r[32] > 3) throw Corrupt(where_, off + 32, "bad kind in index record");
     if (r[33] > 2) throw Corrupt(where_, off + 33, "bad codec in index record");
+    // Entries lie between the header and the footer. Computed so that no term
+    // can wrap: `pack_size_ - 64` once underflowed for a pack_size below 64 and
+    // let records point anywhere.
     uint64_t eoff = get_u64(r), slen = get_u64(r + 8);
-    if (eoff < kPackHeaderSize || eoff > pack_size_ || slen > pack_size_ ||
-        eoff + kEntryHeaderSize + slen > pack_size_ - kFooterSize - kTrailerSize)
+    uint64_t entries_end = pack_size_ >= kPackMinSize ? pack_size_ - kFooterSize - kTrailerSize : 0;
+    if (eoff < kPackHeaderSize || eoff > entries_end || entries_end - eoff < kEntryHeaderSize ||
+        slen > entries_end - eoff - kEntryHeaderSize)
       throw Corrupt(where_, off, "record points outside the pack");
   }
 }

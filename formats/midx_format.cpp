@@ -54,6 +54,11 @@ MidxView::MidxView(ByteSpan b, std::string where) {
   }
   if (prev != count_) r.fail("fanout total does not match the count");
   for (uint64_t i = 0; i < count_; i++) {
+    // A digest outside its fanout bucket would be invisible to find().
+    const uint8_t* d = digests_ + 32 * i;
+    uint32_t lo = d[0] == 0 ? 0 : get_u32(fanout_ + 4 * (d[0] - 1));
+    uint32_t hi = get_u32(fanout_ + 4 * d[0]);
+    if (i < lo || i >= hi) throw Corrupt(where, uint64_t(d - b.data()), "digest outside its fanout bucket");
     if (i > 0 && std::memcmp(digests_ + 32 * (i - 1), digests_ + 32 * i, 32) >= 0) r.fail("digests are not sorted");
     if (get_u32(ids_ + 4 * i) >= npacks) r.fail("pack id out of range");
   }

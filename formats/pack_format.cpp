@@ -72,8 +72,11 @@ static bool valid_codec(uint8_t c) { return c <= 2; }
 bool looks_like_entry_header(ByteSpan b) {
   if (b.size() < kEntryHeaderSize) return false;
   if (std::memcmp(b.data(), kEntryMagic, 4) != 0) return false;
+  // Everything decode_entry_header checks, so a scan that trusts this never
+  // meets a header decode_entry_header refuses (a raw entry whose sizes differ
+  // used to abort the whole scan instead of being skipped as damage).
   return get_u32(b.data() + 64) == header_check(b.data()) && get_u32(b.data() + 68) == 0 && valid_kind(b[4]) &&
-         valid_codec(b[5]);
+         valid_codec(b[5]) && (b[5] != uint8_t(Codec::Raw) || get_u64(b.data() + 8) == get_u64(b.data() + 16));
 }
 
 EntryHeader decode_entry_header(ByteSpan b, const std::string& where, uint64_t offset) {

@@ -20,4 +20,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
 if [ -f scripts/test-extra.sh ]; then bash scripts/test-extra.sh; fi
+bash scripts/test-fuzz.sh
 echo "== all tests passed"

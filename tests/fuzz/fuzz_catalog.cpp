@@ -1,0 +1,55 @@
+// Fuzzes decode_catalog on arbitrary bytes.
+//
+// Invariants of an accepted catalog: it re-encodes to exactly the input (the
+// encoding is canonical, so nothing was skipped or misread); every path passes
+// check_path, paths are strictly ordered, every parent is an earlier
+// directory, hardlinks name an earlier file, relocations lie inside the
+// object and name an existing root; relocated_size() is computable.
+#include <unordered_map>
+
+#include "formats/catalog_format.hpp"
+#include "fuzz_common.hpp"
+
+using namespace hpak;
+using namespace hpak::formats;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Catalog c;
+  try {
+    c = decode_catalog(ByteSpan(data, size), "fuzz catalog");
+  } catch (const Error&) {
+    return 0;
+  }
+  Bytes again = encode_catalog(c);
+  FUZZ_CHECK(again.size() == size && std::memcmp(again.data(), data, size) == 0, "catalog does not re-encode to its bytes");
+  FUZZ_CHECK(c.roots.size() <= kMaxRoots, "too many roots");
+  std::unordered_map<std::string, NodeType> seen;
+  for (size_t i = 0; i < c.nodes.size(); i++) {
+    const Node& n = c.nodes[i];
+    FUZZ_CHECK(check_path(n.path).empty(), "bad path accepted");
+    FUZZ_CHECK(i == 0 || path_less(c.nodes[i - 1].path, n.path), "order");
+    auto slash = n.path.rfind('/');
+    if (slash != std::string::npos) {
+      auto it = seen.find(n.path.substr(0, slash));
+      FUZZ_CHECK(it != seen.end() && it->second == NodeType::Dir, "parent of a node is not an earlier directory");
+    }
+    FUZZ_CHECK((n.mode & ~07777u) == 0, "mode bits");
+    if (n.type == NodeType::Hardlink) {
+      auto it = seen.find(n.target);
+      FUZZ_CHECK(it != seen.end() && it->second == NodeType::File, "hardlink to a non-file");
+    }
+    if (n.type == NodeType::File || n.type == NodeType::Symlink) {
+      uint64_t limit = n.type == NodeType::File ? n.size : n.target.size();
+      uint64_t next = 0;
+      for (uint64_t r : n.relocs) {
+        FUZZ_CHECK(reloc_root(r) < c.roots.size(), "reloc root");
+        uint64_t o = reloc_offset(r), len = c.roots[reloc_root(r)].size();
+        FUZZ_CHECK(o >= next && o <= limit && limit - o >= len, "reloc range");
+        next = o + len;
+      }
+      (void)relocated_size(n, c.roots, 4096);
+    }
+    seen.emplace(n.path, n.type);
+  }
+  return 0;
+}

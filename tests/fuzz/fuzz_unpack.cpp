@@ -1,0 +1,140 @@
+// Fuzzes `hpak unpack` end to end: the input bytes are written as a pack file
+// in a scratch directory, opened with PackReader (no index file: the reader
+// scans), its catalog loaded, and materialized into an empty target that is
+// the only entry of a per-run sandbox directory.
+//
+// Guarantee checked after every run (man/hpak-guarantees.7, guarantee 2):
+// nothing is created, removed or changed outside the target: the sandbox
+// holds only the target, the scratch directory only its own entries, and a
+// canary file beside them is unchanged. Refusing the input with hpak::Error
+// is fine; any other exception, crash or sanitizer report is a finding.
+//
+// Random mutations break the checksums (entry header XXH3, stored XXH3,
+// SHA-256 of the content) long before they reach the catalog decoder or the
+// materializer, so a custom mutator re-seals most mutants: it walks the
+// entries, converts zstd entries to raw (so later mutations edit the catalog
+// itself) and recomputes digest, stored checksum and header checksum.
+#include <zstd.h>
+
+#include "core/materialize.hpp"
+#include "core/object_source.hpp"
+#include "core/pack_reader.hpp"
+#include "fuzz_common.hpp"
+
+using namespace hpak;
+using namespace hpak::formats;
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+namespace {
+
+// Re-seals the entries of a mutated pack (see above). With `to_raw`, zstd
+// entries that decompress are rewritten as raw entries.
+Bytes reseal(const uint8_t* data, size_t size, bool to_raw) {
+  Bytes out;
+  if (size < kPackHeaderSize) return Bytes(data, data + size);
+  out.insert(out.end(), data, data + kPackHeaderSize);
+  size_t pos = kPackHeaderSize;
+  while (pos + kEntryHeaderSize <= size && std::memcmp(data + pos, kEntryMagic, 4) == 0) {
+    uint64_t stored_len = get_u64(data + pos + 8);
+    if (stored_len > size - pos - kEntryHeaderSize) break;
+    uint8_t hdr[kEntryHeaderSize];
+    std::memcpy(hdr, data + pos, kEntryHeaderSize);
+    ByteSpan payload(data + pos + kEntryHeaderSize, stored_len);
+    Bytes converted;
+    if (hdr[5] == uint8_t(Codec::Zstd) && to_raw) {
+      unsigned long long n = ZSTD_getFrameContentSize(payload.data(), payload.size());
+      if (n != ZSTD_CONTENTSIZE_ERROR && n != ZSTD_CONTENTSIZE_UNKNOWN && n <= (1u << 20)) {
+        converted.resize(n);
+        size_t got = ZSTD_decompress(converted.data(), converted.size(), payload.data(), payload.size());
+        if (!ZSTD_isError(got) && got == n) {
+          payload = ByteSpan(converted.data(), converted.size());
+          hdr[5] = uint8_t(Codec::Raw);
+          set_u64(hdr + 8, payload.size());
+        }
+      }
+    }
+    if (hdr[5] == uint8_t(Codec::Raw)) {
+      set_u64(hdr + 16, payload.size());
+      Digest d = sha256(payload);
+      std::memcpy(hdr + 24, d.data(), 32);
+    }
+    set_u64(hdr + 56, xxh64(payload));
+    set_u32(hdr + 64, uint32_t(xxh64(ByteSpan(hdr, 64))));
+    set_u32(hdr + 68, 0);
+    out.insert(out.end(), hdr, hdr + kEntryHeaderSize);
+    out.insert(out.end(), payload.begin(), payload.end());
+    pos += kEntryHeaderSize + stored_len;
+  }
+  out.insert(out.end(), data + pos, data + size);
+  return out;
+}
+
+void check_only(const std::string& dir, std::vector<std::string> allowed, const char* what) {
+  for (auto& n : fuzz::list_names(dir)) {
+    bool ok = false;
+    for (auto& a : allowed) ok |= n == a;
+    FUZZ_CHECK(ok, "%s: '%s' appeared in %s", what, n.c_str(), dir.c_str());
+  }
+}
+
+} // namespace
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  size = LLVMFuzzerMutate(data, size, max_size);
+  if (seed % 8 == 0) return size; // keep some mutants unsealed: the checksum paths need fuzzing too
+  Bytes b = reseal(data, size, seed % 3 != 0);
+  if (b.size() > max_size) b = reseal(data, size, false);
+  if (b.size() > max_size) return size;
+  std::memcpy(data, b.data(), b.size());
+  return b.size();
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string base = fuzz::scratch_dir("fuzz-unpack");
+  static const std::string canary_dir = base + "/canary";
+  static const std::string canary = canary_dir + "/c";
+  static const char kCanary[] = "canary: must never change\n";
+  static bool init = [] {
+    mkdir(canary_dir.c_str(), 0755);
+    fuzz::write_file(canary, reinterpret_cast<const uint8_t*>(kCanary), sizeof kCanary - 1);
+    return true;
+  }();
+  (void)init;
+  const std::string pack = base + "/in.hpak";
+  const std::string box = base + "/box";
+  const std::string target = box + "/t";
+  fuzz::write_file(pack, data, size);
+  FUZZ_CHECK(mkdir(box.c_str(), 0755) == 0, "mkdir %s: %s", box.c_str(), strerror(errno));
+  FUZZ_CHECK(mkdir(target.c_str(), 0755) == 0, "mkdir %s: %s", target.c_str(), strerror(errno));
+  uint8_t knobs = size ? data[size / 2] : 0;
+  {
+    Fd tfd(open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    FUZZ_CHECK(tfd.get() >= 0, "open target");
+    try {
+      PackReader reader(pack);
+      Catalog cat = reader.load_catalog();
+      MaterializeOptions mo;
+      mo.threads = 1;
+      mo.partial = knobs & 1;
+      mo.restore_mtime = knobs & 2;
+      if (knobs & 4) mo.relocate_to = target; // as `hpak restore` does
+      PackSource src(reader);
+      materialize(cat, src, tfd.get(), target, mo);
+    } catch (const Error&) {
+    }
+  }
+  check_only(box, {"t"}, "outside the target");
+  check_only(base, {"in.hpak", "box", "canary"}, "beside the pack");
+  check_only(canary_dir, {"c"}, "in the canary directory");
+  {
+    Bytes c;
+    try {
+      c = read_file(canary);
+    } catch (const Error&) {
+    }
+    FUZZ_CHECK(c.size() == sizeof kCanary - 1 && std::memcmp(c.data(), kCanary, c.size()) == 0, "canary file changed");
+  }
+  fuzz::rm_rf_at(AT_FDCWD, box.c_str());
+  return 0;
+}
