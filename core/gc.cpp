@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <map>
 #include <sys/file.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,14 +18,59 @@ namespace hpak {
 
 using namespace formats;
 
+// The process holding the flock on `fd`, from /proc/locks (Linux): "pid N
+// (comm)", or "" when it cannot be told. The holder text in the file is only
+// what the last hpak that held the lock wrote: stale once it exited, and never
+// written by other holders (flock(1), an admin's script).
+static std::string flock_holder(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return {};
+  FILE* f = fopen("/proc/locks", "re");
+  if (!f) return {};
+  char line[512];
+  std::string pid;
+  while (fgets(line, sizeof line, f)) {
+    // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (waiters have "->")
+    char type[32], adv[32], mode[32], dev_ino[128];
+    long p = 0;
+    if (strstr(line, "->")) continue;
+    if (sscanf(line, "%*[^:]: %31s %31s %31s %ld %127s", type, adv, mode, &p, dev_ino) != 5) continue;
+    unsigned maj = 0, min = 0;
+    unsigned long long ino = 0;
+    if (std::string(type) != "FLOCK" || sscanf(dev_ino, "%x:%x:%llu", &maj, &min, &ino) != 3) continue;
+    if (ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev)) continue;
+    pid = std::to_string(p);
+    break;
+  }
+  fclose(f);
+  if (pid.empty()) return {};
+  std::string comm;
+  try {
+    Bytes c = read_file("/proc/" + pid + "/comm");
+    comm.assign(c.begin(), c.end());
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  } catch (const Error&) {
+  }
+  return "pid " + pid + (comm.empty() ? "" : " (" + comm + ")");
+}
+
 GcLock::GcLock(const Library& lib) {
   std::string p = lib.root() + "/locks/gc.lock";
   fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, lib.shared() ? 0664 : 0644);
   if (fd_ < 0) throw_errno("unable to open '" + p + "'");
   if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     Bytes who = read_fd(fd_, p);
-    std::string holder(who.begin(), who.end());
-    while (!holder.empty() && holder.back() == '\n') holder.pop_back();
+    std::string recorded(who.begin(), who.end());
+    while (!recorded.empty() && recorded.back() == '\n') recorded.pop_back();
+    std::string holder = flock_holder(fd_);
+    // Trust the recorded "host H pid N" only when N is the holder /proc/locks names.
+    if (!holder.empty() && !recorded.empty()) {
+      std::string pid = holder.substr(0, holder.find(' ', 4));
+      auto at = recorded.rfind(pid);
+      if (at != std::string::npos && at + pid.size() == recorded.size()) holder = recorded + holder.substr(pid.size());
+    } else if (holder.empty() && !recorded.empty()) {
+      holder = "last recorded holder: " + recorded;
+    }
     close(fd_);
     fd_ = -1;
     throw Error("another gc or repair is running on '" + lib.root() + "'" + (holder.empty() ? "" : " (" + holder + ")"));

@@ -1,0 +1,168 @@
+# Helpers shared by test_gc.sh, test_gc_crash.sh, test_gc_torture.sh and
+# test_repair.sh. Sourced, not run (ctest only runs tests/cli/test_*.sh).
+# The sourcing script sets $hpak (binary) and $root (source root) first.
+#
+# Environments are packed with --no-relocate, so a restored tree must equal
+# its source byte for byte (diff -r) wherever it is restored.
+
+set -uo pipefail
+
+# A private scratch directory, removed on exit (kept with HPAK_TEST_KEEP=1).
+work=$(mktemp -d "${TMPDIR:-/tmp}/hpak-$(basename "$0" .sh).XXXXXX")
+_gc_helpers_cleanup() {
+  stop_watchdog
+  local p
+  for p in $(jobs -p); do
+    kill $(_descendants "$p") "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  if [ "${HPAK_TEST_KEEP:-0}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap _gc_helpers_cleanup EXIT
+
+# A watchdog: a test that hangs (a deadlock, a lock never released) fails
+# instead of running until ctest's timeout; every process the test started
+# is killed first. $1 = seconds.
+_descendants() {
+  local c
+  for c in $(pgrep -P "$1"); do
+    _descendants "$c"
+    echo "$c"
+  done
+}
+_watchdog_pid=
+watchdog() {
+  local me=$$ secs=$1
+  (
+    trap 'kill $(pgrep -P $BASHPID) 2>/dev/null; exit 0' TERM
+    sleep "$secs" </dev/null >/dev/null 2>&1 &
+    wait $!
+    echo "FAIL: $(basename "$0") did not finish within $secs s (watchdog)" >&2
+    for p in $(_descendants "$me"); do [ "$p" = "$BASHPID" ] || kill -KILL "$p" 2>/dev/null; done
+    kill -TERM "$me" 2>/dev/null
+  ) &
+  _watchdog_pid=$!
+}
+stop_watchdog() {
+  [ -n "$_watchdog_pid" ] && kill "$_watchdog_pid" 2>/dev/null && wait "$_watchdog_pid" 2>/dev/null
+  _watchdog_pid=
+}
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+H() { "$hpak" -q "$@"; }
+
+gencorpus=$(dirname "$hpak")/bench/hpak-gencorpus
+[ -x "$gencorpus" ] || gencorpus=
+
+# mk_tree DIR SEED FILES: a deterministic tree (an rcc-style environment from
+# hpak-gencorpus when it is built; otherwise plain files, dirs and a symlink).
+mk_tree() {
+  local dir=$1 seed=$2 files=$3
+  if [ -n "$gencorpus" ]; then
+    "$gencorpus" --profile rcc --files "$files" --seed "$seed" "$dir" >/dev/null || fail "hpak-gencorpus $dir"
+    return
+  fi
+  mkdir -p "$dir"
+  local i
+  for ((i = 0; i < files; i++)); do
+    mkdir -p "$dir/d$((i % 7))/s$((i % 3))"
+    { echo "seed $seed file $i"; head -c $(((seed * 131 + i * 977) % 5000)) /dev/zero | tr '\0' "$(printf "\\$(printf %03o $((65 + (seed + i) % 26)))")"; } \
+      >"$dir/d$((i % 7))/s$((i % 3))/f$i.txt"
+  done
+  ln -s d0/s0/f0.txt "$dir/link"
+}
+
+# tiny_tree DIR TAG: 5 small files whose content is unique to TAG.
+tiny_tree() {
+  local dir=$1 tag=$2 i
+  mkdir -p "$dir/sub"
+  for i in 1 2 3; do printf 'tiny %s file %s\n' "$tag" "$i" >"$dir/f$i"; done
+  printf 'nested %s\n' "$tag" >"$dir/sub/g"
+  printf '#!/bin/sh\necho %s\n' "$tag" >"$dir/sub/run.sh"
+  chmod 755 "$dir/sub/run.sh"
+}
+
+# add_env LIB NAME SRC
+add_env() {
+  local out
+  out=$(H pack "$3" --no-relocate --into "$1" --name "$2" 2>&1) || fail "adding '$2' from '$3' to '$1': $out"
+}
+
+# tree_diff SRC TARGET: prints nothing when TARGET holds SRC byte for byte
+# (content, symlink targets, file types and modes; the restore state file aside).
+tree_diff() {
+  local src=$1 dst=$2
+  diff -r --no-dereference -x .hpak-state "$src" "$dst" 2>&1 | head -20
+  diff <(cd "$src" && find . -mindepth 1 -printf '%y %m %P\n' | LC_ALL=C sort) \
+    <(cd "$dst" && find . -mindepth 1 ! -name .hpak-state -printf '%y %m %P\n' | LC_ALL=C sort) 2>&1 | head -20
+}
+
+# check_restore LIB NAME SRC TARGET [WHAT]: a fresh restore of NAME into
+# TARGET succeeds and equals SRC.
+check_restore() {
+  local lib=$1 name=$2 src=$3 dst=$4 what=${5:-}
+  local out d
+  rm -rf "$dst" && mkdir -p "$(dirname "$dst")"
+  out=$(H restore "$lib" "$name" "$dst" 2>&1) || fail "${what:+$what: }restore of '$name' failed: $out"
+  d=$(tree_diff "$src" "$dst")
+  [ -z "$d" ] || fail "${what:+$what: }restore of '$name' differs from its source '$src':
+$d"
+}
+
+# verify_lib LIB [WHAT]: every pack checks out and (with a library-aware
+# `hpak verify`) every catalog's objects are all there and intact.
+verify_lib() {
+  local lib=$1 what=${2:-} out p
+  if grep -qi librar <<<"$("$hpak" verify --help 2>/dev/null)"; then
+    out=$(H verify "$lib" 2>&1) || fail "${what:+$what: }hpak verify '$lib' failed:
+$out"
+  fi
+  for p in "$lib"/packs/pack-*.hpak; do
+    [ -e "$p" ] || continue
+    [ -e "${p%.hpak}.hidx" ] || continue # not visible (condemned): checked by its own test
+    out=$(H verify "$p" 2>&1) || fail "${what:+$what: }hpak verify '$p' failed:
+$out"
+  done
+}
+
+pack_count() { find "$1/packs" -maxdepth 1 -name 'pack-*.hidx' | wc -l; }
+
+# The packs become older than the default grace period (1 hour).
+age_packs() { touch -h -d '2 hours ago' "$1"/packs/pack-*.hidx; }
+
+# lib_listing LIB: names and SHA-256 of every file in the library (the gc
+# lock file aside: it records the last holder).
+lib_listing() {
+  (cd "$1" && find . -path ./locks/gc.lock -prune -o -printf '%y %P\n' | LC_ALL=C sort &&
+    find . -type f ! -path ./locks/gc.lock -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum)
+}
+
+# json_get FILE KEY: a top-level number of a JSON document (python3 or jq).
+json_get() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
+  else
+    jq -r ".$2" "$1"
+  fi
+}
+json_valid() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>&1
+  elif command -v jq >/dev/null 2>&1; then
+    jq . "$1" >/dev/null
+  else
+    echo "no python3 or jq to check JSON" >&2
+  fi
+}
+
+# flip FILE OFFSET: inverts one byte in place.
+flip() {
+  local f=$1 off=$2 b
+  b=$(od -An -tu1 -j "$off" -N1 "$f" | tr -d ' \n')
+  [ -n "$b" ] || fail "no byte at offset $off of '$f'"
+  printf "$(printf '\\%03o' $((b ^ 0xff)))" | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+}
