@@ -183,7 +183,7 @@ void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool ve
   ByteSpan stored = checked_stored(r);
   if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
   if (r.codec == Codec::Raw) {
-    std::memcpy(out.data(), stored.data(), stored.size());
+    if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size()); // empty: data() may be null
   } else {
     zstd_decompress(stored, out, dict_for(stored, r), what(r));
   }

@@ -112,7 +112,8 @@ TEST_CASE("index: missing digests are not found") {
   hi.fill(0xff);
   CHECK_FALSE(v.find(lo).has_value());
   CHECK_FALSE(v.find(hi).has_value());
-  IndexView empty_view(encode_index({}, kFakePackSize, some_sum()), "x");
+  const Bytes empty_bytes = encode_index({}, kFakePackSize, some_sum());
+  IndexView empty_view(empty_bytes, "x");
   CHECK_FALSE(empty_view.find(recs[0].digest).has_value());
 }
 
@@ -123,7 +124,8 @@ TEST_CASE("index: digests at the edges of the fanout table") {
   recs[2].digest.fill(0x7f);
   recs[3].digest.fill(0x80);
   for (size_t i = 0; i < recs.size(); i++) recs[i].offset = kPackHeaderSize + i * kEntryHeaderSize;
-  IndexView v(encode_index(recs, kFakePackSize, some_sum()), "x");
+  const Bytes bytes = encode_index(recs, kFakePackSize, some_sum()); // the view does not own its bytes
+  IndexView v(bytes, "x");
   for (auto& r : recs) {
     auto i = v.find(r.digest);
     REQUIRE(i.has_value());
@@ -164,7 +166,8 @@ TEST_CASE("index: duplicate digests (catalog mirrors)") {
   dup.offset = 900000;
   dup.kind = Kind::Catalog;
   recs.push_back(dup);
-  IndexView v(encode_index(recs, kFakePackSize, some_sum()), "x");
+  const Bytes bytes = encode_index(recs, kFakePackSize, some_sum());
+  IndexView v(bytes, "x");
   CHECK(v.count() == 11);
   auto i = v.find(dup.digest);
   REQUIRE(i.has_value());
