@@ -15,8 +15,11 @@
 //   packfs     (default N=20000) 128-byte files, 1000 per directory.
 //
 // The same seed and arguments produce a byte-identical tree (contents,
-// names, modes, mtimes = 2024-01-01).  OUTDIR is created; it must be empty.
-// Prints a one-line summary on stdout.
+// names, modes, mtimes = 2024-01-01).  The default --reloc-path depends on
+// OUTDIR, so pass it explicitly when comparing trees generated in different
+// places.  OUTDIR is created; it must be empty.  Prints a one-line summary
+// on stdout (files counts the hardlink; dup_contents = files whose content
+// already appeared earlier).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
