@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
@@ -18,6 +19,21 @@ int open_dir_beneath(int target_fd, const std::string& rel) {
   how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   return int(syscall(SYS_openat2, target_fd, rel.c_str(), &how, sizeof how));
+}
+
+void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown) {
+  if (fchmodat(dirfd, name.c_str(), mode_t(mode), AT_SYMLINK_NOFOLLOW) == 0) return;
+  // glibc answers EOPNOTSUPP for a symlink, and also where it cannot change
+  // the mode through an O_PATH descriptor (no /proc): then open the file
+  // itself, still without following a symlink, and fchmod that.
+  if (errno != EOPNOTSUPP && errno != ENOTSUP) throw_errno("unable to set the mode of '" + shown + "'");
+  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) throw Error("'" + shown + "' was replaced by a symlink during the restore (not followed)");
+    throw_errno("unable to set the mode of '" + shown + "'");
+  }
+  Fd guard(fd);
+  if (fchmod(fd, mode_t(mode)) != 0) throw_errno("unable to set the mode of '" + shown + "'");
 }
 
 void remove_entry(int dirfd, const std::string& name, const std::string& shown) {

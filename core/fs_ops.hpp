@@ -17,6 +17,11 @@ namespace hpak {
 // only through a symlink.
 int open_dir_beneath(int target_fd, const std::string& rel);
 
+// Sets the mode of dirfd/name without following a symlink there (another
+// process may have swapped one in since the caller looked: following it would
+// change a file outside the target); throws if name is a symlink now.
+void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown);
+
 // Removes whatever is at dirfd/name: a file, a symlink, or a whole tree.
 void remove_entry(int dirfd, const std::string& name, const std::string& shown);
 

@@ -307,13 +307,26 @@ std::string Library::publish_pack(const std::string& tmp_path, const PackResult&
   if (shared_) chmod(tmp_path.c_str(), 0444);
   // The name is the SHA-256 of the content: if it exists it is the same pack.
   // link() never replaces and works on NFS (renameat2's RENAME_NOREPLACE does not).
-  if (link(tmp_path.c_str(), final_pack.c_str()) != 0 && errno != EEXIST) throw_errno("unable to publish pack '" + final_pack + "'");
+  // The temp file is consumed either way: a failed publish leaves nothing in tmp/.
+  bool created = link(tmp_path.c_str(), final_pack.c_str()) == 0;
+  if (!created && errno != EEXIST) {
+    int err = errno;
+    unlink(tmp_path.c_str());
+    throw_errno("unable to publish pack '" + final_pack + "'", err);
+  }
   unlink(tmp_path.c_str());
   std::string idx_path = index_path_for(final_pack);
   if (!path_exists(idx_path)) {
-    AtomicFile idx(idx_path, 0444);
-    idx.write(encode_index(r.records, r.size, r.pack_sum));
-    idx.commit();
+    try {
+      AtomicFile idx(idx_path, 0444);
+      idx.write(encode_index(r.records, r.size, r.pack_sum));
+      idx.commit();
+    } catch (const Error&) {
+      // Without its index the pack is invisible garbage: take back the one we
+      // just linked (an identical pack that was already there is not ours).
+      if (created) unlink(final_pack.c_str());
+      throw;
+    }
   }
   return name;
 }

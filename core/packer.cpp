@@ -336,7 +336,12 @@ PackFileResult pack_to_file(const std::string& src, const std::string& out_path,
   AtomicFile idx_file(idx_path, 0644);
   idx_file.write(encode_index(res.pack.records, res.pack.size, res.pack.pack_sum));
   pack_file.commit();
-  idx_file.commit();
+  try {
+    idx_file.commit();
+  } catch (const Error&) {
+    unlink(out_path.c_str()); // as promised: nothing under either name unless both complete
+    throw;
+  }
   return res;
 }
 

@@ -288,6 +288,10 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         rewrite[j] = 1; // the write pass reports the missing object
         return;
       }
+      if (ref->rec.raw_len != n.size) {
+        rewrite[j] = 1; // the write pass reports the mismatch (and allocates nothing for a lie)
+        return;
+      }
       try {
         scratch[tid].resize(ref->rec.raw_len);
         ref->pack->read_into(ref->rec, scratch[tid]);
@@ -398,7 +402,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         int pfd = dir_fd[parent_slot[i]];
         std::string name(leaf_of(n.path));
         if (n.type == NodeType::File && mode_fix[i]) {
-          if (fchmodat(pfd, name.c_str(), n.mode, 0) != 0) throw_errno("unable to set the mode of '" + target + "/" + n.path + "'");
+          chmod_nofollow(pfd, name, n.mode, target + "/" + n.path); // never through a swapped-in symlink
           stats.modes_fixed++;
         } else if (n.type == NodeType::Hardlink && !present[i]) {
           size_t t = index.at(n.target);

@@ -61,12 +61,18 @@ void write_state(int target_fd, const std::string& target_shown, const RestoreSt
   put_u64(b, xxh64(b));
   // temp + rename inside the target (relative to its fd, never through a path).
   std::string tmp = std::string(".tmp") + kStateName + "-" + std::to_string(getpid());
-  int fd = openat(target_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // A name left by a killed restore with our pid (or planted, even as a
+  // hardlink to a file outside the target) is removed, never written through.
+  unlinkat(target_fd, tmp.c_str(), 0);
+  int fd = openat(target_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
-  {
+  try {
     Fd guard(fd);
     write_all(fd, b, target_shown + "/" + tmp);
     if (close(guard.release()) != 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
+  } catch (const Error&) {
+    unlinkat(target_fd, tmp.c_str(), 0); // ENOSPC mid-write: no temp file left behind
+    throw;
   }
   if (renameat(target_fd, tmp.c_str(), target_fd, kStateName) != 0) {
     int err = errno;
