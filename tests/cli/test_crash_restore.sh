@@ -2,7 +2,7 @@
 # Crash consistency (guarantee 4 of man/hpak-guarantees.7): real hpak
 # processes are killed with SIGKILL at random moments of `pack --into` and of
 # `restore` (fresh, dirty, switching environments), in a loop bounded by
-# CRASH_SECONDS (default 30). After every kill:
+# CRASH_SECONDS (default 25; with the fixtures, about 30 s in all). After every kill:
 #   pack --into: `hpak verify LIB` passes (no half-written pack is visible,
 #     no referenced object is lost), every named catalog restores to exactly
 #     what was added under that name, and the same add, run again, completes;
@@ -15,7 +15,7 @@
 prefer_shm=1
 source "$(dirname "$0")/../faults/lib.sh" "$@"
 
-budget=${CRASH_SECONDS:-30}
+budget=${CRASH_SECONDS:-25}
 seed=${CRASH_SEED:-$$}
 RANDOM=$seed
 echo "$test_name: CRASH_SEED=$seed CRASH_SECONDS=$budget"
