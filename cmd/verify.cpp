@@ -1,9 +1,12 @@
-// hpak verify PACK...: check packs end to end; name every bad object and the
-// paths it breaks. Exit 0 all intact, 1 damage found, 2 could not run.
+// hpak verify PACK|LIB...: check packs end to end, or a whole library (every
+// pack, then every catalog against them: core/verify_library.hpp); name every
+// bad object and the paths it breaks. Exit 0 all intact, 1 damage found, 2
+// could not run.
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
+#include "cmd/verify_library.hpp"
 #include "core/util/error.hpp"
 #include "core/verify.hpp"
 
@@ -17,7 +20,7 @@ struct Options {
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("pack", o.packs, "Pack files to verify")->required();
+  app.add_option("pack", o.packs, "Pack files (or library directories) to verify")->required();
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_flag("--json", o.json, "Machine-readable report on stdout");
 }
@@ -63,6 +66,23 @@ int run() {
     vo.threads = o.threads;
     vo.progress = progress_bar();
     double t0 = now_seconds();
+    if (is_directory(p)) {
+      LibraryVerifyReport lr;
+      try {
+        lr = verify_library(p, vo);
+      } catch (const Error& e) {
+        clear_progress();
+        fprintf(stderr, "hpak: error: %s\n", e.what());
+        all_ran = false;
+        continue;
+      }
+      clear_progress();
+      all_ok &= lr.ok();
+      if (o.json) print_library_json(lr, now_seconds() - t0, first);
+      else print_library_human(lr, now_seconds() - t0);
+      first = false;
+      continue;
+    }
     VerifyReport r;
     try {
       r = verify_pack(p, vo);

@@ -177,6 +177,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     } catch (const Error& e) {
       guard.reset();
       unlinkat(pfd, name.c_str(), 0); // never leave a partial file behind
+      if (!opts.partial) throw Error("'" + shown + "' not restored: " + e.what()); // name the path, not only the object
       return fail(e.what());
     }
     if (opts.restore_mtime) {

@@ -56,6 +56,17 @@ void check_target(const Library& lib, const Catalog& cat, const std::string& rea
                 std::to_string(real_target.size() + 1 + longest) + " bytes (the platform allows " + std::to_string(PATH_MAX - 1) + ")");
 }
 
+// The target's absolute path as it will be once created (its parent must
+// exist), so it can be checked before anything is created.
+std::string resolved_target(std::string t) {
+  while (t.size() > 1 && t.back() == '/') t.pop_back();
+  struct stat st;
+  std::string leaf = base_name(t);
+  if (lstat(t.c_str(), &st) == 0 || leaf == "." || leaf == "..") return real_path(t);
+  std::string parent = real_path(dir_name(t));
+  return (parent == "/" ? "" : parent) + "/" + leaf;
+}
+
 struct DirtyPlan {
   std::vector<std::pair<uint32_t, std::string>> removals; // (dir slot, name)
   std::vector<size_t> write_files, make_dirs, make_links, make_symlinks, fix_modes;
@@ -71,6 +82,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
 
   struct stat tst;
   if (lstat(target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) throw Error("target '" + target + "' exists and is not a directory");
+  check_target(lib, cat, resolved_target(target)); // before creating it
   Fd tfd = open_or_create_dir(target);
   std::string real_target = real_path(target);
   check_target(lib, cat, real_target);
@@ -85,9 +97,16 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
 
   bool empty = true;
   {
-    int dup_fd = dup(tfd.get());
-    DIR* d = fdopendir(dup_fd);
-    if (!d) throw_errno("unable to read target '" + target + "'");
+    // A fresh open file description: a dup would share (and advance) tfd's
+    // directory offset, and the scan below would then miss entries.
+    int scan_fd = openat(tfd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (scan_fd < 0) throw_errno("unable to read target '" + target + "'");
+    DIR* d = fdopendir(scan_fd);
+    if (!d) {
+      int err = errno;
+      close(scan_fd);
+      throw_errno("unable to read target '" + target + "'", err);
+    }
     while (auto* e = readdir(d)) {
       std::string_view n(e->d_name);
       if (n == "." || n == ".." || n == kStateName) continue;
@@ -194,6 +213,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         close(dup_fd);
         throw_errno("unable to read '" + target + "/" + rel + "'");
       }
+      rewinddir(d); // the fd shares its offset with any earlier reader of the directory
       std::vector<std::pair<uint32_t, std::string>> my_removals;
       std::vector<size_t> my_compare;
       while (auto* e = readdir(d)) {
@@ -341,6 +361,20 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     }
     write_state(tfd.get(), target, incomplete);
 
+    // A directory we change must be writable by us (a read-only directory of
+    // the catalog, restored before, is not for a non-root user); its mode is
+    // set back by the last pass below.
+    {
+      std::vector<uint8_t> touched(dir_node.size(), 0);
+      for (auto& r : removals) touched[r.first] = 1;
+      for (size_t i = 0; i < cat.nodes.size(); i++)
+        if (!present[i] || rewrite[i]) touched[parent_slot[i]] = 1;
+      for (size_t s = 1; s < dir_node.size(); s++) {
+        if (!touched[s] || dir_fd[s] < 0 || (disk_mode[s] & 0300) == 0300) continue;
+        if (fchmod(dir_fd[s], disk_mode[s] | 0700) != 0) throw_errno("unable to make '" + target + "/" + cat.nodes[dir_node[s]].path + "' writable");
+        disk_mode[s] |= 0700;
+      }
+    }
     for (auto& [slot, name] : removals) {
       remove_entry(dir_fd[slot], name, target + "/" + (slot ? cat.nodes[dir_node[slot]].path + "/" : std::string()) + name);
       stats.removed++;
@@ -384,7 +418,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         } catch (const Error& e) {
           guard.reset();
           unlinkat(pfd, name.c_str(), 0);
-          if (!opts.partial) throw;
+          if (!opts.partial) throw Error("'" + shown + "' not restored: " + e.what());
           std::lock_guard lk(mu);
           stats.failures.push_back({n.path, to_hex(n.digest), e.what()});
           return;

@@ -1,0 +1,505 @@
+// core/restore: fresh restores (relocated, exact modes under any umask,
+// hardlinks, symlinks), dirty restores that touch exactly what differs, the
+// state file (trusted only for its own target, ignored when damaged), switching
+// environments, interruption and repair, the per-target lock, refused targets,
+// damaged objects with and without --partial, and read-only directories for a
+// user who is not root.
+#include <doctest/doctest.h>
+#include <grp.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "core/library.hpp"
+#include "core/pack_reader.hpp"
+#include "core/restore.hpp"
+#include "core/restore_state.hpp"
+#include "tree_fixture.hpp"
+
+using namespace hpak;
+using namespace hpak::formats;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+RestoreOptions ropts() {
+  RestoreOptions o;
+  o.threads = 2;
+  return o;
+}
+
+// Differences between a reference tree and a restored one (mtimes aside: a
+// restore does not set them; the state file aside).
+std::vector<std::string> tree_diffs(const std::string& ref, const std::string& t) {
+  fx::CompareOptions co;
+  co.mtimes = false;
+  auto d = fx::compare_trees(ref, t, co);
+  std::erase_if(d, [](const std::string& line) { return line.find(kStateName) != std::string::npos; });
+  return d;
+}
+
+// What a restore into `target` must produce: the fixture tree generated at
+// `target` itself (so it holds that path), then moved aside.
+std::string make_reference(const std::string& target, const fx::TreeSpec& spec) {
+  fx::make_tree(target, spec);
+  std::string ref = target + ".ref";
+  if (rename(target.c_str(), ref.c_str()) != 0) fx::die("rename " + target);
+  return ref;
+}
+
+struct Env {
+  fx::TempDir dir{"restore"};
+  std::string lib_root = dir / "lib";
+  std::string src = dir / "src";
+  fx::TreeSpec spec;
+  fx::TreeInfo info;
+  explicit Env(size_t files = 150) {
+    spec.files = files;
+    info = fx::make_tree(src, spec);
+    Library::init(lib_root);
+    Library lib(lib_root);
+    PackOptions po;
+    po.threads = 2;
+    lib.add_tree(src, "env", po);
+  }
+};
+
+std::optional<RestoreState> state_of(const std::string& target) {
+  Fd fd(open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  return read_state(fd.get());
+}
+
+std::string stat_key(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return "missing";
+  return std::to_string(st.st_ino) + "/" + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+// Regular files of a tree with one link, sorted (state file aside).
+std::vector<std::string> plain_files(const std::string& root) {
+  std::vector<std::string> out;
+  for (auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    struct stat st;
+    if (lstat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) continue;
+    std::string rel = e.path().string().substr(root.size() + 1);
+    if (rel != kStateName) out.push_back(rel);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Flips bits of one byte in place (no truncation: the pack may be mapped).
+void xor_byte(const std::string& path, uint64_t at, uint8_t mask) {
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) fx::die("open " + path);
+  uint8_t b = 0;
+  if (pread(fd, &b, 1, off_t(at)) != 1) fx::die("pread " + path);
+  b ^= mask;
+  if (pwrite(fd, &b, 1, off_t(at)) != 1) fx::die("pwrite " + path);
+  close(fd);
+}
+
+void flip_byte_keep_mtime(const std::string& path) {
+  struct stat st;
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  REQUIRE(st.st_size > 0);
+  Bytes b = fx::read_file(path);
+  b[b.size() / 2] ^= 0x20;
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(pwrite(fd, b.data(), b.size(), 0) == ssize_t(b.size()));
+  timespec ts[2] = {st.st_atim, st.st_mtim};
+  REQUIRE(futimens(fd, ts) == 0);
+  close(fd);
+}
+
+} // namespace
+
+TEST_CASE("restore: fresh, relocated into a shorter and a longer target, umask 077") {
+  Env env;
+  Library lib(env.lib_root);
+  for (std::string target : {env.dir / "t", env.dir / "a-much-longer-directory-name-for-the-target/restored-env"}) {
+    CAPTURE(target);
+    fx::mkdirs(dir_name(target));
+    std::string ref = make_reference(target, env.spec);
+    mode_t old = umask(077);
+    RestoreStats st = restore(lib, "env", target, ropts());
+    umask(old);
+    CHECK(st.fresh);
+    CHECK(st.failures.empty());
+    CHECK(st.files == env.info.files);
+    CHECK(st.files_written == env.info.files);
+    CHECK(st.links_written == env.info.symlinks + env.info.hardlinks);
+    auto d = tree_diffs(ref, target);
+    CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+    for (auto& rel : env.info.self_path_files) {
+      std::string text = fx::to_string(fx::read_file(target + "/" + rel));
+      CHECK(text.find(target + "/bin") != std::string::npos);
+      CHECK(text.find(env.src) == std::string::npos);
+    }
+    char buf[4096];
+    ssize_t n = readlink((target + "/bin/activate-abs").c_str(), buf, sizeof buf);
+    REQUIRE(n > 0);
+    CHECK(std::string(buf, size_t(n)) == target + "/bin/activate");
+    struct stat a, b;
+    REQUIRE(stat((target + "/bin/pip").c_str(), &a) == 0);
+    REQUIRE(stat((target + "/bin/pip3.11").c_str(), &b) == 0);
+    CHECK(a.st_ino == b.st_ino);
+    auto s = state_of(target);
+    REQUIRE(s.has_value());
+    CHECK(s->complete);
+    CHECK(s->target == target);
+    CHECK(s->library == env.lib_root);
+    CHECK(s->name == "env");
+    CHECK(s->catalog_digest == *lib.catalog_digest("env"));
+    CHECK(encode_catalog(decode_catalog(s->catalog_raw, "state")) == encode_catalog(lib.load_catalog("env")));
+    CHECK(s->fence_ns > 0);
+  }
+}
+
+TEST_CASE("restore: a dirty restore touches exactly what changed") {
+  Env env;
+  Library lib(env.lib_root);
+  std::string t = env.dir / "t";
+  std::string ref = make_reference(t, env.spec);
+  restore(lib, "env", t, ropts());
+
+  std::vector<std::string> files = plain_files(t);
+  std::erase_if(files, [](const std::string& p) { return p.rfind("share/sort/", 0) == 0 || p.rfind("share/readonly/", 0) == 0; });
+  REQUIRE(files.size() > 100);
+  size_t want_written = 0, want_removed = 0;
+  for (size_t i : {0, 10, 20}) { // appended
+    FILE* f = fopen((t + "/" + files[i]).c_str(), "a");
+    REQUIRE(f);
+    fputs("appended\n", f);
+    fclose(f);
+    want_written++;
+  }
+  for (size_t i : {30, 40}) { // same size, mtime put back
+    flip_byte_keep_mtime(t + "/" + files[i]);
+    want_written++;
+  }
+  std::string chmodded = t + "/" + files[50];
+  struct stat cst;
+  REQUIRE(stat(chmodded.c_str(), &cst) == 0);
+  REQUIRE(chmod(chmodded.c_str(), (cst.st_mode & 07777) == 0600 ? 0644 : 0600) == 0);
+  for (size_t i : {60, 70}) { // deleted files
+    REQUIRE(unlink((t + "/" + files[i]).c_str()) == 0);
+    want_written++;
+  }
+  fx::remove_tree(t + "/share/sort"); // a deleted directory with 3 files
+  want_written += 3;
+  fx::write_file(t + "/stray.txt", "stray"); // strays
+  fx::mkdirs(t + "/lib/stray-dir/deeper");
+  fx::write_file(t + "/lib/stray-dir/deeper/y", "y");
+  fx::write_file(t + "/share/readonly/stray", "in a read-only directory");
+  want_removed += 3;
+  REQUIRE(unlink((t + "/" + files[80]).c_str()) == 0); // a file replaced by a symlink
+  fx::symlink_to("/etc/passwd", t + "/" + files[80]);
+  REQUIRE(unlink((t + "/" + files[90]).c_str()) == 0); // and by a directory
+  fx::mkdirs(t + "/" + files[90] + "/sub");
+  want_written += 2;
+  want_removed += 2;
+  fx::remove_tree(t + "/share/empty"); // a directory replaced by a file
+  fx::write_file(t + "/share/empty", "not a directory");
+  want_removed++;
+  REQUIRE(unlink((t + "/bin/python").c_str()) == 0); // a symlink retargeted
+  fx::symlink_to("elsewhere", t + "/bin/python");
+  want_removed++;
+  REQUIRE(unlink((t + "/bin/pip3").c_str()) == 0); // a hardlink (of bin/pip) broken into a copy
+  fx::write_file(t + "/bin/pip3", fx::read_file(t + "/bin/pip"), 0755);
+  want_removed++;
+  REQUIRE(chmod((t + "/share/doc").c_str(), 0700) == 0); // a directory's mode
+
+  RestoreStats st = restore(lib, "env", t, ropts());
+  CHECK_FALSE(st.fresh);
+  CHECK(st.failures.empty());
+  CHECK(st.files_written == want_written);
+  CHECK(st.files_kept == st.files - want_written);
+  CHECK(st.removed == want_removed);
+  CHECK(st.files_compared >= 3); // the two same-size edits and the chmod
+  CHECK(st.modes_fixed >= 2);    // the file and the directory
+  CHECK(st.links_written == 2);  // the symlink and the hardlink
+  CHECK(st.dirs_created == 3);   // share/sort, share/sort/a and share/empty
+  auto d = tree_diffs(ref, t);
+  CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  CHECK(state_of(t)->complete);
+
+  // Unchanged now: nothing written, nothing compared, the state file untouched.
+  std::string before = stat_key(t + "/" + kStateName);
+  RestoreStats again = restore(lib, "env", t, ropts());
+  CHECK(again.files_written == 0);
+  CHECK(again.files_compared == 0);
+  CHECK(again.files_kept == again.files);
+  CHECK(again.removed == 0);
+  CHECK(again.modes_fixed == 0);
+  CHECK(stat_key(t + "/" + kStateName) == before);
+
+  RestoreOptions vc = ropts();
+  vc.verify_content = true;
+  RestoreStats full = restore(lib, "env", t, vc);
+  CHECK(full.files_compared == full.files);
+  CHECK(full.files_written == 0);
+}
+
+TEST_CASE("restore: the state file is trusted only when intact and for its own target") {
+  Env env;
+  Library lib(env.lib_root);
+  std::string t = env.dir / "t";
+  restore(lib, "env", t, ropts());
+  std::string state = t + "/" + kStateName;
+
+  SUBCASE("damaged: everything is compared, nothing rewritten") {
+    Bytes b = fx::read_file(state);
+    b[b.size() / 2] ^= 1;
+    fx::write_file(state, b);
+    CHECK_FALSE(state_of(t).has_value());
+    RestoreStats st = restore(lib, "env", t, ropts());
+    CHECK(st.files_compared == st.files);
+    CHECK(st.files_written == 0);
+    REQUIRE(state_of(t).has_value());
+    CHECK(state_of(t)->complete);
+  }
+  SUBCASE("missing: the same") {
+    REQUIRE(unlink(state.c_str()) == 0);
+    RestoreStats st = restore(lib, "env", t, ropts());
+    CHECK_FALSE(st.fresh);
+    CHECK(st.files_compared == st.files);
+    CHECK(st.files_written == 0);
+  }
+  SUBCASE("the target moved: relocated files are rewritten for the new path") {
+    std::string moved = env.dir / "moved-to-a-longer-path";
+    std::string ref = make_reference(moved, env.spec);
+    REQUIRE(rename(t.c_str(), moved.c_str()) == 0);
+    RestoreStats st = restore(lib, "env", moved, ropts());
+    CHECK(st.files_written == env.info.self_path_files.size());
+    CHECK(st.links_written == 1); // bin/activate-abs
+    auto d = tree_diffs(ref, moved);
+    CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+    CHECK(state_of(moved)->target == moved);
+  }
+}
+
+TEST_CASE("restore: switching a target to another environment keeps what is common") {
+  Env env;
+  Library lib(env.lib_root);
+  // B: the same source directory, changed (same roots, so relocations match).
+  std::vector<std::string> files = plain_files(env.src);
+  size_t changed = 0;
+  for (size_t i = 0; i < files.size(); i += 9) {
+    FILE* f = fopen((env.src + "/" + files[i]).c_str(), "a");
+    REQUIRE(f);
+    fputs("in env b\n", f);
+    fclose(f);
+    changed++;
+  }
+  fx::write_file(env.src + "/share/only-in-b", "b");
+  REQUIRE(unlink((env.src + "/" + files[5]).c_str()) == 0);
+  PackOptions po;
+  po.threads = 2;
+  lib.add_tree(env.src, "b", po);
+
+  std::string t = env.dir / "t";
+  restore(lib, "b", t, ropts());
+  std::string ref_b = t + ".ref-b";
+  REQUIRE(rename(t.c_str(), ref_b.c_str()) == 0);
+  restore(lib, "env", t, ropts());
+  RestoreStats st = restore(lib, "b", t, ropts());
+  CHECK(st.failures.empty());
+  CHECK(st.files_written == changed + 1);
+  CHECK(st.files_kept == st.files - changed - 1);
+  CHECK(st.files_compared == 0); // same object, same relocation, untouched since: trusted
+  CHECK(st.removed == 1);
+  auto d = tree_diffs(ref_b, t);
+  CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  auto s = state_of(t);
+  REQUIRE(s.has_value());
+  CHECK(s->name == "b");
+  CHECK(s->complete);
+  // And back.
+  RestoreStats back = restore(lib, "env", t, ropts());
+  CHECK(back.files_written == changed + 1);
+}
+
+TEST_CASE("restore: an interrupted restore leaves the state incomplete; the next one repairs") {
+  Env env(1100);
+  Library lib(env.lib_root);
+  std::string t = env.dir / "t";
+  std::string ref = make_reference(t, env.spec);
+  RestoreOptions o = ropts();
+  o.threads = 1; // progress is reported by worker 0: with one worker, at the 1024th file
+  o.progress = [](std::string_view phase, uint64_t done, uint64_t) {
+    if (phase == "write" && done > 0) throw Error("simulated crash");
+  };
+  CHECK(error_of([&] { restore(lib, "env", t, o); }) == "simulated crash");
+  auto s = state_of(t);
+  REQUIRE(s.has_value());
+  CHECK_FALSE(s->complete);
+  CHECK(s->fence_ns == 0); // nothing of it is trusted
+  RestoreStats st = restore(lib, "env", t, ropts());
+  CHECK_FALSE(st.fresh);
+  CHECK(st.failures.empty());
+  CHECK(st.files_written + st.files_kept == st.files);
+  CHECK(st.files_written > 0);
+  auto d = tree_diffs(ref, t);
+  CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  CHECK(state_of(t)->complete);
+}
+
+TEST_CASE("restore: one restore per target") {
+  Env env(20);
+  Library lib(env.lib_root);
+  std::string t = env.dir / "t";
+  fx::mkdirs(t);
+  Fd holder(open(t.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(flock(holder.get(), LOCK_EX) == 0);
+  RestoreOptions nw = ropts();
+  nw.wait = false;
+  CHECK(error_of([&] { restore(lib, "env", t, nw); }).find("being restored by another process") != std::string::npos);
+  std::atomic<bool> done{false};
+  std::string err;
+  std::thread waiter([&] {
+    err = error_of([&] { restore(lib, "env", t, ropts()); });
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK_FALSE(done.load()); // still waiting for the lock
+  REQUIRE(flock(holder.get(), LOCK_UN) == 0);
+  waiter.join();
+  CHECK(done);
+  CHECK(err.empty());
+  CHECK(state_of(t)->complete);
+}
+
+TEST_CASE("restore: refused targets") {
+  Env env(10);
+  Library lib(env.lib_root);
+  fx::write_file(env.dir / "file", "x");
+  CHECK(error_of([&] { restore(lib, "env", env.dir / "file", ropts()); }).find("not a directory") != std::string::npos);
+  CHECK(fx::to_string(fx::read_file(env.dir / "file")) == "x");
+  std::string inside = env.lib_root + "/packs/inside";
+  CHECK(error_of([&] { restore(lib, "env", inside, ropts()); }).find("inside the library") != std::string::npos);
+  CHECK_FALSE(path_exists(inside));
+  CHECK(error_of([&] { restore(lib, "env", env.dir.path(), ropts()); }).find("contains the library") != std::string::npos);
+  CHECK(error_of([&] { restore(lib, "nope", env.dir / "t", ropts()); }).find("no catalog named 'nope'") != std::string::npos);
+  // Too long: the target plus the deepest catalog path would pass PATH_MAX.
+  size_t longest = 0;
+  for (auto& n : lib.load_catalog("env").nodes) longest = std::max(longest, n.path.size());
+  std::string deep = env.dir / "deep";
+  while (deep.size() + 1 + 200 + 1 + longest < 4096) deep += "/" + std::string(200, 'd');
+  fx::mkdirs(deep);
+  std::string target = deep + "/" + std::string(4096 - deep.size() - 1 - 1 - longest + 2, 't');
+  REQUIRE(target.size() < 4096);
+  CHECK(error_of([&] { restore(lib, "env", target, ropts()); }).find("too long") != std::string::npos);
+  CHECK_FALSE(path_exists(target));
+  // A catalog may not use the state file's name.
+  fx::mkdirs(env.dir / "reserved");
+  fx::write_file(env.dir / "reserved/.hpak-state", "mine");
+  PackOptions po;
+  po.threads = 1;
+  lib.add_tree(env.dir / "reserved", "reserved", po);
+  CHECK(error_of([&] { restore(lib, "reserved", env.dir / "r", ropts()); }).find("reserved name") != std::string::npos);
+}
+
+TEST_CASE("restore: a damaged object fails its file only with partial, and is repaired later") {
+  Env env(40);
+  Library lib(env.lib_root);
+  Catalog cat = lib.load_catalog("env");
+  const Node* victim = nullptr;
+  for (auto& n : cat.nodes)
+    if (n.path == "bin/python3.11") victim = &n;
+  REQUIRE(victim != nullptr);
+  auto ref_obj = lib.locate(victim->digest);
+  REQUIRE(ref_obj.has_value());
+  std::string pack = ref_obj->pack->path();
+  const uint64_t at = ref_obj->rec.offset + 72 + ref_obj->rec.stored_len / 2;
+  xor_byte(pack, at, 0x40);
+  std::string t = env.dir / "t";
+  std::string ref = make_reference(t, env.spec);
+
+  std::string e = error_of([&] { restore(lib, "env", t, ropts()); });
+  CHECK(e.find("bin/python3.11") != std::string::npos);
+  CHECK(e.find(to_hex(victim->digest)) != std::string::npos);
+  CHECK_FALSE(state_of(t)->complete);
+  CHECK_FALSE(path_exists(t + "/bin/python3.11"));
+
+  RestoreOptions partial = ropts();
+  partial.partial = true;
+  RestoreStats st = restore(lib, "env", t, partial);
+  REQUIRE(st.failures.size() == 1);
+  CHECK(st.failures[0].path == "bin/python3.11");
+  CHECK(st.failures[0].digest == to_hex(victim->digest));
+  CHECK_FALSE(state_of(t)->complete);
+  CHECK_FALSE(path_exists(t + "/bin/python3.11"));
+  auto d = tree_diffs(ref, t);
+  CHECK(d == std::vector<std::string>{"only in " + ref + ": bin/python3.11"});
+
+  xor_byte(pack, at, 0x40); // undone
+  RestoreStats fixed = restore(lib, "env", t, ropts());
+  CHECK(fixed.failures.empty());
+  CHECK(fixed.files_written == 1);
+  d = tree_diffs(ref, t);
+  CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  CHECK(state_of(t)->complete);
+}
+
+// Runs `body` as an unprivileged user (a forked child when we are root);
+// returns its exit status (0 = success).
+static int as_unprivileged(const std::function<int()>& body) {
+  if (geteuid() != 0) return body();
+  fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return 100;
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(101);
+    int rc = 102;
+    try {
+      rc = body();
+    } catch (const std::exception& e) {
+      fprintf(stderr, "as_unprivileged: %s\n", e.what());
+    }
+    fflush(nullptr);
+    _exit(rc);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 103;
+}
+
+TEST_CASE("restore: read-only directories of the catalog, for a user who is not root") {
+  Env env(30);
+  std::string home = env.dir / "home";
+  fx::mkdirs(home, 0777);
+  chmod(env.dir.path().c_str(), 0755);
+  std::string t = home + "/t";
+  std::string ref = make_reference(t, env.spec);
+  int rc = as_unprivileged([&]() -> int {
+    Library lib(env.lib_root);
+    RestoreStats first = restore(lib, "env", t, ropts());
+    if (!first.failures.empty()) return 1;
+    // A file in the read-only directory changes, another is removed.
+    FILE* f = fopen((t + "/share/readonly/data.txt").c_str(), "a");
+    if (!f) return 2;
+    fputs("changed\n", f);
+    fclose(f);
+    RestoreStats second = restore(lib, "env", t, ropts());
+    if (second.files_written != 1) return 3;
+    if (fx::read_file(t + "/share/readonly/data.txt") != fx::read_file(ref + "/share/readonly/data.txt")) return 4;
+    struct stat st;
+    if (stat((t + "/share/readonly").c_str(), &st) != 0 || (st.st_mode & 07777) != 0555) return 5;
+    return 0;
+  });
+  CHECK(rc == 0);
+  auto d = tree_diffs(ref, t);
+  CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+}
