@@ -185,7 +185,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
       futimens(fd, ts);
     }
     if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
-    bytes += node.size;
+    bytes += opts.relocate_to.empty() ? node.size : relocated_size(node, cat.roots, opts.relocate_to.size()); // as written
     uint64_t d = ++done;
     if (tid == 0 && (d & 1023) == 0) report(opts.progress, "write", d, files.size());
   });

@@ -419,6 +419,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           guard.reset();
           unlinkat(pfd, name.c_str(), 0);
           if (!opts.partial) throw Error("'" + shown + "' not restored: " + e.what());
+          mode_fix[j] = 0; // nothing left there to chmod
           std::lock_guard lk(mu);
           stats.failures.push_back({n.path, to_hex(n.digest), e.what()});
           return;
