@@ -130,7 +130,10 @@ PackReader::PackReader(const std::string& path, bool use_index_file) : map_(path
     if (r.kind != Kind::Dict) continue;
     try {
       Bytes d = read(r);
-      auto zd = std::make_unique<ZstdDict>(d, level_);
+      // Decompression only: a compression dictionary at the level the pack
+      // header claims (any i32, clamped by zstd to 22) costs ~650 MB and a
+      // second to build, for a 106-byte hostile pack, and a reader never needs it.
+      auto zd = std::make_unique<ZstdDict>(d, level_, /*for_compression=*/false);
       uint32_t id = zd->id();
       dicts_.emplace(id, std::move(zd));
     } catch (const Error& e) {

@@ -26,11 +26,11 @@ ZSTD_DCtx* dctx() {
 }
 } // namespace
 
-ZstdDict::ZstdDict(ByteSpan dict_bytes, int level) {
-  cdict_ = ZSTD_createCDict(dict_bytes.data(), dict_bytes.size(), level);
+ZstdDict::ZstdDict(ByteSpan dict_bytes, int level, bool for_compression) {
+  if (for_compression) cdict_ = ZSTD_createCDict(dict_bytes.data(), dict_bytes.size(), level);
   ddict_ = ZSTD_createDDict(dict_bytes.data(), dict_bytes.size());
   id_ = ZDICT_getDictID(dict_bytes.data(), dict_bytes.size());
-  if (!cdict_ || !ddict_ || id_ == 0) {
+  if ((for_compression && !cdict_) || !ddict_ || id_ == 0) {
     ZSTD_freeCDict(cdict_);
     ZSTD_freeDDict(ddict_);
     throw Error("invalid zstd dictionary");

@@ -17,10 +17,12 @@ typedef struct ZSTD_DDict_s ZSTD_DDict;
 
 namespace hpak {
 
-// A dictionary usable for both directions; immutable and thread-safe once built.
+// A dictionary usable for both directions (or, with `for_compression`
+// false, for decompression only: cdict() is then null); immutable and
+// thread-safe once built.
 class ZstdDict {
 public:
-  ZstdDict(ByteSpan dict_bytes, int level);
+  ZstdDict(ByteSpan dict_bytes, int level, bool for_compression = true);
   ~ZstdDict();
   ZstdDict(const ZstdDict&) = delete;
   ZstdDict& operator=(const ZstdDict&) = delete;
