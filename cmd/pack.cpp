@@ -24,7 +24,7 @@ void setup(CLI::App& app) {
   auto* out = app.add_option("-o,--output", o.out, "Pack file to write (its index goes beside it, .hidx)");
   auto* into = app.add_option("--into", o.into, "Add to this library instead (created if missing); needs --name");
   out->excludes(into);
-  app.add_option("-l,--level", o.level, "zstd level (1-19)")->check(CLI::Range(1, 19));
+  app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed)")->check(CLI::Range(0, 19));
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_option("-n,--name", o.name, "Catalog name (default: the directory's name)");
   app.add_option("--relocate", o.relocate, "Also record occurrences of this absolute path (repeatable)");

@@ -37,8 +37,8 @@ struct Slot {
 };
 
 void compress_slot(Slot& s, int level) {
-  zstd_compress(s.raw, level, nullptr, s.stored);
-  if (s.stored.size() >= s.raw.size()) {
+  if (level > 0) zstd_compress(s.raw, level, nullptr, s.stored);
+  if (level <= 0 || s.stored.size() >= s.raw.size()) {
     s.codec = Codec::Raw;
     s.stored.clear();
     s.stored.shrink_to_fit();
@@ -214,7 +214,11 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
         bool fresh = seen.insert(s.digest).second;
         if (fresh) stats.unique_objects++;
         if (fresh && !writer.contains(s.digest) && !(opts.have && opts.have(s.digest))) {
-          const IndexRecord& rec = writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, m.n, [&](const std::function<void(ByteSpan)>& sink) {
+          auto store_raw = [&](const std::function<void(ByteSpan)>& sink) {
+            for (size_t pos = 0; pos < m.n; pos += (8u << 20)) sink(data.subspan(pos, std::min<size_t>(8u << 20, m.n - pos)));
+          };
+          const IndexRecord& rec = opts.level <= 0 ? writer.append_stream(Kind::Blob, Codec::Raw, s.digest, m.n, store_raw)
+                                                   : writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, m.n, [&](const std::function<void(ByteSpan)>& sink) {
             ZSTD_CCtx* c = ZSTD_createCCtx();
             ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, opts.level);
             ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, int(std::max(1u, threads)));

@@ -21,7 +21,7 @@
 namespace hpak {
 
 struct PackOptions {
-  int level = 3;
+  int level = 3; // zstd level; 0 stores objects uncompressed
   unsigned threads = 0; // 0 = all cores
   bool skip_special = false;
   bool record_mtime = true;

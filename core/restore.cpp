@@ -134,6 +134,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     mo.threads = opts.threads;
     mo.restore_mtime = false;
     mo.relocate_to = real_target;
+    mo.verify = opts.verify;
     mo.partial = opts.partial;
     mo.progress = opts.progress;
     MaterializeStats ms = materialize(cat, lib, tfd.get(), target, mo);
@@ -414,7 +415,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         if (fd < 0) throw_errno("unable to create '" + shown + "'");
         Fd guard(fd);
         try {
-          write_file_content(n, cat, lib, fd, shown, real_target, true, scratch[tid]);
+          write_file_content(n, cat, lib, fd, shown, real_target, opts.verify, scratch[tid]);
         } catch (const Error& e) {
           guard.reset();
           unlinkat(pfd, name.c_str(), 0);

@@ -33,6 +33,7 @@ struct RestoreOptions {
   bool verify_content = false; // compare every kept file's bytes too
   bool partial = false;        // restore what can be restored past bad objects
   bool wait = true;            // wait for another restore of the same target
+  bool verify = true;          // check each object's SHA-256 as it is read (stored checksums always)
   Progress progress;
 };
 
