@@ -125,10 +125,11 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
 
   if (empty) {
     stats.fresh = true;
+    // Nothing is trusted after a crash here (fence 0), so the state needs no
+    // catalog yet: one catalog compression saved on every fresh restore.
     RestoreState incomplete = st;
     incomplete.complete = false;
     incomplete.fence_ns = 0;
-    incomplete.catalog_raw = cat_raw;
     write_state(tfd.get(), target, incomplete);
     MaterializeOptions mo;
     mo.threads = opts.threads;
