@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <dirent.h>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "core/library.hpp"
@@ -137,6 +138,8 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     seen.push_back(std::move(ps));
   }
   rep.objects = blobs_visible.size();
+  std::set<std::string> verified;
+  for (auto& ps : seen) verified.insert(ps.name);
 
   auto intact_in = [&](const Digest& d, bool want_visible) {
     std::vector<std::string> out;
@@ -163,7 +166,16 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     if (it != status.end()) return it->second;
     int s = 0;
     bool intact = intact_visible.count(d) > 0;
-    bool locatable = lib.locate_loaded(d).has_value();
+    auto ref = lib.locate(d); // rescans on a miss: packs are published while we verify
+    bool locatable = ref.has_value();
+    if (locatable && !intact && !verified.count(base_of(ref->pack->path()))) {
+      // In a pack published after the packs were listed: check this object now.
+      try {
+        ref->pack->read_stream(ref->rec, [](ByteSpan) {});
+        intact = true;
+      } catch (const Error&) {
+      }
+    }
     if (!locatable) {
       LibraryBadObject& b = entry_for(d, kind);
       if (intact)

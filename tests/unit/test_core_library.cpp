@@ -372,6 +372,20 @@ TEST_CASE("library: concurrent adds and lookups") {
       }
     }
   });
+  // verify_library while the adds run: packs and names appear under it, but
+  // nothing may be reported lost or missing.
+  std::string verify_errors;
+  std::atomic<int> verifies{0};
+  std::thread verifier([&] {
+    while (!stop) {
+      VerifyOptions vo;
+      vo.threads = 1;
+      LibraryVerifyReport r = verify_library(root, vo);
+      for (auto& p : r.problems) verify_errors += p + ";";
+      for (auto& b : r.bad_objects) verify_errors += "bad " + b.digest + " " + b.missing + ";";
+      verifies++;
+    }
+  });
   std::vector<std::thread> adders;
   for (int i = 0; i < n; i++)
     adders.emplace_back([&, i] {
@@ -385,8 +399,11 @@ TEST_CASE("library: concurrent adds and lookups") {
       }
     });
   for (auto& t : adders) t.join();
+  while (verifies < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   stop = true;
   looker.join();
+  verifier.join();
+  CHECK_MESSAGE(verify_errors.empty(), verify_errors);
   for (auto& e : errors) CHECK_MESSAGE(e.empty(), e);
   CHECK_MESSAGE(look_errors.empty(), look_errors);
   CHECK(lookups > 0);
