@@ -221,7 +221,12 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       while (auto* e = readdir(d)) {
         std::string_view name(e->d_name);
         if (name == "." || name == "..") continue;
-        if (slot == 0 && (name == kStateName || name.rfind(std::string(".tmp") + kStateName, 0) == 0)) continue;
+        if (slot == 0 && name == kStateName) continue;
+        if (slot == 0 && name.rfind(std::string(".tmp") + kStateName, 0) == 0) {
+          // A temp state left by a killed restore (we hold the lock: no one writes one now).
+          my_removals.emplace_back(uint32_t(slot), std::string(name));
+          continue;
+        }
         std::string path = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
         auto it = index.find(path);
         if (it == index.end()) {

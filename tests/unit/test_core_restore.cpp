@@ -285,6 +285,15 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
     CHECK(st.files_compared == st.files);
     CHECK(st.files_written == 0);
   }
+  SUBCASE("a temp state file left by a killed restore is removed") {
+    std::string left = t + "/.tmp" + kStateName + "-999999";
+    fx::write_file(left, "partial state");
+    RestoreStats st = restore(lib, "env", t, ropts());
+    CHECK(st.removed == 1);
+    CHECK(st.files_written == 0);
+    CHECK_FALSE(path_exists(left));
+    CHECK(state_of(t)->complete);
+  }
   SUBCASE("the target moved: relocated files are rewritten for the new path") {
     std::string moved = env.dir / "moved-to-a-longer-path";
     std::string ref = make_reference(moved, env.spec);
