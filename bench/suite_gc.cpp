@@ -1,0 +1,187 @@
+// bench/suite_gc.cpp — the gc/repack suite (see suites.hpp): the verbatim
+// copy of a library with 50% garbage (packfs and rcc profiles), and a library
+// of 200 small packs: packs and lookup rate before and after gc.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "bench/suite_ctx.hpp"
+#include "core/library.hpp"
+#include "core/util/hash.hpp"
+
+namespace hpak::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+using Argv = std::vector<std::string>;
+
+void set_metric(Row& r, const std::string& k, double v) {
+  for (auto& m : r.metrics)
+    if (m.key == k) {
+      m.value = v;
+      return;
+    }
+  r.metrics.push_back({k, v});
+}
+
+double json_or_throw(const std::string& json, const std::string& key) {
+  auto v = json_number(json, key);
+  if (!v) throw std::runtime_error("hpak gc --json has no '" + key + "': " + json.substr(0, 200));
+  return *v;
+}
+
+// The gc rows of one library template: whole command (wall) and copy phase.
+void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const std::string& note) {
+  std::string lib = c.art + "/gc-run";
+  auto copy_secs = std::make_shared<std::vector<double>>();
+  auto jsons = std::make_shared<std::vector<std::string>>();
+  std::vector<Arm> arms(1);
+  Arm& g = arms[0];
+  g.tool = "hpak gc";
+  g.unit = "objects";
+  g.argv = [&c, lib](unsigned) { return Argv{c.hpak, "-q", "gc", lib, "--grace", "0", "--json"}; };
+  g.prep = [&c, lib, tmpl](unsigned) {
+    remove_tree(lib);
+    c.must({c.cp, "-a", tmpl, lib}, "cp -a");
+  };
+  g.sample = [copy_secs, jsons](unsigned, const ProcResult& pr, Row& r) {
+    double cs = json_or_throw(pr.out, "copy_seconds");
+    copy_secs->push_back(cs);
+    jsons->push_back(pr.out);
+    r.count = uint64_t(json_or_throw(pr.out, "copied_objects"));
+    r.bytes = uint64_t(json_or_throw(pr.out, "copied_bytes"));
+    for (const char* k : {"packs_before", "packs_after", "objects_kept", "objects_dropped", "bytes_before", "bytes_after",
+                          "copied_objects", "copied_bytes"})
+      set_metric(r, k, json_or_throw(pr.out, k));
+    return pr.secs;
+  };
+  g.notes.push_back("whole command (open, mark, copy, publish, midx, delete); prep: cp -a of the library template (untimed)");
+  if (!note.empty()) g.notes.push_back(note);
+  auto idx = c.series("gc", group, c.art_medium, arms);
+  const Row& whole = c.rep.rows[idx[0]];
+  Row copy;
+  copy.suite = "gc";
+  copy.group = group;
+  copy.medium = c.art_medium;
+  copy.tool = "verbatim copy (gc copy phase)";
+  copy.role = "hpak";
+  copy.unit = "objects";
+  copy.command = whole.command + "  ->  copy_seconds, copied_objects, copied_bytes";
+  copy.samples = *copy_secs;
+  copy.count = whole.count;
+  copy.bytes = whole.bytes;
+  copy.notes.push_back("live objects copied verbatim (stored bytes, no recompression) into the new pack, timed by gc itself");
+  c.add_row(std::move(copy));
+  remove_tree(lib);
+}
+
+// Random lookups + reads of every digest through a Library, one thread.
+double lookups(const Library& lib, const std::vector<Digest>& ds, bool read) {
+  uint64_t n = 0;
+  double t0 = mono_now();
+  for (auto& d : ds) {
+    auto ref = lib.locate(d);
+    if (!ref) throw std::runtime_error("object not found in the library");
+    if (read) n += ref->pack->read(ref->rec).size();
+    else n += ref->rec.raw_len;
+  }
+  double t = mono_now() - t0;
+  if (!n && !ds.empty()) throw std::runtime_error("nothing read");
+  return t;
+}
+} // namespace
+
+void suite_gc(Ctx& c) {
+  const std::string J = c.T;
+  // ---- 50% garbage: a library whose one pack holds X, and a catalog of half of X --------
+  std::vector<std::string> profiles = {"packfs2x", "rcc"};
+  for (auto& p : profiles) {
+    std::string src = c.corpus(p);
+    const TreeInfo& ti = c.info(p);
+    std::string label = p == "packfs2x" ? "packfs" : (c.cfg.corpus.empty() ? "rcc" : "user");
+    std::string half = c.art + "/gc-half-" + p, tmpl = c.art + "/gc-tmpl-" + p;
+    c.log("setup: library with 50% garbage (" + label + ")");
+    remove_tree(half);
+    remove_tree(tmpl);
+    c.must({c.cp, "-a", src, half}, "cp -a");
+    for (size_t i = 1; i < ti.files.size(); i += 2) unlink((half + "/" + ti.files[i]).c_str());
+    c.must({c.hpak, "-q", "pack", src, "--into", tmpl, "--name", "all", "-j", J}, "hpak pack --into");
+    c.must({c.hpak, "-q", "pack", half, "--into", tmpl, "--name", "half", "-j", J}, "hpak pack --into");
+    c.must({c.hpak, "-q", "catalogs", "rm", tmpl, "all"}, "hpak catalogs rm");
+    gc_series(c, "repack 50% garbage " + label, tmpl,
+              "library: one pack of " + std::to_string(ti.files.size()) + " files; catalog kept: every other file");
+    remove_tree(half);
+    remove_tree(tmpl);
+  }
+
+  // ---- 200 small packs: lookups before and after gc --------------------------------------
+  {
+    unsigned npacks = c.cfg.quick ? 10 : 200, per = c.cfg.quick ? 10 : 100;
+    std::string trees = c.art + "/small-envs", tmpl = c.art + "/small-tmpl", after = c.art + "/small-after";
+    remove_tree(trees);
+    remove_tree(tmpl);
+    remove_tree(after);
+    c.log("setup: " + std::to_string(npacks) + " small packs (" + std::to_string(per) + " files of 128 B each)");
+    std::mt19937_64 rng(200);
+    auto digests = std::make_shared<std::vector<Digest>>();
+    for (unsigned e = 0; e < npacks; e++) {
+      char name[16];
+      snprintf(name, sizeof name, "e%03u", e);
+      std::string d = trees + "/" + name;
+      fs::create_directories(d);
+      for (unsigned f = 0; f < per; f++) {
+        std::string data(128, '\0');
+        for (auto& ch : data) ch = char(rng());
+        write_file(d + "/f" + std::to_string(f) + ".dat", data);
+        digests->push_back(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(data.data()), data.size())));
+      }
+      c.must({c.hpak, "-q", "pack", d, "--into", tmpl, "--name", name, "-j", J}, "hpak pack --into");
+    }
+    std::shuffle(digests->begin(), digests->end(), std::mt19937_64(7));
+    std::string group = std::to_string(npacks) + " small packs";
+    gc_series(c, group, tmpl, "library of " + std::to_string(npacks) + " packs of " + std::to_string(per) + " objects, no garbage");
+    c.must({c.cp, "-a", tmpl, after}, "cp -a");
+    c.must({c.hpak, "-q", "gc", after, "--grace", "0"}, "hpak gc");
+    auto before_lib = std::make_shared<Library>(tmpl);
+    auto after_lib = std::make_shared<Library>(after);
+    size_t packs_before = before_lib->packs().size(), packs_after = after_lib->packs().size();
+    size_t unc_before = before_lib->uncovered_packs(), unc_after = after_lib->uncovered_packs();
+    std::vector<InArm> arms(4);
+    auto desc = [](const char* what) {
+      return std::string("in-process: Library::locate(digest)") + what + " for every object in random order, one thread";
+    };
+    arms[0].tool = "lookup+read, before gc (" + std::to_string(packs_before) + " packs)";
+    arms[0].role = "baseline";
+    arms[0].command = desc(" + PackReader::read");
+    arms[0].body = [before_lib, digests](unsigned) { return lookups(*before_lib, *digests, true); };
+    arms[1].tool = "lookup+read, after gc (" + std::to_string(packs_after) + " packs)";
+    arms[1].command = desc(" + PackReader::read");
+    arms[1].body = [after_lib, digests](unsigned) { return lookups(*after_lib, *digests, true); };
+    arms[2].tool = "lookup only, before gc";
+    arms[2].role = "reference";
+    arms[2].command = desc("");
+    arms[2].body = [before_lib, digests](unsigned) { return lookups(*before_lib, *digests, false); };
+    arms[3].tool = "lookup only, after gc";
+    arms[3].role = "reference";
+    arms[3].command = desc("");
+    arms[3].body = [after_lib, digests](unsigned) { return lookups(*after_lib, *digests, false); };
+    for (auto& a : arms) a.count = digests->size(), a.bytes = digests->size() * 128, a.unit = "lookups";
+    auto idx = c.series_in("gc", group + ": lookups", c.art_medium, arms);
+    c.rep.rows[idx[0]].metrics.push_back({"packs", double(packs_before)});
+    c.rep.rows[idx[0]].metrics.push_back({"packs_outside_midx", double(unc_before)});
+    c.rep.rows[idx[1]].metrics.push_back({"packs", double(packs_after)});
+    c.rep.rows[idx[1]].metrics.push_back({"packs_outside_midx", double(unc_after)});
+    before_lib.reset();
+    after_lib.reset();
+    remove_tree(trees);
+    remove_tree(tmpl);
+    remove_tree(after);
+  }
+}
+
+} // namespace hpak::bench
