@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <map>
+#include <set>
 #include <sys/file.h>
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
@@ -85,6 +86,35 @@ GcLock::~GcLock() {
   if (fd_ >= 0) close(fd_); // releases the flock
 }
 
+PublishLock::PublishLock(const Library& lib, bool exclusive) {
+  std::string p = lib.root() + "/locks/publish.lock";
+  fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, lib.shared() ? 0664 : 0644);
+  if (fd_ < 0) fd_ = open(p.c_str(), O_RDONLY | O_CLOEXEC); // another user's file: flock needs no write access
+  if (fd_ < 0) throw_errno("unable to open '" + p + "'");
+  if (!exclusive) {
+    while (flock(fd_, LOCK_SH) != 0)
+      if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
+    return;
+  }
+  // gc waits for adds that are between checking their objects and setting
+  // their name (milliseconds each), but not forever for a stopped one.
+  for (int waited_ms = 0; flock(fd_, LOCK_EX | LOCK_NB) != 0; waited_ms += 10) {
+    if (errno != EWOULDBLOCK && errno != EINTR) throw_errno("unable to lock '" + p + "'");
+    if (waited_ms >= 60000) {
+      std::string holder = flock_holder(fd_);
+      close(fd_);
+      fd_ = -1;
+      throw Error("an add has been setting its catalog name for over 60 s" + (holder.empty() ? "" : " (" + holder + ")") +
+                  "; gc aborted, nothing deleted");
+    }
+    usleep(10000);
+  }
+}
+
+PublishLock::~PublishLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
 static std::vector<std::string> list_dir(const std::string& dir) {
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
@@ -98,19 +128,44 @@ static std::vector<std::string> list_dir(const std::string& dir) {
   return out;
 }
 
+// A condemned pack is renamed away entirely (index, then pack file), so that
+// a writer publishing an identical pack (same content, same name) creates a
+// new file that gc never deletes: gc unlinks only `*.condemned` names, which
+// no writer ever creates.
+static std::string condemned(const std::string& p) { return p + ".condemned"; }
+
+// Makes a condemned pack visible again: pack first, then index (publish order).
+// Replacing a same-named file a writer published meanwhile is harmless: the
+// name is the SHA-256 of the content.
+static void uncondemn(const std::string& pack_path) {
+  std::string idx = index_path_for(pack_path);
+  if (path_exists(condemned(pack_path)) && rename(condemned(pack_path).c_str(), pack_path.c_str()) != 0)
+    throw_errno("unable to restore '" + pack_path + "'");
+  if (rename(condemned(idx).c_str(), idx.c_str()) != 0) throw_errno("unable to restore '" + idx + "'");
+}
+
 size_t recover_condemned(const Library& lib) {
   size_t n = 0;
-  const std::string suffix = ".hidx.condemned";
+  auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const std::string idx_suffix = ".hidx.condemned", pack_suffix = ".hpak.condemned";
   for (auto& name : list_dir(lib.packs_dir())) {
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-    std::string from = lib.packs_dir() + "/" + name;
-    std::string base = name.substr(0, name.size() - suffix.size());
-    if (!path_exists(lib.packs_dir() + "/" + base + ".hpak")) {
-      unlink(from.c_str()); // its pack was already deleted
+    if (!ends_with(name, idx_suffix)) continue;
+    std::string base = lib.packs_dir() + "/" + name.substr(0, name.size() - idx_suffix.size());
+    if (!path_exists(base + ".hpak") && !path_exists(condemned(base + ".hpak"))) {
+      unlink(condemned(base + ".hidx").c_str()); // its pack was already deleted
       continue;
     }
-    std::string to = lib.packs_dir() + "/" + base + ".hidx";
-    if (rename(from.c_str(), to.c_str()) == 0) n++;
+    uncondemn(base + ".hpak");
+    n++;
+  }
+  // A condemned pack whose index is gone (not left by hpak, but keep the data).
+  for (auto& name : list_dir(lib.packs_dir())) {
+    if (!ends_with(name, pack_suffix)) continue;
+    std::string pack = lib.packs_dir() + "/" + name.substr(0, name.size() - std::string(".condemned").size());
+    if (path_exists(pack)) unlink(condemned(pack).c_str());
+    else rename(condemned(pack).c_str(), pack.c_str());
   }
   return n;
 }
@@ -152,6 +207,10 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
 std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
 
 } // namespace
+
+// A leftover (temp file, pack without index) younger than this may belong to
+// an add in progress, whatever --grace says: removing it fails that add.
+constexpr int64_t kLeftoverMinAge = 3600;
 
 GcResult gc(Library& lib, const GcOptions& opts) {
   GcLock lock(lib);
@@ -333,36 +392,54 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     step("published");
 
-    // Condemn, re-check the roots, un-condemn what a new root needs, delete.
-    std::vector<PackInfo*> condemned;
-    for (auto* s : sources) {
-      if (s->damaged_live) continue;
-      std::string idx = idx_of(s->reader);
-      if (rename(idx.c_str(), (idx + ".condemned").c_str()) == 0) condemned.push_back(s);
-    }
-    step("condemned");
-    lib.refresh();
-    DigestSet live_again;
-    mark(lib, lib.catalog_names(), live_again);
-    for (auto* s : condemned) {
-      const IndexView& v = s->reader->index();
-      for (uint64_t i = 0; i < v.count(); i++) {
-        Digest d = v.digest_at(i);
-        if (live_again.count(d) && !lib.locate_loaded(d)) {
-          std::string idx = idx_of(s->reader);
-          if (rename((idx + ".condemned").c_str(), idx.c_str()) != 0) throw_errno("unable to restore '" + idx + "'");
+    // Re-mark and condemn under the exclusive publish lock. No add is then
+    // between checking its objects and setting its name, so the names read
+    // here are every name whose objects must stay visible: a superseded pack
+    // holding the only copy of an object one of them needs is kept. An add
+    // that sets its name after this section checks its objects after it,
+    // finds a condemned pack's objects gone, and writes them again.
+    // Condemning renames the index, then the pack, to `.condemned` names, so
+    // a writer that publishes an identical pack (same content, same name)
+    // afterwards creates a new file, which gc never deletes.
+    std::vector<PackInfo*> condemned_packs;
+    {
+      PublishLock publishing(lib, /*exclusive=*/true);
+      lib.refresh();
+      mark(lib, lib.catalog_names(), live); // the first mark's objects stay marked: cheap, conservative
+      DigestSet safe;                       // in a visible pack this gc does not supersede
+      std::set<std::string> superseded;
+      for (auto* s : sources)
+        if (s->name != new_name) superseded.insert(s->name); // (our output may be identical to a source)
+      for (const PackReader* p : lib.packs()) {
+        if (superseded.count(base_name(p->path()))) continue;
+        const IndexView& v = p->index();
+        for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+      }
+      for (auto* s : sources) {
+        if (s->damaged_live || s->name == new_name) continue;
+        const IndexView& v = s->reader->index();
+        bool needed = false;
+        for (uint64_t i = 0; i < v.count() && !needed; i++) needed = live.count(v.digest_at(i)) && !safe.count(v.digest_at(i));
+        if (needed) {
           res.warnings.push_back("pack '" + s->name + "' kept: a catalog published during gc needs it");
           s->merge = false;
-          lib.refresh();
-          break;
+          res.objects_dropped -= s->objects - s->live;
+          for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+          continue;
         }
+        std::string pack = s->reader->path(), idx = idx_of(s->reader);
+        if (rename(idx.c_str(), condemned(idx).c_str()) != 0) continue;
+        if (rename(pack.c_str(), condemned(pack).c_str()) != 0) {
+          rename(condemned(idx).c_str(), idx.c_str()); // keep it then
+          continue;
+        }
+        condemned_packs.push_back(s);
       }
     }
-    for (auto* s : condemned) {
-      if (!s->merge) continue;
-      std::string idx = idx_of(s->reader);
-      unlink(s->reader->path().c_str());
-      unlink((idx + ".condemned").c_str());
+    step("condemned");
+    for (auto* s : condemned_packs) {
+      unlink(condemned(s->reader->path()).c_str());
+      unlink(condemned(idx_of(s->reader)).c_str());
     }
     step("deleted");
     lib.write_midx();
@@ -380,7 +457,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   // whose index was never published (invisible to everyone, so unreferenced).
   auto old_enough = [&](const std::string& p) {
     struct stat st;
-    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, 0);
+    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
   };
   auto remove_leftover = [&](const std::string& p) {
     if (!opts.dry_run) unlink(p.c_str());

@@ -3,28 +3,37 @@
 // Protocol (the argument is written out in man/hpak-gc.1, "SAFETY"):
 //  1. Lock: flock(LIB/locks/gc.lock) — one gc or repair at a time; the kernel
 //     drops it if gc dies, so a lock is never stale on a local filesystem.
-//     The file names the holder (host, pid) for the error message.
-//  2. Recover: `*.hidx.condemned` left by a killed gc are renamed back first.
+//     The holder is named from /proc/locks (and the host/pid it recorded).
+//  2. Recover: packs and indexes left `*.condemned` by a killed gc are
+//     renamed back first.
 //  3. Roots: every catalog name (after dropping --unused ones) -> its catalog
 //     -> every digest it names. An unreadable catalog aborts the gc: its
 //     objects are unknown, so nothing may be swept.
 //  4. Grace: packs whose index is younger than the grace period (default
-//     1 hour) are never rewritten or deleted, so a writer's fresh pack whose
-//     catalog name is not yet published survives. Temp files in tmp/ are
-//     removed only when older than the grace period.
+//     1 hour) are not rewritten or deleted: fewer objects for writers to
+//     write twice (correctness does not depend on it, see 6). Leftovers (temp
+//     files, packs without an index) go only when older than the grace period
+//     and than kLeftoverMinAge: an add in progress may own them.
 //  5. Rewrite: live objects of old packs that carry garbage, plus the small
 //     packs that a geometric roll-up merges (each kept pack at least twice the
 //     sum of the smaller ones), are copied verbatim (entry checksum checked,
 //     no recompression) into a new pack, published pack-then-index.
-//  6. Condemn, re-check, delete: the superseded packs' indexes are renamed to
-//     `.condemned` (readers stop seeing them); the catalog names are read
-//     again, and any pack holding the only copy of an object a new root needs
-//     is un-condemned; the rest are deleted. A writer re-checks its objects
-//     *after* publishing its name (core/library_add.cpp): either gc's re-check
-//     sees the name, or the writer's check sees the object gone and re-adds it.
+//  6. Re-mark and condemn under the exclusive LIB/locks/publish.lock: read
+//     the names again and mark; a superseded pack holding the only copy of an
+//     object so marked is kept; the others are condemned: index, then pack,
+//     renamed to `*.condemned` (readers stop seeing them). After the lock is
+//     released the condemned files are deleted — gc deletes no other name, so
+//     a writer that re-publishes an identical pack (same SHA-256 name) keeps
+//     its new file. A writer (core/library_add.cpp) holds the lock shared from
+//     checking that every object of its catalog is visible (writing missing
+//     ones again) until its name is set. So each name is set either before
+//     gc's re-mark (which sees it and keeps its objects) or after gc's
+//     condemn (and its check sees the condemned objects gone): whenever a
+//     name exists, every object it needs is in a visible pack.
 //  7. The midx is rebuilt over the packs that remain.
 // A kill -9 at any point leaves only extra packs (duplicates) or condemned
-// indexes, both recovered by the next gc; no referenced object is lost.
+// files, both recovered by the next gc; no referenced object is lost, and a
+// killed writer leaves no name whose objects are missing.
 #pragma once
 
 #include <string>
@@ -78,7 +87,21 @@ private:
   int fd_ = -1;
 };
 
-// Renames `.hidx.condemned` back to `.hidx` (recovery after a killed gc).
+// LIB/locks/publish.lock: held shared by an add from checking that every
+// object its catalog needs is visible until its name is set, and exclusive by
+// gc while it reads the names again and condemns packs (protocol step 6).
+class PublishLock {
+public:
+  PublishLock(const Library& lib, bool exclusive);
+  ~PublishLock();
+  PublishLock(const PublishLock&) = delete;
+  PublishLock& operator=(const PublishLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
+
+// Renames condemned packs and indexes back (recovery after a killed gc).
 size_t recover_condemned(const Library& lib);
 
 } // namespace hpak

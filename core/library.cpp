@@ -94,7 +94,10 @@ void Library::load_locked() const {
     if (!digest) continue;
     std::string pack_path = dir + "/" + n.substr(0, n.size() - 5) + ".hpak";
     auto reuse = old.find(*digest);
-    if (reuse != old.end()) {
+    // Only while the pack file is there: an index can outlive its pack (a
+    // writer indexing an identical pack that gc was condemning), and an old
+    // reader would then find objects that no longer exist in the library.
+    if (reuse != old.end() && path_exists(pack_path)) {
       l->packs.push_back(reuse->second);
       l->names.push_back(*digest);
       continue;
@@ -158,8 +161,15 @@ std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
 
 std::optional<ObjectRef> Library::locate(const Digest& d) const {
   if (auto r = locate_loaded(d)) return r;
-  refresh(); // a pack may have been published (or repacked by gc) since we loaded
-  return locate_loaded(d);
+  // A pack may have been published (or repacked by gc) since we loaded. A
+  // rescan that overlaps gc's publish-then-condemn can list the packs before
+  // the new one appeared and open the old one after it was condemned, and see
+  // neither: a second rescan sees the new one.
+  for (int i = 0; i < 2; i++) {
+    refresh();
+    if (auto r = locate_loaded(d)) return r;
+  }
+  return std::nullopt;
 }
 
 size_t Library::uncovered_packs() const {
@@ -201,8 +211,15 @@ std::vector<std::string> Library::catalog_names() const {
 std::optional<Digest> Library::catalog_digest(const std::string& name) const {
   if (!check_catalog_name(name).empty()) return std::nullopt;
   std::string p = root_ + "/catalogs/" + name;
-  if (!path_exists(p)) return std::nullopt;
-  Bytes b = read_file(p);
+  // Opened once: a name removed between a check and the open (catalogs rm,
+  // gc --unused) is simply absent, not an error.
+  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw_errno("unable to open '" + p + "'");
+  }
+  Fd guard(fd);
+  Bytes b = read_fd(fd, p);
   std::string text(b.begin(), b.end());
   const std::string head = "hpak-catalog 1\n";
   if (text.rfind(head, 0) != 0 || text.size() != head.size() + 65 || text.back() != '\n')

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/gc.hpp"
 #include "core/library.hpp"
 #include "core/util/file.hpp"
 
@@ -63,26 +64,30 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
       res.pack_size = r.size;
     }
   }
-  set_catalog(name, res.catalog_digest);
-
-  // Re-check after publishing the name: a gc that condemned a pack holding an
-  // object we relied on (before our name existed) is detected here, and the
-  // object is written again from the source tree. See core/gc.hpp.
+  // Set the name only once every object it needs is visible, holding the
+  // publish lock shared: gc condemns packs only under the exclusive lock,
+  // after reading the names again, so it never hides an object of a name set
+  // before, and an object it hid before is found missing here and written
+  // again from the source tree. See core/gc.hpp.
   std::string real_src = real_path(src);
-  for (int round = 0;; round++) {
-    refresh();
-    DigestSet missing;
-    if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
-    for (const Node& n : cat.nodes)
-      if (n.type == NodeType::File && !locate_loaded(n.digest)) missing.insert(n.digest);
-    if (missing.empty()) break;
-    if (round == 5)
-      throw Error("catalog '" + name + "' was published but " + std::to_string(missing.size()) +
-                  " of its objects keep disappearing (a gc with --grace 0 running in a loop?); add it again");
-    std::string tmp_path;
-    PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp_path);
-    publish_pack(tmp_path, r);
-    res.repairs++;
+  {
+    PublishLock publishing(*this, /*exclusive=*/false);
+    for (int round = 0;; round++) {
+      refresh();
+      DigestSet missing;
+      if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
+      for (const Node& n : cat.nodes)
+        if (n.type == NodeType::File && !locate_loaded(n.digest)) missing.insert(n.digest);
+      if (missing.empty()) break;
+      if (round == 5)
+        throw Error("catalog '" + name + "' not set: " + std::to_string(missing.size()) +
+                    " of its objects keep disappearing from the library; add it again");
+      std::string tmp_path;
+      PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp_path);
+      publish_pack(tmp_path, r);
+      res.repairs++;
+    }
+    set_catalog(name, res.catalog_digest);
   }
   // Keep lookups O(log n): fold the packs into the midx once enough are outside it.
   if (uncovered_packs() > 8) write_midx();

@@ -113,20 +113,15 @@ check_restore() {
 $d"
 }
 
-# verify_lib LIB [WHAT]: every pack checks out and (with a library-aware
-# `hpak verify`) every catalog's objects are all there and intact.
+# verify_lib LIB [WHAT]: `hpak verify LIB` checks every pack end to end and
+# every catalog's objects. (A library pack alone is not standalone, so
+# without a library-aware verify the restores of every catalog are the check.)
 verify_lib() {
-  local lib=$1 what=${2:-} out p
+  local lib=$1 what=${2:-} out
   if grep -qi librar <<<"$("$hpak" verify --help 2>/dev/null)"; then
     out=$(H verify "$lib" 2>&1) || fail "${what:+$what: }hpak verify '$lib' failed:
-$out"
+$(head -40 <<<"$out")"
   fi
-  for p in "$lib"/packs/pack-*.hpak; do
-    [ -e "$p" ] || continue
-    [ -e "${p%.hpak}.hidx" ] || continue # not visible (condemned): checked by its own test
-    out=$(H verify "$p" 2>&1) || fail "${what:+$what: }hpak verify '$p' failed:
-$out"
-  done
 }
 
 pack_count() { find "$1/packs" -maxdepth 1 -name 'pack-*.hidx' | wc -l; }
@@ -165,4 +160,32 @@ flip() {
   b=$(od -An -tu1 -j "$off" -N1 "$f" | tr -d ' \n')
   [ -n "$b" ] || fail "no byte at offset $off of '$f'"
   printf "$(printf '\\%03o' $((b ^ 0xff)))" | dd of="$f" bs=1 seek="$off" conv=notrunc status=none
+}
+
+# mutate DIR SEED PCT: changes about PCT% of the files of DIR (chosen by SEED)
+# and adds one new file, so a copy of a tree shares most objects with it.
+mutate() {
+  local dir=$1 seed=$2 pct=$3 f
+  while IFS= read -r f; do
+    [ -w "$f" ] || chmod u+w "$f"
+    printf 'mutated by %s\n' "$seed" >>"$f"
+  done < <(find "$dir" -type f | LC_ALL=C sort | awk -v seed="$seed" -v pct="$pct" 'BEGIN { srand(seed) } rand() * 100 < pct')
+  printf 'new file of %s\n' "$seed" >"$dir/new-$seed.txt"
+}
+
+# no_condemned LIB [WHAT]: no index or pack is left condemned.
+no_condemned() {
+  local left
+  left=$(find "$1/packs" -name '*.condemned')
+  [ -z "$left" ] || fail "${2:+$2: }condemned files left in '$1': $left"
+}
+
+# strace_can_pause: strace can delay a syscall of a traced hpak (strace is
+# installed, supports -e inject=...:delay_exit, and ptrace is allowed).
+# (LeakSanitizer cannot run under ptrace: it is turned off for traced runs.)
+strace_can_pause() {
+  command -v strace >/dev/null 2>&1 &&
+    strace -f -o /dev/null -e trace=getpid -e inject=getpid:delay_exit=1000:when=1 true >/dev/null 2>&1 &&
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+      strace -f -o /dev/null -e trace=rename -e inject=rename:delay_exit=1000:when=1 "$hpak" --version >/dev/null 2>&1
 }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# CI step (called by scripts/test.sh when present): the concurrent tests under
+# ThreadSanitizer. Builds build-tsan (-DHPAK_TSAN=ON, Debug) and runs the CLI
+# tests whose name matches "torture|restore|gc" (gc, its crash and torture
+# tests, the restore tests) with TSAN_OPTIONS=halt_on_error=1, so a data race
+# reported in any hpak process fails its test. The torture test runs for
+# HPAK_TORTURE_SECONDS (default here 20 s); the whole ctest run is capped at
+# HPAK_TSAN_BUDGET seconds (default 540, within the 10 min budget).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+budget=${HPAK_TSAN_BUDGET:-540}
+
+echo "== build (TSan)"
+bash scripts/build.sh build-tsan -DHPAK_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== concurrent tests under TSan (torture|restore|gc, at most ${budget} s)"
+t0=$SECONDS
+# second_deadlock_stack: full reports for lock-order inversions too.
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+  HPAK_TORTURE_SECONDS=${HPAK_TORTURE_SECONDS:-20} \
+  timeout -k 10 "$budget" ctest --test-dir build-tsan --output-on-failure -R "torture|restore|gc" -j "$(nproc)" --timeout "$budget"
+echo "== TSan tests passed in $((SECONDS - t0)) s"
