@@ -56,7 +56,7 @@ void suite_restore(Ctx& c) {
   std::string src = c.corpus(P);
   const TreeInfo& ti = c.info(P);
   const uint64_t files = ti.files.size(), bytes = ti.bytes;
-  std::string lib = c.library(P), rl = c.rcc_lib(P), pack = c.pack_file(P), tz = c.tar_zst(P);
+  std::string lib = c.library(P), lib0 = c.library(P, 0), rl = c.rcc_lib(P), pack = c.pack_file(P), tz = c.tar_zst(P);
   const std::string J = c.T;
 
   // Files that may be changed for the dirty runs: regular, not hardlinked.
@@ -147,6 +147,21 @@ void suite_restore(Ctx& c) {
       };
       arms[2].check = tree_check(ti, cd);
       arms[2].notes.push_back("its own write-phase time (tree read into memory first, untimed); hardlinks written as copies");
+      // What the gap to the ceiling is made of: the same restore without the
+      // SHA-256 check, and from a library stored uncompressed (-l 0) too.
+      auto nd = at("fresh-nover"), zd = at("fresh-raw");
+      Arm nv;
+      nv.tool = "hpak restore --no-verify";
+      nv.role = "reference";
+      nv.argv = [&c, lib, nd, J](unsigned r) { return Argv{c.hpak, "-q", "restore", "--no-verify", lib, "env", nd(r), "-j", J}; };
+      nv.notes.push_back("no SHA-256 of each object (the XXH3 of the stored bytes is still checked)");
+      arms.push_back(nv);
+      Arm raw;
+      raw.tool = "hpak restore --no-verify, -l 0 library";
+      raw.role = "reference";
+      raw.argv = [&c, lib0, zd, J](unsigned r) { return Argv{c.hpak, "-q", "restore", "--no-verify", lib0, "env", zd(r), "-j", J}; };
+      raw.notes.push_back("objects stored uncompressed (pack -l 0) and no SHA-256: no decoding at all, the closest hpak gets to the ceiling");
+      arms.push_back(raw);
       for (auto& a : arms) a.count = files, a.bytes = bytes;
       auto idx = c.series("restore", "fresh", m, arms);
       if (!walls->empty()) c.rep.rows[idx[2]].metrics.push_back({"process_wall_s", stats_of(*walls).median});

@@ -195,14 +195,15 @@ std::string Ctx::pack_file(const std::string& profile) {
   return packs_[profile] = out;
 }
 
-std::string Ctx::library(const std::string& profile) {
-  auto it = libs_.find(profile);
+std::string Ctx::library(const std::string& profile, int level) {
+  std::string key = profile + "/" + std::to_string(level);
+  auto it = libs_.find(key);
   if (it != libs_.end()) return it->second;
   std::string src = corpus(profile);
-  std::string lib = art + "/lib-" + profile;
-  log("setup: hpak pack --into (library for " + profile + ")");
-  must({hpak, "-q", "pack", src, "--into", lib, "--name", "env", "-j", T}, "hpak pack --into");
-  return libs_[profile] = lib;
+  std::string lib = art + "/lib-" + profile + (level == 3 ? "" : "-l" + std::to_string(level));
+  log("setup: hpak pack --into (library for " + profile + ", level " + std::to_string(level) + ")");
+  must({hpak, "-q", "pack", src, "--into", lib, "--name", "env", "-l", std::to_string(level), "-j", T}, "hpak pack --into");
+  return libs_[key] = lib;
 }
 
 std::string Ctx::rcc_lib(const std::string& profile) {
