@@ -107,18 +107,20 @@ IndexRecord IndexView::record_at(uint64_t i) const {
   return r;
 }
 
-std::optional<uint64_t> IndexView::find(const Digest& d) const {
-  if (count_ == 0) return std::nullopt;
-  uint64_t lo = d[0] == 0 ? 0 : get_u32(fanout_ + 4 * (d[0] - 1));
-  uint64_t hi = get_u32(fanout_ + 4 * d[0]);
+std::optional<uint64_t> fanout_find(const uint8_t* fanout, const uint8_t* digests, uint64_t count, const Digest& d) {
+  if (count == 0) return std::nullopt;
+  uint64_t lo = d[0] == 0 ? 0 : get_u32(fanout + 4 * (d[0] - 1));
+  uint64_t hi = get_u32(fanout + 4 * d[0]);
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
-    if (std::memcmp(digests_ + 32 * mid, d.data(), 32) < 0) lo = mid + 1;
+    if (std::memcmp(digests + 32 * mid, d.data(), 32) < 0) lo = mid + 1;
     else hi = mid;
   }
-  if (lo < count_ && std::memcmp(digests_ + 32 * lo, d.data(), 32) == 0) return lo;
+  if (lo < count && std::memcmp(digests + 32 * lo, d.data(), 32) == 0) return lo;
   return std::nullopt;
 }
+
+std::optional<uint64_t> IndexView::find(const Digest& d) const { return fanout_find(fanout_, digests_, count_, d); }
 
 std::vector<uint64_t> IndexView::find_prefix(std::string_view hex) const {
   std::vector<uint64_t> out;

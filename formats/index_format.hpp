@@ -42,6 +42,10 @@ struct IndexRecord {
   Codec codec = Codec::Raw;
 };
 
+// Binary search of a sorted digest table with a 256-entry fanout (shared by
+// .hidx and .midx): the position of the first `d`, if present. O(log n).
+std::optional<uint64_t> fanout_find(const uint8_t* fanout, const uint8_t* digests, uint64_t count, const Digest& d);
+
 // Serialises records (sorted here) into index bytes.
 Bytes encode_index(std::vector<IndexRecord> records, uint64_t pack_size, const Digest& pack_sum);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "formats/index_format.hpp"
+
 namespace hpak::formats {
 
 Bytes encode_midx(const std::vector<Digest>& packs, std::vector<MidxEntry> entries) {
@@ -65,16 +67,9 @@ MidxView::MidxView(ByteSpan b, std::string where) {
 }
 
 std::optional<uint32_t> MidxView::find(const Digest& d) const {
-  if (count_ == 0) return std::nullopt;
-  uint64_t lo = d[0] == 0 ? 0 : get_u32(fanout_ + 4 * (d[0] - 1));
-  uint64_t hi = get_u32(fanout_ + 4 * d[0]);
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (std::memcmp(digests_ + 32 * mid, d.data(), 32) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo < count_ && std::memcmp(digests_ + 32 * lo, d.data(), 32) == 0) return get_u32(ids_ + 4 * lo);
-  return std::nullopt;
+  auto i = fanout_find(fanout_, digests_, count_, d);
+  if (!i) return std::nullopt;
+  return get_u32(ids_ + 4 * *i);
 }
 
 } // namespace hpak::formats
