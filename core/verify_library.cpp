@@ -67,7 +67,9 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
       if (n == "." || n == ".." || n == "multi.midx") continue;
       if (is_pack_name(n, ".hpak")) pack_files.push_back(n);
       else if (is_pack_name(n, ".hidx")) index_files.push_back(n);
-      else if (n.size() > 15 && n.compare(n.size() - 15, 15, ".hidx.condemned") == 0) rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
+      else if (n.size() > 10 && n.compare(n.size() - 10, 10, ".condemned") == 0)
+        rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
+      else if (n.rfind(".tmp-", 0) == 0) rep.notes.push_back("temp file '" + n + "' (being written, or left by a killed writer)");
       else rep.notes.push_back("unexpected file '" + dir + "/" + n + "'");
     }
     closedir(d);
@@ -94,7 +96,7 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     VerifyReport r;
     PackSeen ps;
     ps.name = name;
-    ps.visible = visible.count(name) > 0;
+    std::vector<Digest> blobs;
     try {
       r = verify_pack(path, vo);
       PackReader scan(path, /*use_index_file=*/false); // the entries verify saw
@@ -105,7 +107,7 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
       for (uint64_t i = 0; i < idx.count(); i++) {
         Digest d = idx.digest_at(i);
         if (!lost_here.count(d)) ps.good.insert(d);
-        if (ps.visible && idx.record_at(i).kind == Kind::Blob) blobs_visible.insert(d);
+        if (idx.record_at(i).kind == Kind::Blob) blobs.push_back(d);
       }
     } catch (const Error& e) {
       if (!path_exists(path)) {
@@ -114,6 +116,12 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
       }
       rep.problems.push_back("pack '" + name + "' cannot be read: " + e.what());
       continue;
+    }
+    ps.visible = visible.count(name) > 0;
+    if (!ps.visible && path_exists(index_path_for(path))) {
+      lib.refresh(); // its index may have been published since we looked
+      for (const PackReader* p : lib.packs()) visible.emplace(base_of(p->path()), p);
+      ps.visible = visible.count(name) > 0;
     }
     if (!ps.visible) {
       if (path_exists(index_path_for(path)))
@@ -132,7 +140,10 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
       }
       rep.bad_objects[it->second].bad_copies.push_back({name, b.offset, b.why});
     }
-    if (ps.visible) intact_visible.insert(ps.good.begin(), ps.good.end());
+    if (ps.visible) {
+      intact_visible.insert(ps.good.begin(), ps.good.end());
+      blobs_visible.insert(blobs.begin(), blobs.end());
+    }
     rep.raw_bytes += r.raw_bytes;
     rep.packs.push_back(std::move(r));
     seen.push_back(std::move(ps));

@@ -293,14 +293,14 @@ check "... and the tree is right" same_tree "$S.expected" "$S"
 
 # Concurrent restores of different targets.
 pids=()
-for k in 1 2 3; do
+for k in 1 2; do
   "$hpak" -q restore "$lib" env "$W/multi$k" >/dev/null 2>&1 &
   pids+=($!)
 done
 mrc=0
 for p in "${pids[@]}"; do wait "$p" || mrc=1; done
-expect_eq "three concurrent restores of different targets exit 0" 0 "$mrc"
-for k in 1 2 3; do
+expect_eq "concurrent restores of different targets exit 0" 0 "$mrc"
+for k in 1 2; do
   expected_tree "$env" "$W/multi$k" "$W/multi$k.expected"
   check "concurrent restore $k is right" same_tree "$W/multi$k.expected" "$W/multi$k"
 done
@@ -312,7 +312,7 @@ rm -rf "$L" "$S" "$S.expected" "$W"/multi*
 # ---- kill -9 mid-restore, then repair
 section "kill -9 and repair"
 big=$W/src/big
-gen_env "$big" 6000 9
+gen_env "$big" 5000 9
 "$hpak" -q pack "$big" --into "$lib" --name big >/dev/null 2>&1
 K=$W/k
 t0=$(date +%s%N)
@@ -322,7 +322,7 @@ mv "$K" "$W/k.ref"
 echo "a fresh restore of the big env takes ${full_ms} ms"
 interrupted=0
 ms_to_s() { awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }'; }
-for frac in 5 25 50 80; do
+for frac in 10 45 80; do
   rm -rf "$K"
   delay_ms=$((full_ms * frac / 100 + RANDOM % 50))
   "$hpak" -q restore "$lib" big "$K" >/dev/null 2>&1 &
@@ -342,7 +342,7 @@ for frac in 5 25 50 80; do
       check "killed after ${delay_ms} ms: the state is incomplete or absent ($st)" test "$st" = 0 -o "$st" = none
     fi
   fi
-  if [ "$frac" = 50 ] && [ -d "$K" ]; then
+  if [ "$frac" = 45 ] && [ -d "$K" ]; then
     # Interrupt the repair too (a dirty restore).
     "$hpak" -q restore "$lib" big "$K" >/dev/null 2>&1 &
     pid=$!
