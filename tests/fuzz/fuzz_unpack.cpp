@@ -6,8 +6,11 @@
 // Guarantee checked after every run (man/hpak-guarantees.7, guarantee 2):
 // nothing is created, removed or changed outside the target: the sandbox
 // holds only the target, the scratch directory only its own entries, and a
-// canary file beside them is unchanged. Refusing the input with hpak::Error
-// is fine; any other exception, crash or sanitizer report is a finding.
+// canary file beside them is unchanged. Knobs taken from the input's middle
+// byte: --partial, mtimes, relocation (as restore does), and --force over a
+// target whose top-level names were planted as symlinks into the canary
+// directory (they must be replaced, never followed). Refusing the input with
+// hpak::Error is fine; any other exception, crash or sanitizer report is a finding.
 //
 // Random mutations break the checksums (entry header XXH3, stored XXH3,
 // SHA-256 of the content) long before they reach the catalog decoder or the
@@ -95,9 +98,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string canary_dir = base + "/canary";
   static const std::string canary = canary_dir + "/c";
   static const char kCanary[] = "canary: must never change\n";
+  static struct stat canary_st, canary_dir_st;
   static bool init = [] {
     mkdir(canary_dir.c_str(), 0755);
     fuzz::write_file(canary, reinterpret_cast<const uint8_t*>(kCanary), sizeof kCanary - 1);
+    FUZZ_CHECK(stat(canary.c_str(), &canary_st) == 0 && stat(canary_dir.c_str(), &canary_dir_st) == 0, "stat canary");
     return true;
   }();
   (void)init;
@@ -119,6 +124,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       mo.partial = knobs & 1;
       mo.restore_mtime = knobs & 2;
       if (knobs & 4) mo.relocate_to = target; // as `hpak restore` does
+      if (knobs & 8) {
+        // `unpack --force` over a target whose top-level names are symlinks
+        // into the canary directory: they must be replaced, never followed.
+        mo.force = true;
+        int planted = 0;
+        for (const Node& n : cat.nodes) {
+          if (n.path.find('/') != std::string::npos || planted++ == 8) continue;
+          std::string to = n.type == NodeType::Dir ? canary_dir : canary;
+          if (symlinkat(to.c_str(), tfd.get(), n.path.c_str()) != 0) continue;
+        }
+      }
       PackSource src(reader);
       materialize(cat, src, tfd.get(), target, mo);
     } catch (const Error&) {
@@ -134,6 +150,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const Error&) {
     }
     FUZZ_CHECK(c.size() == sizeof kCanary - 1 && std::memcmp(c.data(), kCanary, c.size()) == 0, "canary file changed");
+    struct stat f, d;
+    FUZZ_CHECK(stat(canary.c_str(), &f) == 0 && stat(canary_dir.c_str(), &d) == 0, "canary gone");
+    FUZZ_CHECK(f.st_mode == canary_st.st_mode && f.st_mtim.tv_sec == canary_st.st_mtim.tv_sec &&
+                   f.st_mtim.tv_nsec == canary_st.st_mtim.tv_nsec && f.st_nlink == canary_st.st_nlink,
+               "canary file's mode, mtime or link count changed");
+    FUZZ_CHECK(d.st_mode == canary_dir_st.st_mode && d.st_mtim.tv_sec == canary_dir_st.st_mtim.tv_sec &&
+                   d.st_mtim.tv_nsec == canary_dir_st.st_mtim.tv_nsec,
+               "canary directory's mode or mtime changed");
   }
   fuzz::rm_rf_at(AT_FDCWD, box.c_str());
   return 0;
