@@ -3,9 +3,13 @@
 # ThreadSanitizer. Builds build-tsan (-DHPAK_TSAN=ON, Debug) and runs the CLI
 # tests whose name matches "torture|restore|gc" (gc, its crash and torture
 # tests, the restore tests) with TSAN_OPTIONS=halt_on_error=1, so a data race
-# reported in any hpak process fails its test. The torture test runs for
-# HPAK_TORTURE_SECONDS (default here 20 s); the whole ctest run is capped at
-# HPAK_TSAN_BUDGET seconds (default 540, within the 10 min budget).
+# reported in any hpak process fails its test. TSan makes hpak ~5-10x slower,
+# so the time-bounded tests are tuned for it: a shorter gc torture, fewer gc
+# kill rounds, and smaller trees over a longer loop for test_crash_restore so
+# that enough kills land mid-work (each default below can be overridden from
+# the environment); the whole
+# ctest run is capped at HPAK_TSAN_BUDGET seconds (default 540, within the
+# 10 min budget).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,6 +21,7 @@ echo "== concurrent tests under TSan (torture|restore|gc, at most ${budget} s)"
 t0=$SECONDS
 # second_deadlock_stack: full reports for lock-order inversions too.
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-  HPAK_TORTURE_SECONDS=${HPAK_TORTURE_SECONDS:-20} \
+  HPAK_TORTURE_SECONDS=${HPAK_TORTURE_SECONDS:-15} HPAK_GC_CRASH_ROUNDS=${HPAK_GC_CRASH_ROUNDS:-5} \
+  CRASH_SECONDS=${CRASH_SECONDS:-40} CRASH_FILES=${CRASH_FILES:-1500} \
   timeout -k 10 "$budget" ctest --test-dir build-tsan --output-on-failure -R "torture|restore|gc" -j "$(nproc)" --timeout "$budget"
 echo "== TSan tests passed in $((SECONDS - t0)) s"

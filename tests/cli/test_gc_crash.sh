@@ -2,7 +2,8 @@
 # gc crash consistency: a gc killed (SIGKILL) after each step of its protocol
 # (published, condemned, deleted; HPAK_TEST_GC_KILL_AT), and at random moments,
 # never loses a referenced object: every named catalog still restores byte for
-# byte, and the next gc finishes the job. Then gc paused by strace at the
+# byte, and the next gc finishes the job (HPAK_GC_CRASH_ROUNDS random kills,
+# default 10). Then gc paused by strace at the
 # protocol's windows while a writer re-adds an environment whose pack gc is
 # removing (skipped without strace).
 # ctest runs: bash test_gc_crash.sh <hpak-binary> <source-root>.
@@ -99,7 +100,8 @@ add_env K kx src/kx
 H catalogs rm K kx >/dev/null
 declare -A phase_count
 next=6
-for i in $(seq 0 9); do
+rounds=${HPAK_GC_CRASH_ROUNDS:-10}
+for i in $(seq 0 $((rounds - 1))); do
   # One more environment (shares most files with the others) and one fewer name.
   cp -a src/k0 "src/k$next" && mutate "src/k$next" "$((60 + next))" 30
   add_env K "k$next" "src/k$next"
@@ -117,7 +119,7 @@ for i in $(seq 0 9); do
   t0=$(date +%s%N)
   H gc Kt --grace "$grace" >/dev/null 2>&1 || fail "timing gc"
   gc_ms=$((($(date +%s%N) - t0) / 1000000))
-  delay_ms=$((gc_ms * (i + 1) / 11 + 1))
+  delay_ms=$((gc_ms * (i + 1) / (rounds + 1) + 1))
   delay=$((delay_ms / 1000)).$(printf '%03d' $((delay_ms % 1000)))
   rm -f K/tmp/.tmp-gc-pack* # leftovers of the previous round's kill
   rc=$( (timeout -s KILL "$delay" "$hpak" -q gc K --grace "$grace" >/dev/null 2>&1; echo $?) 2>/dev/null)
