@@ -9,13 +9,16 @@
 //   LIB/catalogs/<name>              "hpak-catalog 1\n<catalog digest>\n", replaced by rename
 //   LIB/used/<name>                  mtime = last restore of that catalog
 //   LIB/tmp/                         packs being written (temp names)
-//   LIB/locks/gc.lock                held by a running gc
+//   LIB/packs/*.condemned            packs (and indexes) a gc is deleting: invisible
+//   LIB/locks/gc.lock                held by a running gc (or repair)
+//   LIB/locks/publish.lock           shared by adds setting a name, exclusive by gc
 //
 // Writers never modify a published file: adding an environment writes one new
 // pack with only the objects the library lacks, publishes it (pack, then
-// index), then renames the catalog name into place, then re-checks that every
-// object it relies on is still visible (a concurrent gc may have condemned
-// it) and re-adds any that are not — see core/gc.hpp for the protocol.
+// index), then, holding publish.lock shared, checks that every object it
+// relies on is still visible (a concurrent gc may have condemned it), re-adds
+// any that are not, and only then renames the catalog name into place — see
+// core/gc.hpp for the protocol.
 // Readers load the visible packs, look up through the midx and each uncovered
 // pack's index (O(log n) each), and rescan the directory on a miss, so a pack
 // published a moment ago is found. Lookups are thread-safe; PackReaders handed
