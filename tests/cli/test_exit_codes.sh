@@ -90,7 +90,7 @@ grep -q "^hpak: warning: " "$work/idx.err" || fail "index on a damaged pack give
 
 # ---- 2: usage and could-not-run ----
 : >"$work/empty.hpak"
-for args in "" "verify" "unpack $work/env.hpak" "pack $src" "pack -l 0 $src -o $work/x.hpak" "verify --no-such-flag $work/env.hpak" \
+for args in "" "verify" "unpack $work/env.hpak" "pack $src" "pack -l 20 $src -o $work/x.hpak" "verify --no-such-flag $work/env.hpak" \
   "nosuchcommand" "verify $work/missing.hpak" "verify $work/empty.hpak" "ls $work/empty.hpak" "cat $work/env.hpak no/such/path" \
   "cat $work/env.hpak 0000" "unpack $work/env.hpak $work/out"; do
   # shellcheck disable=SC2086

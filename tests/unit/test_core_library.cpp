@@ -399,7 +399,7 @@ TEST_CASE("library: concurrent adds and lookups") {
       }
     });
   for (auto& t : adders) t.join();
-  while (verifies < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (verifies < 2 || lookups == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   stop = true;
   looker.join();
   verifier.join();
