@@ -4,7 +4,8 @@
 # with the real binary, the seeds hpak_fuzz_seeds builds (dictionary entries,
 # raw catalogs, two catalogs in one pack), and a few damaged copies
 # (a flipped byte, a truncation). Total size stays well under 2 MB.
-# Files named regress-* are inputs that once made a target fail; they stay.
+# Files named regress-* (inputs that once made a target fail) and the merged
+# fuzzing finds (named by SHA-1) stay.
 #
 #   tests/fuzz/make_corpus.sh [HPAK_BINARY [SEEDS_BINARY]]
 #   defaults: build/hpak and build-fuzz/tests/fuzz/hpak_fuzz_seeds
@@ -17,8 +18,11 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/hpak-corpus-XXXXXX")
 trap 'chmod -R u+rwx "$W"; rm -rf "$W"' EXIT
 export LC_ALL=C
 
-# Regression inputs (regress-*: inputs that once crashed a target) are kept.
-find "$out" -type f ! -name 'regress-*' -delete 2>/dev/null || true
+# Kept: regression inputs (regress-*: inputs that once made a target fail)
+# and inputs merged from fuzzing runs (named by their SHA-1, as libFuzzer
+# names them; add more with: build-fuzz/tests/fuzz/T -merge=1 -max_len=4096
+# tests/fuzz/corpus/T build-fuzz/corpus/T, keeping the corpus under 2 MB).
+find "$out" -regextype posix-extended -type f ! -name 'regress-*' ! -regex '.*/[0-9a-f]{40}' -delete 2>/dev/null || true
 mkdir -p "$out"/{fuzz_pack_entry,fuzz_index,fuzz_catalog,fuzz_midx,fuzz_unpack,fuzz_restore_state}
 "$seeds" "$out"
 
