@@ -613,11 +613,17 @@ Report run_bench(const Config& cfg_in, const Log& log) {
     if (std::find(cfg.suites.begin(), cfg.suites.end(), s) == cfg.suites.end()) continue;
     rep.suites.push_back(s);
     log("== suite " + s);
-    if (s == "restore") suite_restore(c);
-    else if (s == "pack") suite_pack(c);
-    else if (s == "read") suite_read(c);
-    else if (s == "verify") suite_verify(c);
-    else if (s == "gc") suite_gc(c);
+    try {
+      if (s == "restore") suite_restore(c);
+      else if (s == "pack") suite_pack(c);
+      else if (s == "read") suite_read(c);
+      else if (s == "verify") suite_verify(c);
+      else if (s == "gc") suite_gc(c);
+    } catch (const std::exception& e) { // a setup step failed: report it, go on with the next suite
+      rep.failed = true;
+      c.note("suite " + s + " stopped: " + e.what());
+      log("suite " + s + " stopped: " + e.what());
+    }
   }
   compute_ratios(rep);
   check_targets(rep, c);
