@@ -120,4 +120,14 @@ void suite_read(Ctx& c);
 void suite_verify(Ctx& c);
 void suite_gc(Ctx& c);
 
+// Sets (or replaces) a named metric of a row.
+inline void set_metric(Row& r, const std::string& k, double v) {
+  for (auto& m : r.metrics)
+    if (m.key == k) {
+      m.value = v;
+      return;
+    }
+  r.metrics.push_back({k, v});
+}
+
 } // namespace hpak::bench

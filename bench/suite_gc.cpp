@@ -20,14 +20,6 @@ namespace fs = std::filesystem;
 namespace {
 using Argv = std::vector<std::string>;
 
-void set_metric(Row& r, const std::string& k, double v) {
-  for (auto& m : r.metrics)
-    if (m.key == k) {
-      m.value = v;
-      return;
-    }
-  r.metrics.push_back({k, v});
-}
 
 double json_or_throw(const std::string& json, const std::string& key) {
   auto v = json_number(json, key);

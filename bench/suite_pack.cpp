@@ -17,14 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 using Argv = std::vector<std::string>;
 
-void set_metric(Row& r, const std::string& k, double v) {
-  for (auto& m : r.metrics)
-    if (m.key == k) {
-      m.value = v;
-      return;
-    }
-  r.metrics.push_back({k, v});
-}
 } // namespace
 
 void suite_pack(Ctx& c) {
