@@ -207,26 +207,26 @@ def analysis(run):
                 txt += ("The wall-time ratio to the rcc-style restore (%s) %s the ratio of CPU spent (%s): on 2 "
                         "cores shared with the load, a tool's time is mostly its CPU work divided by the share it gets; the "
                         "rcc-style restore's work is %.1f syscalls per file (see below) plus gunzip and SHA-256 of every "
-                        "file, hpak's %.2f syscalls per file plus zstd and SHA-256 of every object. " %
+                        "file, hpak's %.2f syscalls per file plus zstd decoding and an XXH3 check of every object. " %
                         (x(ratio(b, h)), "is close to" if close else "is not far from" if abs(math.log((b / h) / (bc / hc))) < math.log(1.5) else "differs from", x(bc / hc),
                          run.metric("syscalls_per_file", "restore", "syscalls", "tmpfs", "rcc-style restore (fresh)") or float("nan"),
                          run.metric("syscalls_per_file", "restore", "syscalls", "tmpfs", "hpak restore (fresh)") or float("nan")))
-        nvr = run.med("restore", "fresh", m, "hpak restore --no-verify")
-        raw = run.med("restore", "fresh", m, "hpak restore --no-verify, -l 0 library")
+        nvr = run.med("restore", "fresh", m, "hpak restore --verify")
+        raw = run.med("restore", "fresh", m, "hpak restore, -l 0 library")
         dec = run.med("restore", "CPU work per restore (1 thread)", "", "zstd decode of every object")
         sha = run.med("restore", "CPU work per restore (1 thread)", "", "SHA-256 of every object")
         both = run.med("restore", "CPU work per restore (1 thread)", "", "decode + SHA-256 (what restore does per object)")
         if nvr is not None or raw is not None:
-            txt += ("Taking the work away piece by piece: without the SHA-256 check (`--no-verify`) %s; without it and "
-                    "from a library stored uncompressed (`pack -l 0`) %s. " % (s(nvr), s(raw)))
+            txt += ("With the SHA-256 check of every object added (`--verify`, what rcc does on every restore) %s; "
+                    "from a library stored uncompressed (`hpak init --level 0`, no decoding) %s. " % (s(nvr), s(raw)))
         if both is not None:
             txt += ("In-process on one thread, decoding every object of the pack takes %s, hashing the decoded bytes %s, "
                     "both together (what restore does per object) %s — about %s per thread when spread over %d. " %
                     (s(dec), s(sha), s(both), s(both / run.r["environment"]["threads"]), run.r["environment"]["threads"]))
         if m == "tmpfs":
             txt += ("On tmpfs a write is a copy into the page cache, so the ceiling measures almost pure syscall cost, "
-                    "while hpak also decompresses every object with zstd, computes its SHA-256 (the restore verifies "
-                    "by default), patches the relocated files, loads and checks the catalog and writes its state file. "
+                    "while hpak also decompresses every object with zstd, checks the XXH3 of its stored bytes, patches "
+                    "the relocated files, loads and checks the catalog and writes its state file. "
                     "That is work the ceiling does not do. ")
         else:
             txt += ("On ext4 (no journal, mounted with `discard`, nothing fsync'd) the kernel's own work per file — "
@@ -234,15 +234,16 @@ def analysis(run):
                     "further from zero. ")
         if raw is not None and h > c:
             share = max(0.0, min(1.0, (h - raw) / (h - c)))
-            txt += ("Of the %s between hpak and the ceiling, %.0f%% goes away with neither SHA-256 nor zstd (the "
-                    "`-l 0 --no-verify` row): %s. " %
+            txt += ("Of the %s between hpak and the ceiling, %.0f%% goes away without zstd (the "
+                    "`-l 0 library` row): %s. " %
                     (s(h - c), 100 * share,
-                     "the restore on %s is CPU-bound on zstd decompression + SHA-256 verification" % m
+                     "the restore on %s is CPU-bound on zstd decompression" % m
                      if share >= 0.5 else
                      "decoding and hashing are not most of it; the rest is hpak's fixed cost (process start, library "
                      "and catalog loading, relocation, the state file) and per-file work on 2 loaded cores"))
-        txt += ("The figure in the targets is `hpak restore` as shipped, verification included; the ceiling bounds "
-                "what any tool can do with bytes already decoded and trusted, and is not a like-for-like peer.")
+        txt += ("The figure in the targets is `hpak restore` as shipped (stored checksums checked, object names "
+                "trusted: hpak named every object from its bytes when it was added; `--verify` re-checks them); the "
+                "ceiling bounds what any tool can do with bytes already decoded, and is not a like-for-like peer.")
         P.append(txt)
 
     # ---- unpack
@@ -537,9 +538,9 @@ def _why(run, t):
                     % (x(bc / hc), s(bc), s(hc)))
     if name.startswith("fresh restore <= 1.3x"):
         h, c = run.med("restore", "fresh", m, "hpak restore"), run.med("restore", "fresh", m, "ceiling (write only)")
-        raw = run.med("restore", "fresh", m, "hpak restore --no-verify, -l 0 library")
+        raw = run.med("restore", "fresh", m, "hpak restore, -l 0 library")
         if h and c and raw and h > c:
-            return ("%.0f%% of the gap to the ceiling goes away without zstd and SHA-256 (`--no-verify` from a `-l 0` "
+            return ("%.0f%% of the gap to the ceiling goes away without zstd (from a `hpak init --level 0` "
                     "library: %s), work the ceiling does not do" % (100 * max(0, min(1, (h - raw) / (h - c))), s(raw)))
     if name.startswith("<= 3.5 syscalls"):
         r = run.row("restore", "syscalls", m, "hpak restore (fresh)")

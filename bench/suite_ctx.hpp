@@ -68,7 +68,7 @@ public:
   const TreeInfo& info(const std::string& profile);
   // Artifacts of a profile's corpus, built once (untimed).
   std::string pack_file(const std::string& profile); // hpak pack -o
-  std::string library(const std::string& profile, int level = 3); // hpak pack --into LIB --name env -l LEVEL
+  std::string library(const std::string& profile, int level = 3); // hpak init LIB --level LEVEL; hpak pack --into LIB --name env
   std::string rcc_lib(const std::string& profile);   // hpak-rccbase lift
   std::string tar_zst(const std::string& profile);   // tar --zstd -cf
   uint64_t profile_files(const std::string& profile) const;

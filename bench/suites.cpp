@@ -201,8 +201,9 @@ std::string Ctx::library(const std::string& profile, int level) {
   if (it != libs_.end()) return it->second;
   std::string src = corpus(profile);
   std::string lib = art + "/lib-" + profile + (level == 3 ? "" : "-l" + std::to_string(level));
-  log("setup: hpak pack --into (library for " + profile + ", level " + std::to_string(level) + ")");
-  must({hpak, "-q", "pack", src, "--into", lib, "--name", "env", "-l", std::to_string(level), "-j", T}, "hpak pack --into");
+  log("setup: hpak init --level, hpak pack --into (library for " + profile + ", level " + std::to_string(level) + ")");
+  must({hpak, "-q", "init", lib, "--level", std::to_string(level)}, "hpak init");
+  must({hpak, "-q", "pack", src, "--into", lib, "--name", "env", "-j", T}, "hpak pack --into");
   return libs_[key] = lib;
 }
 

@@ -1,4 +1,4 @@
-// hpak init LIB [--shared]: create an empty library.
+// hpak init LIB [--shared] [--level N]: create an empty library (or set its level).
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
@@ -10,17 +10,21 @@ namespace {
 struct Options {
   std::string lib;
   bool shared = false;
+  int level = -1;
 } o;
 
 void setup(CLI::App& app) {
   app.add_option("library", o.lib, "Library directory to create")->required();
   app.add_flag("--shared", o.shared, "Group-shared: setgid, group-writable directories (see hpak-library(7))");
+  app.add_option("-l,--level", o.level, "Default zstd level of packs added to it (0: store objects uncompressed, fastest restores); also changes an existing library's")
+      ->check(CLI::Range(0, 19));
 }
 
 int run() {
-  Library::init(o.lib, o.shared);
+  Library::init(o.lib, o.shared, o.level);
   Library lib(o.lib);
-  printf("initialised %slibrary '%s'\n", lib.shared() ? "shared " : "", o.lib.c_str());
+  std::string level = lib.default_level() < 0 ? "" : " (level " + std::to_string(lib.default_level()) + ")";
+  printf("initialised %slibrary '%s'%s\n", lib.shared() ? "shared " : "", o.lib.c_str(), level.c_str());
   return kExitOk;
 }
 } // namespace

@@ -13,7 +13,7 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::string src, out, name, into;
-  int level = 3;
+  int level = -1; // -1: 3, or the library's level with --into
   unsigned threads = 0;
   bool no_mtime = false, skip_special = false, no_relocate = false, json = false;
   std::vector<std::string> relocate;
@@ -24,7 +24,7 @@ void setup(CLI::App& app) {
   auto* out = app.add_option("-o,--output", o.out, "Pack file to write (its index goes beside it, .hidx)");
   auto* into = app.add_option("--into", o.into, "Add to this library instead (created if missing); needs --name");
   out->excludes(into);
-  app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed)")->check(CLI::Range(0, 19));
+  app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed; default 3, or the library's own with --into)")->check(CLI::Range(0, 19));
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_option("-n,--name", o.name, "Catalog name (default: the directory's name)");
   app.add_option("--relocate", o.relocate, "Also record occurrences of this absolute path (repeatable)");
@@ -38,6 +38,7 @@ int run_into(PackOptions& po) {
   if (o.name.empty()) throw Error("--into needs --name NAME for the catalog");
   if (!Library::is_library(o.into)) Library::init(o.into);
   Library lib(o.into);
+  if (o.level < 0) po.level = lib.default_level() < 0 ? 3 : lib.default_level();
   double t0 = now_seconds();
   Library::AddResult r = lib.add_tree(o.src, o.name, po);
   double secs = now_seconds() - t0;
@@ -62,7 +63,7 @@ int run_into(PackOptions& po) {
 
 int run() {
   PackOptions po;
-  po.level = o.level;
+  po.level = o.level < 0 ? 3 : o.level;
   po.threads = o.threads;
   po.record_mtime = !o.no_mtime;
   po.skip_special = o.skip_special;

@@ -12,7 +12,7 @@ namespace {
 struct Options {
   std::string lib, name, target;
   unsigned threads = 0;
-  bool verify_content = false, partial = false, no_wait = false, json = false, no_verify = false;
+  bool verify_content = false, partial = false, no_wait = false, json = false, verify = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -23,7 +23,7 @@ void setup(CLI::App& app) {
   app.add_flag("--verify-content", o.verify_content, "Compare the bytes of every file kept, not only its metadata");
   app.add_flag("--partial", o.partial, "Restore every intact file past damaged objects (exit 1 all the same)");
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
-  app.add_flag("--no-verify", o.no_verify, "Skip the SHA-256 check of each object read (stored checksums are still checked)");
+  app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
@@ -34,7 +34,7 @@ int run() {
   ro.verify_content = o.verify_content;
   ro.partial = o.partial;
   ro.wait = !o.no_wait;
-  ro.verify = !o.no_verify;
+  ro.verify = o.verify;
   ro.progress = progress_bar();
   double t0 = now_seconds();
   RestoreStats s = restore(lib, o.name, o.target, ro);

@@ -32,7 +32,7 @@ static void make_dir(const std::string& p, mode_t mode) {
   if (mkdir(p.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create '" + p + "'");
 }
 
-void Library::init(const std::string& root, bool shared) {
+void Library::init(const std::string& root, bool shared, int level) {
   mode_t dmode = shared ? 02775 : 0755;
   make_dir(root, dmode);
   for (const char* sub : {"packs", "catalogs", "used", "tmp", "locks"}) {
@@ -42,9 +42,22 @@ void Library::init(const std::string& root, bool shared) {
   }
   if (shared) chmod(root.c_str(), dmode);
   std::string marker = root + "/HPAKLIB";
-  if (path_exists(marker)) return;
+  if (path_exists(marker)) {
+    // An existing library: its settings change only when asked (atomically).
+    Library lib(root);
+    bool want_shared = lib.shared() || shared;
+    int want_level = level >= 0 ? level : lib.default_level();
+    if (want_shared == lib.shared() && want_level == lib.default_level()) return;
+    AtomicFile f(marker, want_shared ? 0664 : 0644);
+    std::string text = std::string(kMarkerLine) + "\n" + (want_shared ? "shared\n" : "") +
+                       (want_level >= 0 ? "level " + std::to_string(want_level) + "\n" : "");
+    f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    f.commit();
+    return;
+  }
   AtomicFile f(marker, shared ? 0664 : 0644);
-  std::string text = std::string(kMarkerLine) + "\n" + (shared ? "shared\n" : "");
+  std::string text = std::string(kMarkerLine) + "\n" + (shared ? "shared\n" : "") +
+                     (level >= 0 ? "level " + std::to_string(level) + "\n" : "");
   f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   try {
     f.commit(false, /*no_replace=*/true);
@@ -67,6 +80,11 @@ Library::Library(const std::string& root) : root_(root) {
   if (text.rfind(std::string(kMarkerLine) + "\n", 0) != 0)
     throw Error("library '" + root + "' has format '" + text.substr(0, text.find('\n')) + "'; this hpak reads '" + kMarkerLine + "'");
   shared_ = text.find("\nshared\n") != std::string::npos;
+  if (auto at = text.find("\nlevel "); at != std::string::npos) {
+    int lv = std::atoi(text.c_str() + at + 7);
+    if (lv < 0 || lv > 19) throw Error("'" + marker + "' names level " + std::to_string(lv) + " (0-19 expected)");
+    level_ = lv;
+  }
   std::unique_lock lk(mu_);
   load_locked();
 }

@@ -1,7 +1,7 @@
 // The library ("hololib"): a directory of immutable packs and named catalogs,
 // shared by many processes and users at once. Layout (man/hpak-library.7):
 //
-//   LIB/HPAKLIB                      "hpak-library 1" (+ "shared"): marker and version
+//   LIB/HPAKLIB                      "hpak-library 1" (+ "shared", "level N"): marker and version
 //   LIB/packs/pack-<sha256>.hpak     immutable; named by the SHA-256 of the file
 //   LIB/packs/pack-<sha256>.hidx     its index, published *after* the pack: a pack
 //                                    is visible exactly when its .hidx exists
@@ -39,7 +39,10 @@ namespace hpak {
 
 class Library : public ObjectSource {
 public:
-  static void init(const std::string& root, bool shared = false);
+  // Creates a library. `level` >= 0 records the default zstd level of packs
+  // added to it (0: objects stored uncompressed). On an existing library,
+  // `shared` and `level` update its marker; nothing else changes.
+  static void init(const std::string& root, bool shared = false, int level = -1);
   static bool is_library(const std::string& root);
   // Opens an existing library; throws a clear Error if `root` is not one or
   // has another format version.
@@ -50,6 +53,8 @@ public:
   std::string packs_dir() const { return root_ + "/packs"; }
   std::string tmp_dir() const { return root_ + "/tmp"; }
   bool shared() const { return shared_; }
+  // The level recorded by `hpak init --level`, or -1 (pack's default, 3).
+  int default_level() const { return level_; }
 
   // Re-reads the packs directory and the midx.
   void refresh() const;
@@ -95,6 +100,7 @@ private:
   struct Loaded;
   std::string root_;
   bool shared_ = false;
+  int level_ = -1;
   mutable std::shared_mutex mu_;
   mutable std::unique_ptr<Loaded> loaded_;
   mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive

@@ -33,7 +33,11 @@ struct RestoreOptions {
   bool verify_content = false; // compare every kept file's bytes too
   bool partial = false;        // restore what can be restored past bad objects
   bool wait = true;            // wait for another restore of the same target
-  bool verify = true;          // check each object's SHA-256 as it is read (stored checksums always)
+  // Re-check each object's SHA-256 as it is read. Off by default: every
+  // object in a library was named by hpak from its bytes when it was added,
+  // and each read checks the XXH3-64 of the stored bytes (and the decoded
+  // size), which catches corruption since; `hpak verify LIB` re-checks names.
+  bool verify = false;
   Progress progress;
 };
 

@@ -61,6 +61,32 @@ expect_eq "two packs now" 2 "$(packs)"
 b_digest=$(json "$W/b.json" catalog_digest)
 
 # ---- catalogs: names, files, bytes, last use
+section "init --level"
+L0=$W/lib-level
+"$hpak" init "$L0" --level 0 >"$W/i0.out" 2>&1
+check "init --level 0 creates a library" test $? -eq 0
+check "... says its level" grep -q "(level 0)" "$W/i0.out"
+check "... and records it in the marker" grep -qx "level 0" "$L0/HPAKLIB"
+"$hpak" -q pack "$env" --into "$L0" --name e0 --json >"$W/l0.json" 2>&1
+expect_eq "pack --into a level-0 library stores objects uncompressed" "$(json "$W/l0.json" raw_written)" "$(json "$W/l0.json" stored_written)"
+mkdir -p "$W/new3"
+for i in 1 2 3 4 5; do yes "new line $i of a compressible file" | head -2000 >"$W/new3/f$i.txt"; done
+"$hpak" -q pack "$W/new3" --into "$L0" --name e3 -l 3 --json >"$W/l3.json" 2>&1
+check "... unless -l is given" test "$(json "$W/l3.json" stored_written)" -lt "$(json "$W/l3.json" raw_written)"
+"$hpak" init "$L0" --shared >/dev/null 2>&1
+check "init --shared on it keeps the level" grep -qx "level 0" "$L0/HPAKLIB"
+check "... and marks it shared" grep -qx "shared" "$L0/HPAKLIB"
+"$hpak" init "$L0" --level 5 >/dev/null 2>&1
+check "init --level 5 changes the level" grep -qx "level 5" "$L0/HPAKLIB"
+check "... and keeps it shared" grep -qx "shared" "$L0/HPAKLIB"
+"$hpak" init "$L0" >/dev/null 2>&1
+check "a plain init changes nothing" grep -qx "level 5" "$L0/HPAKLIB"
+printf 'hpak-library 1\nlevel 42\n' >"$W/bad-level/HPAKLIB" 2>/dev/null || { mkdir -p "$W/bad-level"; printf 'hpak-library 1\nlevel 42\n' >"$W/bad-level/HPAKLIB"; }
+"$hpak" catalogs "$W/bad-level" >"$W/bl.out" 2>&1
+expect_eq "a marker with an impossible level is refused" 2 $?
+check "... saying so" grep -q "level 42" "$W/bl.out"
+rm -rf "$L0" "$W/bad-level"
+
 section "catalogs"
 "$hpak" catalogs "$lib" >"$W/cat.txt" 2>&1
 check "catalogs lists env-a and env-b" grep -q '^env-a .* files' "$W/cat.txt"

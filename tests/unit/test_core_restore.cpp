@@ -15,8 +15,10 @@
 
 #include "core/library.hpp"
 #include "core/pack_reader.hpp"
+#include "core/pack_writer.hpp"
 #include "core/restore.hpp"
 #include "core/restore_state.hpp"
+#include "core/verify_library.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;
@@ -481,6 +483,81 @@ TEST_CASE("restore: a damaged object fails its file only with partial, and is re
   d = tree_diffs(ref, t);
   CHECK_MESSAGE(d.empty(), fx::join_lines(d));
   CHECK(state_of(t)->complete);
+}
+
+// Rewrites the library's only pack with `victim`'s object replaced by other
+// bytes of the same size, its checksums made consistent (a forged entry, not
+// damage): only a SHA-256 check of the content against its name can tell.
+static void forge_object(Library& lib, const Digest& victim) {
+  auto packs = lib.packs();
+  REQUIRE(packs.size() == 1);
+  const PackReader& old = *packs[0];
+  std::string old_path = old.path();
+  std::optional<PackResult> res;
+  AtomicFile tmp(lib.tmp_dir() + "/forged", 0644);
+  {
+    PackWriter w(tmp.fd(), tmp.temp_path(), old.level());
+    std::vector<IndexRecord> recs;
+    for (uint64_t i = 0; i < old.index().count(); i++) recs.push_back(old.index().record_at(i));
+    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+    for (auto& r : recs) {
+      bool mirror = w.contains(r.digest);
+      if (r.digest == victim) {
+        Bytes forged(r.raw_len, uint8_t('X'));
+        w.append(r.kind, Codec::Raw, r.digest, r.raw_len, forged);
+      } else {
+        w.append_copy(r, old.checked_stored(r), mirror);
+      }
+    }
+    res = w.finish();
+  }
+  tmp.commit_as(tmp.temp_path() + ".done");
+  lib.publish_pack(tmp.final_path(), *res);
+  std::string stem = old_path.substr(0, old_path.size() - 5);
+  REQUIRE(unlink(old_path.c_str()) == 0);
+  REQUIRE(unlink((stem + ".hidx").c_str()) == 0);
+  unlink((lib.packs_dir() + "/multi.midx").c_str());
+}
+
+TEST_CASE("restore: a forged object (intact checksums, wrong content) is caught by verify, not by default") {
+  Env env(40);
+  const Digest victim = [&] {
+    Library lib(env.lib_root);
+    Catalog cat = lib.load_catalog("env");
+    for (auto& n : cat.nodes)
+      if (n.path == "bin/python3.11") return n.digest;
+    FAIL("no bin/python3.11");
+    return Digest{};
+  }();
+  {
+    Library lib(env.lib_root);
+    forge_object(lib, victim);
+  }
+  Library lib(env.lib_root);
+  // The default trusts names (hpak wrote them) and checks stored checksums:
+  // the forged bytes pass those, as designed, and land in the file.
+  std::string t = env.dir / "t";
+  RestoreStats st = restore(lib, "env", t, ropts());
+  CHECK(st.failures.empty());
+  CHECK(fx::to_string(fx::read_file(t + "/bin/python3.11")).rfind("XXXXXXXX", 0) == 0);
+  // --verify refuses it, naming path and object, and leaves no file behind.
+  RestoreOptions v = ropts();
+  v.verify = true;
+  std::string t2 = env.dir / "t2";
+  std::string e = error_of([&] { restore(lib, "env", t2, v); });
+  CHECK(e.find("bin/python3.11") != std::string::npos);
+  CHECK(e.find(to_hex(victim)) != std::string::npos);
+  CHECK(e.find("does not match its name") != std::string::npos);
+  CHECK_FALSE(path_exists(t2 + "/bin/python3.11"));
+  CHECK_FALSE(state_of(t2)->complete);
+  // And `hpak verify LIB` names it with the catalog path it breaks.
+  VerifyOptions vo;
+  vo.threads = 2;
+  LibraryVerifyReport r = verify_library(env.lib_root, vo);
+  CHECK_FALSE(r.ok());
+  REQUIRE(r.bad_objects.size() == 1);
+  CHECK(r.bad_objects[0].digest == to_hex(victim));
+  CHECK(r.bad_objects[0].paths == std::vector<std::string>{"env:bin/python3.11"});
 }
 
 // Runs `body` as an unprivileged user (a forked child when we are root);
