@@ -247,7 +247,7 @@ std::optional<Digest> Library::catalog_digest(const std::string& name) const {
   return d;
 }
 
-Catalog Library::load_catalog_by_digest(const Digest& d) const {
+Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out) const {
   auto ref = locate(d);
   if (!ref) throw Error("catalog object " + to_hex(d) + " is missing from library '" + root_ + "'");
   // Prefer any intact copy: each pack holds the catalog twice.
@@ -257,7 +257,15 @@ Catalog Library::load_catalog_by_digest(const Digest& d) const {
     if (!idx) continue;
     for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
       try {
-        return p->load_catalog_record(p->index().record_at(i));
+        IndexRecord rec = p->index().record_at(i);
+        Catalog c = p->load_catalog_record(rec);
+        if (stored_out) {
+          ByteSpan b = p->checked_stored(rec);
+          stored_out->codec = rec.codec;
+          stored_out->raw_len = rec.raw_len;
+          stored_out->bytes.assign(b.begin(), b.end());
+        }
+        return c;
       } catch (const Error& e) {
         if (first_error.empty()) first_error = e.what();
       }
@@ -277,7 +285,7 @@ static size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-Catalog Library::load_catalog(const std::string& name, Digest* digest_out) const {
+Catalog Library::load_catalog(const std::string& name, Digest* digest_out, StoredCatalog* stored_out) const {
   auto d = catalog_digest(name);
   if (!d) {
     std::string why = check_catalog_name(name);
@@ -298,7 +306,7 @@ Catalog Library::load_catalog(const std::string& name, Digest* digest_out) const
     throw Error(msg);
   }
   if (digest_out) *digest_out = *d;
-  return load_catalog_by_digest(*d);
+  return load_catalog_by_digest(*d, stored_out);
 }
 
 void Library::set_catalog(const std::string& name, const Digest& d) {

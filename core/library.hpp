@@ -72,9 +72,16 @@ public:
   static std::string check_catalog_name(const std::string& name); // "" if valid
   std::vector<std::string> catalog_names() const;
   std::optional<Digest> catalog_digest(const std::string& name) const;
-  formats::Catalog load_catalog_by_digest(const Digest& d) const;
+  // A catalog entry's bytes as stored in its pack (to keep a copy without
+  // re-encoding it).
+  struct StoredCatalog {
+    formats::Codec codec = formats::Codec::Raw;
+    uint64_t raw_len = 0;
+    Bytes bytes;
+  };
+  formats::Catalog load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out = nullptr) const;
   // Throws a clear Error naming the close matches if `name` does not exist.
-  formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr) const;
+  formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr) const;
   void set_catalog(const std::string& name, const Digest& d);
   bool remove_catalog(const std::string& name);
   void touch_used(const std::string& name) const;

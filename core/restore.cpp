@@ -78,7 +78,8 @@ struct DirtyPlan {
 RestoreStats restore(const Library& lib, const std::string& catalog_name, const std::string& target, const RestoreOptions& opts) {
   RestoreStats stats;
   Digest digest;
-  Catalog cat = lib.load_catalog(catalog_name, &digest);
+  Library::StoredCatalog stored_cat;
+  Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat);
 
   struct stat tst;
   if (lstat(target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) throw Error("target '" + target + "' exists and is not a directory");
@@ -121,15 +122,20 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   st.library = real_path(lib.root());
   st.name = catalog_name;
   st.catalog_digest = digest;
-  Bytes cat_raw = encode_catalog(cat);
+  // The state keeps the catalog as the library stores it (no re-encoding).
+  if (stored_cat.codec == Codec::ZstdDict) st.set_catalog_raw(encode_catalog(cat));
+  else st.set_catalog_stored(stored_cat.codec, stored_cat.raw_len, stored_cat.bytes);
+  stored_cat.bytes = Bytes();
 
   if (empty) {
     stats.fresh = true;
     // Nothing is trusted after a crash here (fence 0), so the state needs no
-    // catalog yet: one catalog compression saved on every fresh restore.
+    // catalog yet.
     RestoreState incomplete = st;
     incomplete.complete = false;
     incomplete.fence_ns = 0;
+    incomplete.catalog_stored.clear();
+    incomplete.catalog_raw_len = 0;
     write_state(tfd.get(), target, incomplete);
     MaterializeOptions mo;
     mo.threads = opts.threads;
@@ -156,7 +162,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         prev = &cat;
       } else {
         try {
-          old_cat = decode_catalog(old->catalog_raw, target + "/" + kStateName);
+          old_cat = decode_catalog(old->catalog_raw(), target + "/" + kStateName);
           prev = &old_cat;
         } catch (const Error&) {
           fence = 0;
@@ -364,7 +370,6 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       incomplete = st;
       incomplete.complete = false;
       incomplete.fence_ns = 0;
-      incomplete.catalog_raw = cat_raw;
     }
     write_state(tfd.get(), target, incomplete);
 
@@ -472,7 +477,6 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   if (!stats.failures.empty()) return stats; // state stays incomplete: the next restore repairs
   st.complete = true;
   st.fence_ns = ctime_fence();
-  st.catalog_raw = std::move(cat_raw);
   write_state(tfd.get(), target, st);
   lib.touch_used(catalog_name);
   return stats;

@@ -21,25 +21,49 @@ std::optional<RestoreState> read_state(int target_fd) {
     if (std::memcmp(r.bytes(4).data(), "HPRS", 4) != 0 || r.u32() != 1) return std::nullopt;
     RestoreState s;
     s.complete = r.u8() == 1;
-    r.bytes(7);
+    s.catalog_codec = r.u8();
+    r.bytes(6);
     s.fence_ns = int64_t(r.u64());
     std::memcpy(s.catalog_digest.data(), r.bytes(32).data(), 32);
     s.target = std::string(r.str(4096));
     s.library = std::string(r.str(4096));
     s.name = std::string(r.str(4096));
     uint64_t raw_len = r.u64();
-    uint64_t z_len = r.u64();
+    uint64_t stored_len = r.u64();
     // Bound the allocation by what the stored bytes can hold: every file node
     // of a catalog carries a 32-byte digest, incompressible, so no real
     // catalog shrinks 1000-fold. A state failing this is just unusable (the
     // restore then compares every file), never a multi-GiB allocation.
-    if (raw_len > (1ull << 32) || z_len != r.remaining() || raw_len > z_len * 1024 + 4096) return std::nullopt;
-    s.catalog_raw.resize(raw_len);
-    zstd_decompress(r.bytes(z_len), s.catalog_raw, nullptr, kStateName);
+    if (s.catalog_codec > 1 || raw_len > (1ull << 32) || stored_len != r.remaining()) return std::nullopt;
+    if (s.catalog_codec == 0 ? raw_len > stored_len * 1024 + 4096 : raw_len != stored_len) return std::nullopt;
+    s.catalog_raw_len = raw_len;
+    ByteSpan stored = r.bytes(stored_len);
+    s.catalog_stored.assign(stored.begin(), stored.end());
     return s;
   } catch (const Error&) {
     return std::nullopt;
   }
+}
+
+Bytes RestoreState::catalog_raw() const {
+  if (catalog_codec == 1) return catalog_stored;
+  Bytes raw(catalog_raw_len);
+  zstd_decompress(catalog_stored, raw, nullptr, kStateName);
+  return raw;
+}
+
+void RestoreState::set_catalog_raw(ByteSpan raw) {
+  catalog_codec = 0;
+  catalog_raw_len = raw.size();
+  catalog_stored.clear();
+  zstd_compress(raw, 1, nullptr, catalog_stored);
+}
+
+void RestoreState::set_catalog_stored(formats::Codec codec, uint64_t raw_len, ByteSpan stored) {
+  if (codec != formats::Codec::Raw && codec != formats::Codec::Zstd) throw Error("internal error: a catalog stored with a dictionary");
+  catalog_codec = codec == formats::Codec::Raw ? 1 : 0;
+  catalog_raw_len = raw_len;
+  catalog_stored.assign(stored.begin(), stored.end());
 }
 
 void write_state(int target_fd, const std::string& target_shown, const RestoreState& s) {
@@ -47,17 +71,16 @@ void write_state(int target_fd, const std::string& target_shown, const RestoreSt
   for (char c : {'H', 'P', 'R', 'S'}) put_u8(b, uint8_t(c));
   put_u32(b, 1);
   put_u8(b, s.complete ? 1 : 0);
-  for (int i = 0; i < 7; i++) put_u8(b, 0);
+  put_u8(b, s.catalog_codec);
+  for (int i = 0; i < 6; i++) put_u8(b, 0);
   put_u64(b, uint64_t(s.fence_ns));
   put_bytes(b, s.catalog_digest);
   put_str(b, s.target);
   put_str(b, s.library);
   put_str(b, s.name);
-  Bytes z;
-  zstd_compress(s.catalog_raw, 1, nullptr, z);
-  put_u64(b, s.catalog_raw.size());
-  put_u64(b, z.size());
-  put_bytes(b, z);
+  put_u64(b, s.catalog_raw_len);
+  put_u64(b, s.catalog_stored.size());
+  put_bytes(b, s.catalog_stored);
   put_u64(b, xxh64(b));
   // temp + rename inside the target (relative to its fd, never through a path).
   std::string tmp = std::string(".tmp") + kStateName + "-" + std::to_string(getpid());

@@ -1,10 +1,15 @@
 // The restore state file, TARGET/.hpak-state: what the last restore wrote,
 // so the next one touches only what differs.
 //
-//   state    ::= "HPRS" version:u32(=1) complete:u8 reserved:[7] fence_ns:i64
-//                catalog_digest:[32] target:str library:str name:str
-//                catalog_raw_len:u64 catalog_zstd_len:u64 catalog_zstd
+//   state    ::= "HPRS" version:u32(=1) complete:u8 codec:u8 reserved:[6]
+//                fence_ns:i64 catalog_digest:[32] target:str library:str name:str
+//                catalog_raw_len:u64 catalog_stored_len:u64 catalog_stored
 //                check:u64                   -- XXH3-64 of every preceding byte
+//   codec    ::= 0 (catalog_stored is one zstd frame) | 1 (stored raw)
+//
+// The catalog is kept as the library stores it (the stored bytes of its
+// entry, copied), so a restore neither re-encodes nor re-compresses it, and
+// a reader decodes it only when the next restore's catalog differs.
 //
 // `fence_ns` comes from ctime_fence() after the last write: a file whose ctime
 // is below it has not been changed since hpak wrote it (ctime cannot be set
@@ -20,6 +25,7 @@
 
 #include "core/util/hash.hpp"
 #include "formats/catalog_format.hpp"
+#include "formats/pack_format.hpp"
 
 namespace hpak {
 
@@ -30,7 +36,16 @@ struct RestoreState {
   int64_t fence_ns = 0;
   Digest catalog_digest{};
   std::string target, library, name;
-  Bytes catalog_raw; // encoded catalog (decode on demand)
+  uint8_t catalog_codec = 0;   // 0 zstd, 1 raw
+  uint64_t catalog_raw_len = 0;
+  Bytes catalog_stored;
+
+  // The encoded catalog (decompressed here); throws Error if damaged.
+  Bytes catalog_raw() const;
+  // Keeps `raw` compressed (zstd level 1).
+  void set_catalog_raw(ByteSpan raw);
+  // Keeps a catalog entry's stored bytes as they are (codec Raw or Zstd).
+  void set_catalog_stored(formats::Codec codec, uint64_t raw_len, ByteSpan stored);
 };
 
 // Missing or unreadable state -> nullopt (the target is then treated as unknown).

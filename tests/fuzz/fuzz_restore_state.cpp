@@ -15,7 +15,7 @@ static void exercise(int dirfd, const std::string& path, const uint8_t* data, si
   std::optional<RestoreState> s = read_state(dirfd);
   if (!s) return;
   try {
-    formats::decode_catalog(s->catalog_raw, "fuzz/.hpak-state");
+    formats::decode_catalog(s->catalog_raw(), "fuzz/.hpak-state");
   } catch (const Error&) {
   }
 }

@@ -276,8 +276,9 @@ int main(int argc, char** argv) {
       RestoreState st;
       st.complete = complete;
       st.fence_ns = 1700000000000000000;
-      st.catalog_raw = encode_catalog(complete ? a : b);
-      st.catalog_digest = sha256(st.catalog_raw);
+      Bytes raw = encode_catalog(complete ? a : b);
+      st.set_catalog_raw(raw);
+      st.catalog_digest = sha256(raw);
       st.target = "/work/target";
       st.library = "/work/lib";
       st.name = complete ? "seed-a" : "seed-b";

@@ -172,7 +172,7 @@ TEST_CASE("restore: fresh, relocated into a shorter and a longer target, umask 0
     CHECK(s->library == env.lib_root);
     CHECK(s->name == "env");
     CHECK(s->catalog_digest == *lib.catalog_digest("env"));
-    CHECK(encode_catalog(decode_catalog(s->catalog_raw, "state")) == encode_catalog(lib.load_catalog("env")));
+    CHECK(encode_catalog(decode_catalog(s->catalog_raw(), "state")) == encode_catalog(lib.load_catalog("env")));
     CHECK(s->fence_ns > 0);
   }
 }
