@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <mutex>
+#include <thread>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
@@ -40,17 +41,21 @@ timespec to_timespec(int64_t ns) {
 
 } // namespace
 
-void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& shown,
+void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& target_shown,
                         const std::string& relocate_to, bool verify, Bytes& scratch) {
+  auto shown = [&] { return target_shown + "/" + n.path; }; // for messages only
+  auto put = [&](ByteSpan data) {
+    if (!write_full(fd, data)) throw_errno("unable to write '" + shown() + "'");
+  };
   auto ref = src.locate(n.digest);
-  if (!ref) throw Error("object " + to_hex(n.digest) + " for '" + shown + "' is missing");
+  if (!ref) throw Error("object " + to_hex(n.digest) + " for '" + shown() + "' is missing");
   const PackReader& pack = *ref->pack;
   const IndexRecord& rec = ref->rec;
   if (rec.raw_len != n.size)
     throw Corrupt(pack.path(), rec.offset, "object " + to_hex(n.digest) + " has " + std::to_string(rec.raw_len) + " bytes, catalog says " + std::to_string(n.size));
   bool relocate = !relocate_to.empty() && !n.relocs.empty();
   if (rec.raw_len > kStreamThreshold && !relocate) {
-    pack.read_stream(rec, [&](ByteSpan chunk) { write_all(fd, chunk, shown); }, verify);
+    pack.read_stream(rec, [&](ByteSpan chunk) { put(chunk); }, verify);
     return;
   }
   // A compressed object's declared size is trusted only as far as its stored
@@ -71,9 +76,9 @@ void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& s
   }
   if (relocate) {
     Bytes out = relocate_bytes(content, n.relocs, cat.roots, relocate_to);
-    write_all(fd, out, shown);
+    put(out);
   } else {
-    write_all(fd, content, shown);
+    put(content);
   }
 }
 
@@ -85,74 +90,101 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   const size_t n = nodes.size();
   long fd_limit = raise_fd_limit();
 
-  // parent[i]: index into dir_fds of node i's parent (0 = target).
+  // parent[i]: index into dir_fds of node i's parent (0 = target). Nodes are
+  // in path_less order (checked when the catalog was decoded), which lists a
+  // directory's subtree right after it: the enclosing directories are a stack.
   std::vector<uint32_t> parent(n, 0);
-  std::vector<int> dir_fds{target_fd};
   std::vector<size_t> dir_nodes{SIZE_MAX};
-  std::vector<uint8_t> dir_existed{0};
-  std::unordered_map<std::string_view, uint32_t> dir_index;
-  size_t dir_count = 0;
-  for (auto& node : nodes) dir_count += node.type == NodeType::Dir;
+  std::vector<size_t> files, links, symlinks;
+  {
+    std::vector<uint32_t> open_slots;
+    for (size_t i = 0; i < n; i++) {
+      const Node& node = nodes[i];
+      auto inside = [&](uint32_t slot) {
+        const std::string& d = nodes[dir_nodes[slot]].path;
+        return node.path.size() > d.size() && node.path[d.size()] == '/' && node.path.compare(0, d.size(), d) == 0;
+      };
+      while (!open_slots.empty() && !inside(open_slots.back())) open_slots.pop_back();
+      parent[i] = open_slots.empty() ? 0 : open_slots.back();
+      if (node.path.find('/') != std::string::npos && parent[i] == 0)
+        throw Error("internal error: catalog out of order at '" + node.path + "'");
+      switch (node.type) {
+      case NodeType::Dir:
+        open_slots.push_back(uint32_t(dir_nodes.size()));
+        dir_nodes.push_back(i);
+        break;
+      case NodeType::File: files.push_back(i); break;
+      case NodeType::Hardlink: links.push_back(i); break;
+      case NodeType::Symlink: symlinks.push_back(i); break;
+      }
+    }
+  }
+  const size_t dir_count = dir_nodes.size() - 1;
   if (long(dir_count) > fd_limit - 128)
     throw Error("tree has " + std::to_string(dir_count) + " directories, more than the open-file limit (" + std::to_string(fd_limit) + ") allows");
+  std::vector<int> dir_fds(dir_nodes.size(), -1);
+  dir_fds[0] = target_fd;
+  std::vector<uint8_t> dir_existed(dir_nodes.size(), 0);
   struct FdCloser {
     std::vector<int>& fds;
     ~FdCloser() {
-      for (size_t i = 1; i < fds.size(); i++) close(fds[i]);
+      for (size_t i = 1; i < fds.size(); i++)
+        if (fds[i] >= 0) close(fds[i]);
     }
   } closer{dir_fds};
+  reserve_fds(dir_count + 64); // before the threads: see reserve_fds
 
-  std::vector<size_t> files, links, symlinks;
-  for (size_t i = 0; i < n; i++) {
-    const Node& node = nodes[i];
-    auto slash = node.path.rfind('/');
-    if (slash != std::string::npos) parent[i] = dir_index.at(std::string_view(node.path.data(), slash));
-    std::string name(leaf_of(node.path));
-    std::string shown = target_shown + "/" + node.path;
-    int pfd = dir_fds[parent[i]];
-    switch (node.type) {
-    case NodeType::Dir: {
-      mode_t create_mode = (node.mode & 07777) | 0700;
-      bool existed = false;
-      if (mkdirat(pfd, name.c_str(), create_mode) != 0) {
-        if (errno != EEXIST) throw_errno("unable to create directory '" + shown + "'");
-        struct stat st;
-        if (fstatat(pfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-          if (!opts.force) throw Error("'" + shown + "' already exists (use --force to overwrite)");
-          existed = true;
-        } else {
-          if (!opts.force) throw Error("'" + shown + "' already exists (use --force to overwrite)");
-          remove_entry(pfd, name, shown);
-          if (mkdirat(pfd, name.c_str(), create_mode) != 0) throw_errno("unable to create directory '" + shown + "'");
+  // Thread 0 creates the directories, in catalog order, while the other
+  // workers already write files; a file whose directory is not made yet
+  // waits for it (rarely: files come in the same order as their directories).
+  // dirs_ready = number of directory slots usable (slot 0, the target, always).
+  std::atomic<size_t> dirs_ready{1};
+  std::atomic<bool> dirs_failed{false};
+  auto make_dirs = [&] {
+    try {
+      for (size_t slot = 1; slot < dir_nodes.size(); slot++) {
+        const Node& node = nodes[dir_nodes[slot]];
+        const char* name = node.path.c_str() + (node.path.size() - leaf_of(node.path).size());
+        int pfd = dir_fds[parent[dir_nodes[slot]]];
+        auto shown = [&] { return target_shown + "/" + node.path; };
+        mode_t create_mode = (node.mode & 07777) | 0700;
+        if (mkdirat(pfd, name, create_mode) != 0) {
+          if (errno != EEXIST) throw_errno("unable to create directory '" + shown() + "'");
+          if (!opts.force) throw Error("'" + shown() + "' already exists (use --force to overwrite)");
+          struct stat st;
+          if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+            dir_existed[slot] = 1;
+          } else {
+            remove_entry(pfd, name, shown());
+            if (mkdirat(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown() + "'");
+          }
         }
+        int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) throw_errno("unable to open directory '" + shown() + "'");
+        dir_fds[slot] = fd;
+        dirs_ready.store(slot + 1, std::memory_order_release);
+        stats.dirs++;
       }
-      int fd = openat(pfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0) throw_errno("unable to open directory '" + shown + "'");
-      dir_index.emplace(std::string_view(node.path), uint32_t(dir_fds.size()));
-      dir_fds.push_back(fd);
-      dir_nodes.push_back(i);
-      dir_existed.push_back(existed);
-      stats.dirs++;
-      break;
+    } catch (...) {
+      dirs_failed = true;
+      throw;
     }
-    case NodeType::File: files.push_back(i); break;
-    case NodeType::Hardlink: links.push_back(i); break;
-    case NodeType::Symlink: symlinks.push_back(i); break;
-    }
-  }
+  };
 
   std::mutex mu;
   std::atomic<uint64_t> bytes{0}, done{0};
   unsigned threads = opts.threads ? opts.threads : default_threads();
-  struct Scratch {
-    Bytes buf;
-  };
-  std::vector<Scratch> scratch(threads);
-  parallel_for(files.size(), threads, 8, [&](size_t k, unsigned tid) {
+  std::vector<Bytes> scratch(threads);
+  parallel_for_lead(files.size(), threads, 8, make_dirs, [&](size_t k, unsigned tid) {
     const Node& node = nodes[files[k]];
-    std::string name(leaf_of(node.path));
-    int pfd = dir_fds[parent[files[k]]];
-    std::string shown = target_shown + "/" + node.path;
+    uint32_t slot = parent[files[k]];
+    while (dirs_ready.load(std::memory_order_acquire) <= slot) {
+      if (dirs_failed.load()) return; // the directory error is what is reported
+      std::this_thread::yield();
+    }
+    const char* name = node.path.c_str() + (node.path.size() - leaf_of(node.path).size());
+    int pfd = dir_fds[slot];
+    auto shown = [&] { return target_shown + "/" + node.path; };
     auto fail = [&](const std::string& why) {
       if (!opts.partial) throw Error(why);
       std::lock_guard lk(mu);
@@ -160,43 +192,46 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     };
     // Read and check the object before creating the file.
     auto ref = src.locate(node.digest);
-    if (!ref) return fail("object " + to_hex(node.digest) + " for '" + shown + "' is missing");
+    if (!ref) return fail("object " + to_hex(node.digest) + " for '" + shown() + "' is missing");
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = openat(pfd, name.c_str(), flags, node.mode);
+    int fd = openat(pfd, name, flags, node.mode);
     if (fd < 0 && errno == EEXIST && opts.force) {
-      remove_entry(pfd, name, shown);
-      fd = openat(pfd, name.c_str(), flags, node.mode);
+      remove_entry(pfd, name, shown());
+      fd = openat(pfd, name, flags, node.mode);
     }
     if (fd < 0) {
-      if (errno == EEXIST) throw Error("'" + shown + "' already exists (use --force to overwrite)");
-      throw_errno("unable to create '" + shown + "'");
+      if (errno == EEXIST) throw Error("'" + shown() + "' already exists (use --force to overwrite)");
+      throw_errno("unable to create '" + shown() + "'");
     }
     Fd guard(fd);
     try {
-      write_file_content(node, cat, src, fd, shown, opts.relocate_to, opts.verify, scratch[tid].buf);
+      write_file_content(node, cat, src, fd, target_shown, opts.relocate_to, opts.verify, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
-      unlinkat(pfd, name.c_str(), 0); // never leave a partial file behind
-      if (!opts.partial) throw Error("'" + shown + "' not restored: " + e.what()); // name the path, not only the object
+      unlinkat(pfd, name, 0); // never leave a partial file behind
+      if (!opts.partial) throw Error("'" + shown() + "' not restored: " + e.what()); // name the path, not only the object
       return fail(e.what());
     }
     if (opts.restore_mtime) {
       timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
       futimens(fd, ts);
     }
-    if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
-    bytes += opts.relocate_to.empty() ? node.size : relocated_size(node, cat.roots, opts.relocate_to.size()); // as written
-    uint64_t d = ++done;
+    if (close(guard.release()) != 0) throw_errno("unable to write '" + shown() + "'");
+    bytes.fetch_add(opts.relocate_to.empty() ? node.size : relocated_size(node, cat.roots, opts.relocate_to.size()),
+                    std::memory_order_relaxed); // as written
+    uint64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
     if (tid == 0 && (d & 1023) == 0) report(opts.progress, "write", d, files.size());
   });
+  if (dirs_ready.load() < dir_nodes.size()) make_dirs(); // no files at all: parallel_for_lead ran nothing
   stats.files = files.size() - stats.failures.size();
   stats.bytes = bytes;
 
   for (size_t i : links) {
     const Node& node = nodes[i];
     std::string name(leaf_of(node.path));
-    auto slash = node.target.rfind('/');
-    uint32_t tp = slash == std::string::npos ? 0 : dir_index.at(std::string_view(node.target.data(), slash));
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), node.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
+    if (it == nodes.end() || it->path != node.target) throw Error("internal error: hardlink target '" + node.target + "' not in the catalog");
+    uint32_t tp = parent[size_t(it - nodes.begin())];
     std::string tname(leaf_of(node.target));
     std::string shown = target_shown + "/" + node.path;
     if (linkat(dir_fds[tp], tname.c_str(), dir_fds[parent[i]], name.c_str(), 0) != 0) {

@@ -3,12 +3,13 @@
 //
 // Directories are created once, in catalog order, each with mkdirat + one
 // O_DIRECTORY|O_NOFOLLOW openat relative to its parent's fd (so no path is
-// ever resolved through a symlink, and nothing can land outside the target).
-// Regular files are then written by N workers: openat(parent_fd, name,
+// ever resolved through a symlink, and nothing can land outside the target),
+// by one worker while the others already write files into the directories
+// made so far. Regular files are written by N workers: openat(parent_fd, name,
 // O_CREAT|O_EXCL|O_NOFOLLOW, final mode) + write + [futimens] + close — no temp
 // file, rename or chmod (umask is cleared for the duration). Each object's
-// SHA-256 is checked before its bytes are written (streamed objects: before
-// close), and a file whose object fails is unlinked again, so a corrupt object
+// stored bytes are checked (XXH3; with `verify`, its SHA-256 too) before its
+// bytes are written (streamed objects: before close), and a file whose object fails is unlinked again, so a corrupt object
 // never leaves a file that looks complete. Hardlinks and symlinks
 // follow; directory modes and mtimes are applied last, deepest first.
 #pragma once
@@ -25,7 +26,7 @@ namespace hpak {
 struct MaterializeOptions {
   unsigned threads = 0;         // 0 = all cores
   bool restore_mtime = true;
-  bool verify = true;           // check each object's SHA-256 as it is read
+  bool verify = true;           // check each object's SHA-256 as it is read (restore: off)
   std::string relocate_to;      // empty: write objects unrelocated
   bool partial = false;         // continue past unreadable objects
   bool force = false;           // replace existing entries in the target
@@ -49,9 +50,9 @@ MaterializeStats materialize(const formats::Catalog& cat, const ObjectSource& sr
                              const std::string& target_shown, const MaterializeOptions& opts);
 
 // Writes one catalog file's content (relocated if asked) to an open fd,
-// reading through `src`; throws on a missing or corrupt object. Shared by
-// materialize and the dirty restore.
+// reading through `src`; throws on a missing or corrupt object (messages name
+// target_shown + "/" + n.path). Shared by materialize and the dirty restore.
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
-                        const std::string& shown, const std::string& relocate_to, bool verify, Bytes& scratch);
+                        const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch);
 
 } // namespace hpak

@@ -426,7 +426,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         if (fd < 0) throw_errno("unable to create '" + shown + "'");
         Fd guard(fd);
         try {
-          write_file_content(n, cat, lib, fd, shown, real_target, opts.verify, scratch[tid]);
+          write_file_content(n, cat, lib, fd, target, real_target, opts.verify, scratch[tid]);
         } catch (const Error& e) {
           guard.reset();
           unlinkat(pfd, name.c_str(), 0);

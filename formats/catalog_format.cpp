@@ -1,9 +1,8 @@
 #include "formats/catalog_format.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace hpak::formats {
 
@@ -148,8 +147,10 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
   // Each node takes at least 25 bytes; refuse counts the buffer cannot hold.
   if (count > r.remaining() / 25) r.fail("node count " + std::to_string(count) + " larger than the catalog");
   c.nodes.reserve(count);
-  std::unordered_set<std::string_view> dirs;
-  std::unordered_map<std::string_view, size_t> files;
+  // Paths are in path_less order, which lists each directory's subtree right
+  // after it: the directories enclosing the current node form a stack, so
+  // "the parent is a directory of the catalog" needs no lookup table.
+  std::vector<size_t> open_dirs;
   for (uint64_t i = 0; i < count; i++) {
     uint64_t at = r.abs_pos();
     Node n;
@@ -165,11 +166,13 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
     if (!why.empty()) throw Corrupt(where, at, "bad path '" + shown(n.path) + "': " + why);
     if (!c.nodes.empty() && !path_less(c.nodes.back().path, n.path))
       throw Corrupt(where, at, "path '" + shown(n.path) + "' is out of order or repeated");
+    auto inside = [&](const std::string& dir) {
+      return n.path.size() > dir.size() && n.path[dir.size()] == '/' && n.path.compare(0, dir.size(), dir) == 0;
+    };
+    while (!open_dirs.empty() && !inside(c.nodes[open_dirs.back()].path)) open_dirs.pop_back();
     auto slash = n.path.rfind('/');
-    if (slash != std::string::npos) {
-      std::string_view parent(n.path.data(), slash);
-      if (!dirs.count(parent)) throw Corrupt(where, at, "parent of '" + shown(n.path) + "' is not a directory of the catalog");
-    }
+    if (slash != std::string::npos && (open_dirs.empty() || c.nodes[open_dirs.back()].path.size() != slash))
+      throw Corrupt(where, at, "parent of '" + shown(n.path) + "' is not a directory of the catalog");
     switch (n.type) {
     case NodeType::File:
       std::memcpy(n.digest.data(), r.bytes(32).data(), 32);
@@ -187,17 +190,15 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
     }
     case NodeType::Hardlink: {
       n.target = std::string(r.str(kMaxPath));
-      auto it = files.find(n.target);
-      if (it == files.end()) r.fail("hardlink '" + shown(n.path) + "' to '" + shown(n.target) + "', which is not an earlier file");
-      if (n.size != c.nodes[it->second].size) r.fail("hardlink size differs from its file");
+      auto it = std::lower_bound(c.nodes.begin(), c.nodes.end(), n.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
+      if (it == c.nodes.end() || it->path != n.target || it->type != NodeType::File)
+        r.fail("hardlink '" + shown(n.path) + "' to '" + shown(n.target) + "', which is not an earlier file");
+      if (n.size != it->size) r.fail("hardlink size differs from its file");
       break;
     }
     }
     c.nodes.push_back(std::move(n));
-    // string_views into nodes stay valid: reserve() above prevents reallocation.
-    const Node& stored = c.nodes.back();
-    if (stored.type == NodeType::Dir) dirs.insert(stored.path);
-    if (stored.type == NodeType::File) files.emplace(stored.path, c.nodes.size() - 1);
+    if (c.nodes.back().type == NodeType::Dir) open_dirs.push_back(c.nodes.size() - 1);
   }
   if (!r.at_end()) r.fail("trailing bytes after the last node");
   return c;

@@ -90,18 +90,23 @@ Bytes read_fd(int fd, const std::string& what) {
   return out;
 }
 
-void write_all(int fd, ByteSpan data, const std::string& what) {
+bool write_full(int fd, ByteSpan data) {
   const uint8_t* p = data.data();
   size_t left = data.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw_errno("unable to write '" + what + "'");
+      return false;
     }
     p += n;
     left -= size_t(n);
   }
+  return true;
+}
+
+void write_all(int fd, ByteSpan data, const std::string& what) {
+  if (!write_full(fd, data)) throw_errno("unable to write '" + what + "'");
 }
 
 void pwrite_all(int fd, ByteSpan data, off_t off, const std::string& what) {

@@ -68,6 +68,8 @@ private:
 
 Bytes read_file(const std::string& path);
 Bytes read_fd(int fd, const std::string& what); // to EOF
+// Writes all of `data` (retrying short writes and EINTR); false with errno set on error.
+bool write_full(int fd, ByteSpan data);
 void write_all(int fd, ByteSpan data, const std::string& what);
 void pwrite_all(int fd, ByteSpan data, off_t off, const std::string& what);
 bool path_exists(const std::string& path);
