@@ -21,6 +21,8 @@ int open_dir_beneath(int target_fd, const std::string& rel) {
   return int(syscall(SYS_openat2, target_fd, rel.c_str(), &how, sizeof how));
 }
 
+long read_dirents(int fd, char* buf, size_t size) { return syscall(SYS_getdents64, fd, buf, size); }
+
 void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown) {
   if (fchmodat(dirfd, name.c_str(), mode_t(mode), AT_SYMLINK_NOFOLLOW) == 0) return;
   // glibc answers EOPNOTSUPP for a symlink, and also where it cannot change

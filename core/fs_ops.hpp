@@ -5,6 +5,7 @@
 // by another process mid-restore) can lead a write outside the target.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,18 @@ void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std
 
 // Removes whatever is at dirfd/name: a file, a symlink, or a whole tree.
 void remove_entry(int dirfd, const std::string& name, const std::string& shown);
+
+// One record of getdents64(2) (the kernel's struct linux_dirent64).
+struct RawDirent {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type; // DT_DIR, DT_REG, ... or DT_UNKNOWN
+  char d_name[];
+};
+// Reads the next records of directory `fd` into buf (getdents64: no DIR*, no
+// dup, no rewind); returns the bytes filled, 0 at the end, -1 with errno set.
+long read_dirents(int fd, char* buf, size_t size);
 
 // Last component of a '/'-separated path.
 inline std::string_view leaf_of(std::string_view path) {

@@ -9,7 +9,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <unordered_map>
+#include <optional>
 
 #include "core/fs_ops.hpp"
 #include "core/relocation.hpp"
@@ -169,25 +169,42 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         }
       }
     }
-    std::unordered_map<std::string_view, size_t> prev_index;
-    if (prev && prev != &cat)
-      for (size_t i = 0; i < prev->nodes.size(); i++) prev_index.emplace(prev->nodes[i].path, i);
-    std::unordered_map<std::string_view, size_t> index;
-    index.reserve(cat.nodes.size());
-    for (size_t i = 0; i < cat.nodes.size(); i++) index.emplace(cat.nodes[i].path, i);
-
     // Directory slots: 0 = target, then each catalog dir in catalog order.
+    // Nodes are in path_less order (checked on decode): a directory's subtree
+    // follows it, so the enclosing directories form a stack, and siblings come
+    // in name order (children[] below is sorted by name for binary search).
     std::vector<size_t> dir_node{SIZE_MAX};
-    std::vector<uint32_t> slot_of(cat.nodes.size(), 0), parent_slot(cat.nodes.size(), 0);
-    for (size_t i = 0; i < cat.nodes.size(); i++) {
-      const Node& n = cat.nodes[i];
-      auto slash = n.path.rfind('/');
-      if (slash != std::string::npos) parent_slot[i] = slot_of[index.at(std::string_view(n.path.data(), slash))];
-      if (n.type == NodeType::Dir) {
-        slot_of[i] = uint32_t(dir_node.size());
-        dir_node.push_back(i);
+    std::vector<uint32_t> parent_slot(cat.nodes.size(), 0);
+    {
+      std::vector<uint32_t> open_slots;
+      for (size_t i = 0; i < cat.nodes.size(); i++) {
+        const Node& n = cat.nodes[i];
+        auto inside = [&](uint32_t slot) {
+          const std::string& d = cat.nodes[dir_node[slot]].path;
+          return n.path.size() > d.size() && n.path[d.size()] == '/' && n.path.compare(0, d.size(), d) == 0;
+        };
+        while (!open_slots.empty() && !inside(open_slots.back())) open_slots.pop_back();
+        parent_slot[i] = open_slots.empty() ? 0 : open_slots.back();
+        if (n.type == NodeType::Dir) {
+          open_slots.push_back(uint32_t(dir_node.size()));
+          dir_node.push_back(i);
+        }
       }
     }
+    // children of slot s: child_node[child_begin[s] .. child_begin[s + 1]), in name order.
+    std::vector<uint32_t> child_begin(dir_node.size() + 1, 0), child_node(cat.nodes.size());
+    for (size_t i = 0; i < cat.nodes.size(); i++) child_begin[parent_slot[i] + 1]++;
+    for (size_t s2 = 1; s2 < child_begin.size(); s2++) child_begin[s2] += child_begin[s2 - 1];
+    {
+      std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+      for (size_t i = 0; i < cat.nodes.size(); i++) child_node[fill[parent_slot[i]]++] = uint32_t(i);
+    }
+    auto find_child = [&](size_t slot, std::string_view name) -> std::optional<size_t> {
+      auto first = child_node.begin() + child_begin[slot], last = child_node.begin() + child_begin[slot + 1];
+      auto it = std::lower_bound(first, last, name, [&](uint32_t i, std::string_view nm) { return leaf_of(cat.nodes[i].path) < nm; });
+      if (it == last || leaf_of(cat.nodes[*it].path) != name) return std::nullopt;
+      return *it;
+    };
     std::vector<int> dir_fd(dir_node.size(), -1);
     struct Closer {
       std::vector<int>& fds;
@@ -198,7 +215,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     } closer{dir_fd};
     long limit = raise_fd_limit();
     if (long(dir_node.size()) > limit - 128) throw Error("catalog has more directories than the open-file limit allows");
-    reserve_fds(dir_node.size() * 2); // before the threads: see reserve_fds
+    reserve_fds(dir_node.size() + 64); // before the threads: see reserve_fds
 
     std::vector<uint8_t> present(cat.nodes.size(), 0), rewrite(cat.nodes.size(), 0), mode_fix(cat.nodes.size(), 0);
     std::vector<ino_t> ino(cat.nodes.size(), 0);
@@ -208,23 +225,31 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     std::vector<size_t> compare;
     unsigned threads = opts.threads ? opts.threads : default_threads();
 
-    parallel_for(dir_node.size(), threads, 4, [&](size_t slot, unsigned) {
-      std::string rel = slot == 0 ? std::string() : cat.nodes[dir_node[slot]].path;
+    struct DirBuf {
+      std::vector<char> buf = std::vector<char>(32768);
+    };
+    std::vector<DirBuf> dirbufs(threads);
+    parallel_for(dir_node.size(), threads, 4, [&](size_t slot, unsigned tid) {
+      const std::string no_rel;
+      const std::string& rel = slot == 0 ? no_rel : cat.nodes[dir_node[slot]].path;
       int fd = open_dir_beneath(tfd.get(), rel);
       if (fd < 0) return; // missing or not a directory: its parent's pass handles it
       dir_fd[slot] = fd;
       struct stat dst;
       if (fstat(fd, &dst) == 0) disk_mode[slot] = dst.st_mode & 07777;
-      int dup_fd = dup(fd);
-      DIR* d = fdopendir(dup_fd);
-      if (!d) {
-        close(dup_fd);
-        throw_errno("unable to read '" + target + "/" + rel + "'");
-      }
-      rewinddir(d); // the fd shares its offset with any earlier reader of the directory
+      // slot 0's fd is a dup of the target's: its offset is shared.
+      if (slot == 0 && lseek(fd, 0, SEEK_SET) != 0) throw_errno("unable to read '" + target + "'");
       std::vector<std::pair<uint32_t, std::string>> my_removals;
       std::vector<size_t> my_compare;
-      while (auto* e = readdir(d)) {
+      auto shown = [&](std::string_view name) { return target + "/" + (rel.empty() ? "" : rel + "/") + std::string(name); };
+      std::vector<char>& buf = dirbufs[tid].buf;
+      for (;;) {
+        long got = read_dirents(fd, buf.data(), buf.size());
+        if (got < 0) throw_errno("unable to read '" + target + (rel.empty() ? "" : "/" + rel) + "'");
+        if (got == 0) break;
+        for (long off = 0; off < got;) {
+          auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
+          off += e->d_reclen;
         std::string_view name(e->d_name);
         if (name == "." || name == "..") continue;
         if (slot == 0 && name == kStateName) continue;
@@ -233,18 +258,21 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           my_removals.emplace_back(uint32_t(slot), std::string(name));
           continue;
         }
-        std::string path = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
-        auto it = index.find(path);
-        if (it == index.end()) {
+        auto found = find_child(slot, name);
+        if (!found) {
           my_removals.emplace_back(uint32_t(slot), std::string(name));
           continue;
         }
-        size_t j = it->second;
+        size_t j = *found;
         const Node& n = cat.nodes[j];
+        if (n.type == NodeType::Dir && e->d_type == DT_DIR) {
+          present[j] = 1; // its own pass opens it (no symlink followed) and reads its mode
+          continue;
+        }
         struct stat s;
         if (fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) != 0) {
           if (errno == ENOENT) continue;
-          throw_errno("unable to stat '" + target + "/" + path + "'");
+          throw_errno("unable to stat '" + shown(name) + "'");
         }
         switch (n.type) {
         case NodeType::Dir:
@@ -267,7 +295,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           if (prev && ctime_ns(s) < fence) {
             const Node* o = nullptr;
             if (prev == &cat) o = &n;
-            else if (auto pi = prev_index.find(path); pi != prev_index.end()) o = &prev->nodes[pi->second];
+            else if (auto pi = find_path(*prev, rel.empty() ? std::string(name) : rel + "/" + std::string(name))) o = &prev->nodes[*pi];
             trusted = o && o->type == NodeType::File && o->digest == n.digest && same_relocation(*o, *prev, n, cat);
           }
           if (!trusted || opts.verify_content) my_compare.push_back(j);
@@ -295,8 +323,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           }
           break;
         }
+        }
       }
-      closedir(d);
       std::lock_guard lk(mu);
       removals.insert(removals.end(), my_removals.begin(), my_removals.end());
       compare.insert(compare.end(), my_compare.begin(), my_compare.end());
@@ -343,7 +371,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     for (size_t i = 0; i < cat.nodes.size(); i++) {
       const Node& n = cat.nodes[i];
       if (n.type != NodeType::Hardlink || !present[i]) continue;
-      size_t t = index.at(n.target);
+      size_t t = *find_path(cat, n.target); // decode checked it exists
       if (!present[t] || rewrite[t] || ino[i] != ino[t]) {
         removals.emplace_back(parent_slot[i], std::string(leaf_of(n.path)));
         present[i] = 0;
@@ -452,7 +480,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           chmod_nofollow(pfd, name, n.mode, target + "/" + n.path); // never through a swapped-in symlink
           stats.modes_fixed++;
         } else if (n.type == NodeType::Hardlink && !present[i]) {
-          size_t t = index.at(n.target);
+          size_t t = *find_path(cat, n.target); // decode checked it exists
           if (linkat(dir_fd[parent_slot[t]], std::string(leaf_of(n.target)).c_str(), pfd, name.c_str(), 0) != 0) {
             if (opts.partial && errno == ENOENT) continue;
             throw_errno("unable to link '" + target + "/" + n.path + "'");

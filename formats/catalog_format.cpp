@@ -26,6 +26,12 @@ bool path_less(std::string_view a, std::string_view b) {
   return a.size() < b.size();
 }
 
+std::optional<size_t> find_path(const Catalog& c, std::string_view path) {
+  auto it = std::lower_bound(c.nodes.begin(), c.nodes.end(), path, [](const Node& a, std::string_view p) { return path_less(a.path, p); });
+  if (it == c.nodes.end() || it->path != path) return std::nullopt;
+  return size_t(it - c.nodes.begin());
+}
+
 std::string check_name(std::string_view name) {
   if (name.empty()) return "empty name";
   if (name.size() > kMaxName) return "name longer than 255 bytes";

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,8 @@ constexpr size_t kMaxName = 255;
 
 // Bytewise order of paths compared component by component (so "a/b" < "a-b").
 bool path_less(std::string_view a, std::string_view b);
+// Index of the node at `path` (binary search: nodes are in path_less order).
+std::optional<size_t> find_path(const Catalog& c, std::string_view path);
 // Empty string if `path` is a valid relative catalog path, else why not.
 std::string check_path(std::string_view path);
 std::string check_name(std::string_view name);
