@@ -28,7 +28,7 @@ void setup(CLI::App& app) {
 }
 
 int run() {
-  Library lib(o.lib);
+  Library lib(o.lib, /*check_index_trailers=*/o.verify);
   RestoreOptions ro;
   ro.threads = o.threads;
   ro.verify_content = o.verify_content;

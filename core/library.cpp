@@ -68,7 +68,7 @@ void Library::init(const std::string& root, bool shared, int level) {
 
 bool Library::is_library(const std::string& root) { return path_exists(root + "/HPAKLIB"); }
 
-Library::Library(const std::string& root) : root_(root) {
+Library::Library(const std::string& root, bool check_index_trailers) : root_(root), check_index_trailers_(check_index_trailers) {
   struct stat st;
   if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
   if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
@@ -121,7 +121,7 @@ void Library::load_locked() const {
       continue;
     }
     try {
-      l->packs.push_back(std::make_shared<PackReader>(pack_path));
+      l->packs.push_back(std::make_shared<PackReader>(pack_path, true, check_index_trailers_));
       l->names.push_back(*digest);
     } catch (const Error&) {
       // Gone (collected by gc since the listing) or unreadable: skip it here;
@@ -247,7 +247,7 @@ std::optional<Digest> Library::catalog_digest(const std::string& name) const {
   return d;
 }
 
-Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out) const {
+Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out, bool verify_digest) const {
   auto ref = locate(d);
   if (!ref) throw Error("catalog object " + to_hex(d) + " is missing from library '" + root_ + "'");
   // Prefer any intact copy: each pack holds the catalog twice.
@@ -258,7 +258,7 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
     for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
       try {
         IndexRecord rec = p->index().record_at(i);
-        Catalog c = p->load_catalog_record(rec);
+        Catalog c = p->load_catalog_record(rec, verify_digest);
         if (stored_out) {
           ByteSpan b = p->checked_stored(rec);
           stored_out->codec = rec.codec;
@@ -285,7 +285,7 @@ static size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-Catalog Library::load_catalog(const std::string& name, Digest* digest_out, StoredCatalog* stored_out) const {
+Catalog Library::load_catalog(const std::string& name, Digest* digest_out, StoredCatalog* stored_out, bool verify_digest) const {
   auto d = catalog_digest(name);
   if (!d) {
     std::string why = check_catalog_name(name);
@@ -306,7 +306,7 @@ Catalog Library::load_catalog(const std::string& name, Digest* digest_out, Store
     throw Error(msg);
   }
   if (digest_out) *digest_out = *d;
-  return load_catalog_by_digest(*d, stored_out);
+  return load_catalog_by_digest(*d, stored_out, verify_digest);
 }
 
 void Library::set_catalog(const std::string& name, const Digest& d) {

@@ -46,7 +46,8 @@ public:
   static bool is_library(const std::string& root);
   // Opens an existing library; throws a clear Error if `root` is not one or
   // has another format version.
-  explicit Library(const std::string& root);
+  // `check_index_trailers` = false: see PackReader (restore without --verify).
+  explicit Library(const std::string& root, bool check_index_trailers = true);
   ~Library() override;
 
   const std::string& root() const { return root_; }
@@ -79,9 +80,12 @@ public:
     uint64_t raw_len = 0;
     Bytes bytes;
   };
-  formats::Catalog load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out = nullptr) const;
+  // `verify_digest` = false trusts the catalog's name (its stored bytes'
+  // checksum is still checked), as a restore does by default.
+  formats::Catalog load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out = nullptr, bool verify_digest = true) const;
   // Throws a clear Error naming the close matches if `name` does not exist.
-  formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr) const;
+  formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr,
+                                bool verify_digest = true) const;
   void set_catalog(const std::string& name, const Digest& d);
   bool remove_catalog(const std::string& name);
   void touch_used(const std::string& name) const;
@@ -108,6 +112,7 @@ private:
   std::string root_;
   bool shared_ = false;
   int level_ = -1;
+  bool check_index_trailers_ = true;
   mutable std::shared_mutex mu_;
   mutable std::unique_ptr<Loaded> loaded_;
   mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive

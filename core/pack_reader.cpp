@@ -65,7 +65,7 @@ ScanResult scan_pack(ByteSpan b, const std::string& where) {
   return res;
 }
 
-PackReader::PackReader(const std::string& path, bool use_index_file) : map_(path) {
+PackReader::PackReader(const std::string& path, bool use_index_file, bool check_index_trailer) : map_(path) {
   ByteSpan b = map_.bytes();
   bool header_good = false;
   try {
@@ -97,14 +97,14 @@ PackReader::PackReader(const std::string& path, bool use_index_file) : map_(path
     if (path_exists(ip)) {
       try {
         MappedFile im(ip);
-        IndexView v(im.bytes(), ip);
+        IndexView v(im.bytes(), ip, check_index_trailer);
         if (v.pack_size() != b.size()) {
           index_problem_ = "index '" + ip + "' is for a pack of " + std::to_string(v.pack_size()) + " bytes, this one has " + std::to_string(b.size());
         } else if (b.size() < kTrailerSize || v.pack_sum() != stored_trailer()) {
           index_problem_ = "index '" + ip + "' belongs to another pack (trailer mismatch)";
         } else {
-          idx_map_ = std::move(im);
-          view_ = IndexView(idx_map_.bytes(), ip, false);
+          idx_map_ = std::move(im); // the mapping stays where it is: v's bytes remain valid
+          view_ = std::move(v);
           index_source_ = IndexSource::File;
         }
       } catch (const Error& e) {
@@ -231,9 +231,9 @@ std::vector<IndexRecord> PackReader::catalog_records() const {
   return out;
 }
 
-Catalog PackReader::load_catalog_record(const IndexRecord& r) const {
+Catalog PackReader::load_catalog_record(const IndexRecord& r, bool verify_digest) const {
   if (r.raw_len > (1ull << 32)) throw Corrupt(path(), r.offset, "catalog larger than 4 GiB");
-  Bytes raw = read(r);
+  Bytes raw = read(r, verify_digest);
   return decode_catalog(raw, path() + ": catalog " + to_hex(r.digest).substr(0, 12));
 }
 

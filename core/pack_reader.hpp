@@ -44,7 +44,10 @@ class PackReader {
 public:
   enum class IndexSource { File, Scan };
   // `use_index_file`: false forces a scan (verify and `hpak index` use this).
-  explicit PackReader(const std::string& path, bool use_index_file = true);
+  // `check_index_trailer` = false skips the SHA-256 of the index file (its
+  // structure is still checked, and every read checks the entry it reaches):
+  // for readers that only look objects up, never for verify, gc or repair.
+  explicit PackReader(const std::string& path, bool use_index_file = true, bool check_index_trailer = true);
   ~PackReader();
 
   const std::string& path() const { return map_.path(); }
@@ -73,7 +76,7 @@ public:
   formats::Catalog load_catalog(const std::string& name = "") const;
   // Names of all readable catalogs.
   std::vector<std::string> catalog_names() const;
-  formats::Catalog load_catalog_record(const formats::IndexRecord& r) const;
+  formats::Catalog load_catalog_record(const formats::IndexRecord& r, bool verify_digest = true) const;
 
 private:
   std::string what(const formats::IndexRecord& r) const;

@@ -79,7 +79,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   RestoreStats stats;
   Digest digest;
   Library::StoredCatalog stored_cat;
-  Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat);
+  Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat, opts.verify);
 
   struct stat tst;
   if (lstat(target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) throw Error("target '" + target + "' exists and is not a directory");
