@@ -3,6 +3,8 @@
 // of 200 small packs: packs and lookup rate before and after gc.
 #include <unistd.h>
 
+#include <cstring>
+
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -27,8 +29,10 @@ double json_or_throw(const std::string& json, const std::string& key) {
   return *v;
 }
 
-// The gc rows of one library template: whole command (wall) and copy phase.
-void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const std::string& note) {
+// The gc rows of one library template: whole command (wall) and copy phase;
+// with `bandwidth`, also a plain `cp` of the template's largest pack on the
+// same medium (the medium's copy bandwidth, for the MB/s comparison).
+void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const std::string& note, bool bandwidth = false) {
   std::string lib = c.art + "/gc-run";
   auto copy_secs = std::make_shared<std::vector<double>>();
   auto jsons = std::make_shared<std::vector<std::string>>();
@@ -54,7 +58,25 @@ void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const 
   };
   g.notes.push_back("whole command (open, mark, copy, publish, midx, delete); prep: cp -a of the library template (untimed)");
   if (!note.empty()) g.notes.push_back(note);
+  if (bandwidth) {
+    std::string biggest;
+    uintmax_t size = 0;
+    for (auto& e : fs::directory_iterator(tmpl + "/packs"))
+      if (e.path().extension() == ".hpak" && e.file_size() > size) size = e.file_size(), biggest = e.path().string();
+    std::string dst = c.art + "/gc-cp.hpak";
+    Arm cp;
+    cp.tool = "cp of the pack (copy bandwidth)";
+    cp.role = "baseline";
+    cp.unit = "bytes";
+    cp.count = size;
+    cp.bytes = size;
+    cp.argv = [&c, biggest, dst](unsigned) { return Argv{c.cp, biggest, dst}; };
+    cp.prep = [dst](unsigned) { unlink(dst.c_str()); };
+    cp.notes.push_back("the medium's copy bandwidth: cp of the library's largest pack (" + std::to_string(size) + " bytes), page cache warm");
+    arms.push_back(cp);
+  }
   auto idx = c.series("gc", group, c.art_medium, arms);
+  if (bandwidth) unlink((c.art + "/gc-cp.hpak").c_str());
   const Row& whole = c.rep.rows[idx[0]];
   Row copy;
   copy.suite = "gc";
@@ -107,6 +129,39 @@ void suite_gc(Ctx& c) {
     c.must({c.hpak, "-q", "catalogs", "rm", tmpl, "all"}, "hpak catalogs rm");
     gc_series(c, "repack 50% garbage " + label, tmpl,
               "library: one pack of " + std::to_string(ti.files.size()) + " files; catalog kept: every other file");
+    remove_tree(half);
+    remove_tree(tmpl);
+  }
+
+  // ---- 50% garbage of large objects: copy bandwidth against cp ---------------------------
+  {
+    unsigned nfiles = c.cfg.quick ? 8 : 96;
+    size_t each = c.cfg.quick ? (256u << 10) : (2u << 20);
+    std::string all = c.art + "/gc-large-all", half = c.art + "/gc-large-half", tmpl = c.art + "/gc-large-tmpl";
+    remove_tree(all);
+    remove_tree(half);
+    remove_tree(tmpl);
+    c.log("setup: library with 50% garbage (" + std::to_string(nfiles) + " files of " + std::to_string(each >> 10) + " KiB)");
+    fs::create_directories(all);
+    fs::create_directories(half);
+    std::mt19937_64 rng(42);
+    for (unsigned f = 0; f < nfiles; f++) {
+      std::string data(each, '\0');
+      for (size_t k = 0; k + 8 <= data.size(); k += 8) {
+        uint64_t v = rng();
+        memcpy(&data[k], &v, 8);
+      }
+      write_file(all + "/f" + std::to_string(f) + ".bin", data);
+      if (f % 2 == 0) write_file(half + "/f" + std::to_string(f) + ".bin", data);
+    }
+    c.must({c.hpak, "-q", "pack", all, "--into", tmpl, "--name", "all", "-j", J}, "hpak pack --into");
+    c.must({c.hpak, "-q", "pack", half, "--into", tmpl, "--name", "half", "-j", J}, "hpak pack --into");
+    c.must({c.hpak, "-q", "catalogs", "rm", tmpl, "all"}, "hpak catalogs rm");
+    gc_series(c, "repack 50% garbage large", tmpl,
+              "library: one pack of " + std::to_string(nfiles) + " incompressible files of " + std::to_string(each >> 10) +
+                  " KiB; catalog kept: every other file",
+              /*bandwidth=*/true);
+    remove_tree(all);
     remove_tree(half);
     remove_tree(tmpl);
   }

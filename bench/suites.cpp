@@ -533,6 +533,13 @@ void check_targets(Report& rep, const Ctx& c) {
     double v = g ? g->per_second() / 1e6 : kNaN;
     add_target(rep, "repack >= 1M small objects/s (packfs, 128 B)", ">=", v, 1.0, "M objects/s",
                g ? std::to_string(g->count) + " objects in " + num(g->median(), 4) + " s (hpak gc --json copy_seconds)" : "not measured");
+    // "Near disk bandwidth" for large objects, taken as at least half of what
+    // cp achieves on the same medium (cp neither hashes nor checks anything).
+    const Row* l = find_row(rep, "gc", "repack 50% garbage large", c.art_medium, "verbatim copy (gc copy phase)");
+    const Row* b = find_row(rep, "gc", "repack 50% garbage large", c.art_medium, "cp of the pack (copy bandwidth)");
+    double lr = l && b ? l->mb_per_s() / b->mb_per_s() : kNaN;
+    add_target(rep, "repack of large objects >= 0.5x cp's bandwidth (" + c.art_medium + ")", ">=", lr, 0.5, "x cp",
+               l && b ? num(l->mb_per_s(), 3) + " MB/s copied / cp " + num(b->mb_per_s(), 3) + " MB/s" : "not measured");
   }
 }
 

@@ -344,6 +344,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     {
       AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
       PackWriter w(tmp.fd(), tmp.temp_path(), sources.empty() ? 3 : sources[0]->reader->level());
+      w.hash_in_background(); // copied spans point into the mapped sources, alive until finish()
       uint64_t done = 0, total = 0;
       for (auto* s : sources) total += s->reader->index().count();
       for (auto* s : sources) {

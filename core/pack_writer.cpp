@@ -20,17 +20,33 @@ PackWriter::PackWriter(int fd, std::string where, int level) : fd_(fd), where_(s
 
 PackWriter::~PackWriter() = default;
 
+void PackWriter::hash_in_background() {
+  if (async_) return;
+  // Everything written so far is still in the buffer (the header): the
+  // helper hashes it from the start; sha_ is not used any more.
+  if (offset_ != buf_.size() || !hash_valid_) throw Error("internal error: hash_in_background after the first flush of '" + where_ + "'");
+  async_ = std::make_unique<AsyncSha256>();
+  spare_.reserve(1 << 20);
+}
+
 void PackWriter::flush() {
   if (buf_.empty()) return;
   write_all(fd_, buf_, where_);
+  if (async_ && hash_valid_) {
+    uint64_t t = async_->submit(buf_);
+    async_->wait(spare_ticket_); // the spare buffer is free again
+    std::swap(buf_, spare_);
+    spare_ticket_ = t;
+  }
   buf_.clear();
 }
 
 void PackWriter::emit(ByteSpan data) {
-  if (hash_valid_) sha_.update(data);
+  if (hash_valid_ && !async_) sha_.update(data);
   offset_ += data.size();
   if (data.size() >= (1 << 19)) {
     flush();
+    if (async_ && hash_valid_) async_->submit(data); // stays valid until finish() (the caller's promise)
     write_all(fd_, data, where_);
     return;
   }
@@ -130,21 +146,23 @@ PackResult PackWriter::finish() {
   encode_footer(f, foot);
   emit(ByteSpan(foot, sizeof foot));
   flush();
+  if (async_) async_->drain();
+  Sha256& sha = async_ && hash_valid_ ? async_->state() : sha_;
   if (!hash_valid_) {
     // A streamed entry's header was patched after the fact: hash the file again.
-    sha_.reset();
+    sha.reset();
     Bytes chunk(1 << 20);
     uint64_t pos = 0;
     while (pos < offset_) {
       ssize_t n = pread(fd_, chunk.data(), std::min<uint64_t>(chunk.size(), offset_ - pos), off_t(pos));
       if (n <= 0) throw_errno("unable to read back '" + where_ + "'");
-      sha_.update(ByteSpan(chunk.data(), size_t(n)));
+      sha.update(ByteSpan(chunk.data(), size_t(n)));
       pos += uint64_t(n);
     }
   }
-  result_.pack_sum = sha_.peek();
-  sha_.update(result_.pack_sum);
-  result_.file_sum = sha_.finish();
+  result_.pack_sum = sha.peek();
+  sha.update(result_.pack_sum);
+  result_.file_sum = sha.finish();
   write_all(fd_, result_.pack_sum, where_);
   offset_ += kTrailerSize;
   result_.size = offset_;

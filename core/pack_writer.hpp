@@ -10,10 +10,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "core/util/async_sha256.hpp"
 #include "core/util/hash.hpp"
 #include "formats/index_format.hpp"
 #include "formats/pack_format.hpp"
@@ -36,6 +38,10 @@ public:
   PackWriter& operator=(const PackWriter&) = delete;
 
   bool contains(const Digest& d) const { return written_.count(d) != 0; }
+  // Hash on a helper thread (see AsyncSha256); call it before any append. The caller
+  // promises that every span it passes to append/append_copy stays valid and
+  // unchanged until finish() (gc: they point into mapped source packs).
+  void hash_in_background();
   uint64_t bytes_written() const { return offset_; }
 
   // Appends one entry whose payload is already in its stored form.
@@ -62,6 +68,11 @@ private:
   Bytes buf_;
   uint64_t offset_ = 0;
   Sha256 sha_;
+  // Background hashing: the buffer being hashed is swapped out (spare_) and
+  // not reused before its ticket is done.
+  Bytes spare_;
+  std::unique_ptr<AsyncSha256> async_; // after the buffers: stopped before they go
+  uint64_t spare_ticket_ = 0;
   bool hash_valid_ = true;
   DigestSet written_;
   PackResult result_;
