@@ -52,7 +52,7 @@ int run() {
   if (o.json) {
     printf("{\"dry_run\":%s,\"packs_before\":%llu,\"packs_after\":%llu,\"objects_kept\":%llu,\"objects_dropped\":%llu,"
            "\"bytes_before\":%llu,\"bytes_after\":%llu,\"bytes_freed\":%lld,\"copied_objects\":%llu,\"copied_bytes\":%llu,"
-           "\"copy_seconds\":%.3f,\"seconds\":%.3f,\"tmp_removed\":%llu,\"dropped_catalogs\":[",
+           "\"copy_seconds\":%.6f,\"seconds\":%.3f,\"tmp_removed\":%llu,\"dropped_catalogs\":[",
            o.dry_run ? "true" : "false", (unsigned long long)r.packs_before, (unsigned long long)r.packs_after,
            (unsigned long long)r.objects_kept, (unsigned long long)r.objects_dropped, (unsigned long long)r.bytes_before,
            (unsigned long long)r.bytes_after, (long long)r.bytes_before - (long long)r.bytes_after, (unsigned long long)r.copied_objects,

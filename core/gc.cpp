@@ -347,6 +347,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
       w.hash_in_background(); // copied spans point into the mapped sources, alive until finish()
       uint64_t done = 0, total = 0;
       for (auto* s : sources) total += s->reader->index().count();
+      w.reserve(std::min<uint64_t>(total, res.objects_kept + 64));
       for (auto* s : sources) {
         const IndexView& v = s->reader->index();
         std::vector<IndexRecord> recs;

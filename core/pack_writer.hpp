@@ -38,6 +38,11 @@ public:
   PackWriter& operator=(const PackWriter&) = delete;
 
   bool contains(const Digest& d) const { return written_.count(d) != 0; }
+  // Room for about n entries (no rehashing or regrowth while appending).
+  void reserve(size_t n) {
+    written_.reserve(n);
+    result_.records.reserve(n);
+  }
   // Hash on a helper thread (see AsyncSha256); call it before any append. The caller
   // promises that every span it passes to append/append_copy stays valid and
   // unchanged until finish() (gc: they point into mapped source packs).
