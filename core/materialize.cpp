@@ -90,33 +90,19 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   const size_t n = nodes.size();
   long fd_limit = raise_fd_limit();
 
-  // parent[i]: index into dir_fds of node i's parent (0 = target). Nodes are
-  // in path_less order (checked when the catalog was decoded), which lists a
-  // directory's subtree right after it: the enclosing directories are a stack.
-  std::vector<uint32_t> parent(n, 0);
-  std::vector<size_t> dir_nodes{SIZE_MAX};
+  // parent[i]: index into dir_fds of node i's parent (0 = target).
+  DirSlots slots = dir_slots(cat);
+  const std::vector<size_t>& dir_nodes = slots.dir_nodes;
+  const std::vector<uint32_t>& parent = slots.parent;
   std::vector<size_t> files, links, symlinks;
-  {
-    std::vector<uint32_t> open_slots;
-    for (size_t i = 0; i < n; i++) {
-      const Node& node = nodes[i];
-      auto inside = [&](uint32_t slot) {
-        const std::string& d = nodes[dir_nodes[slot]].path;
-        return node.path.size() > d.size() && node.path[d.size()] == '/' && node.path.compare(0, d.size(), d) == 0;
-      };
-      while (!open_slots.empty() && !inside(open_slots.back())) open_slots.pop_back();
-      parent[i] = open_slots.empty() ? 0 : open_slots.back();
-      if (node.path.find('/') != std::string::npos && parent[i] == 0)
-        throw Error("internal error: catalog out of order at '" + node.path + "'");
-      switch (node.type) {
-      case NodeType::Dir:
-        open_slots.push_back(uint32_t(dir_nodes.size()));
-        dir_nodes.push_back(i);
-        break;
-      case NodeType::File: files.push_back(i); break;
-      case NodeType::Hardlink: links.push_back(i); break;
-      case NodeType::Symlink: symlinks.push_back(i); break;
-      }
+  for (size_t i = 0; i < n; i++) {
+    if (nodes[i].path.find('/') != std::string::npos && parent[i] == 0)
+      throw Error("internal error: catalog out of order at '" + nodes[i].path + "'");
+    switch (nodes[i].type) {
+    case NodeType::Dir: break;
+    case NodeType::File: files.push_back(i); break;
+    case NodeType::Hardlink: links.push_back(i); break;
+    case NodeType::Symlink: symlinks.push_back(i); break;
     }
   }
   const size_t dir_count = dir_nodes.size() - 1;

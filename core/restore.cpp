@@ -170,27 +170,11 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       }
     }
     // Directory slots: 0 = target, then each catalog dir in catalog order.
-    // Nodes are in path_less order (checked on decode): a directory's subtree
-    // follows it, so the enclosing directories form a stack, and siblings come
-    // in name order (children[] below is sorted by name for binary search).
-    std::vector<size_t> dir_node{SIZE_MAX};
-    std::vector<uint32_t> parent_slot(cat.nodes.size(), 0);
-    {
-      std::vector<uint32_t> open_slots;
-      for (size_t i = 0; i < cat.nodes.size(); i++) {
-        const Node& n = cat.nodes[i];
-        auto inside = [&](uint32_t slot) {
-          const std::string& d = cat.nodes[dir_node[slot]].path;
-          return n.path.size() > d.size() && n.path[d.size()] == '/' && n.path.compare(0, d.size(), d) == 0;
-        };
-        while (!open_slots.empty() && !inside(open_slots.back())) open_slots.pop_back();
-        parent_slot[i] = open_slots.empty() ? 0 : open_slots.back();
-        if (n.type == NodeType::Dir) {
-          open_slots.push_back(uint32_t(dir_node.size()));
-          dir_node.push_back(i);
-        }
-      }
-    }
+    // Siblings come in name order (path_less), so children[] below is sorted
+    // by name for binary search.
+    DirSlots slots = dir_slots(cat);
+    const std::vector<size_t>& dir_node = slots.dir_nodes;
+    const std::vector<uint32_t>& parent_slot = slots.parent;
     // children of slot s: child_node[child_begin[s] .. child_begin[s + 1]), in name order.
     std::vector<uint32_t> child_begin(dir_node.size() + 1, 0), child_node(cat.nodes.size());
     for (size_t i = 0; i < cat.nodes.size(); i++) child_begin[parent_slot[i] + 1]++;

@@ -32,6 +32,27 @@ std::optional<size_t> find_path(const Catalog& c, std::string_view path) {
   return size_t(it - c.nodes.begin());
 }
 
+DirSlots dir_slots(const Catalog& c) {
+  DirSlots d;
+  d.dir_nodes.push_back(SIZE_MAX);
+  d.parent.assign(c.nodes.size(), 0);
+  std::vector<uint32_t> open;
+  for (size_t i = 0; i < c.nodes.size(); i++) {
+    const std::string& p = c.nodes[i].path;
+    auto inside = [&](uint32_t slot) {
+      const std::string& dir = c.nodes[d.dir_nodes[slot]].path;
+      return p.size() > dir.size() && p[dir.size()] == '/' && p.compare(0, dir.size(), dir) == 0;
+    };
+    while (!open.empty() && !inside(open.back())) open.pop_back();
+    d.parent[i] = open.empty() ? 0 : open.back();
+    if (c.nodes[i].type == NodeType::Dir) {
+      open.push_back(uint32_t(d.dir_nodes.size()));
+      d.dir_nodes.push_back(i);
+    }
+  }
+  return d;
+}
+
 std::string check_name(std::string_view name) {
   if (name.empty()) return "empty name";
   if (name.size() > kMaxName) return "name longer than 255 bytes";

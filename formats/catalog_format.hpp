@@ -76,6 +76,17 @@ constexpr size_t kMaxName = 255;
 bool path_less(std::string_view a, std::string_view b);
 // Index of the node at `path` (binary search: nodes are in path_less order).
 std::optional<size_t> find_path(const Catalog& c, std::string_view path);
+
+// Directory slots of a decoded catalog: slot 0 is the root (the target),
+// slot k >= 1 the k-th directory node in catalog order (dir_nodes[k]; [0] is
+// SIZE_MAX); parent[i] is the slot of node i's directory. Computed with a
+// stack of enclosing directories (path_less order lists each directory's
+// subtree right after it), no lookups.
+struct DirSlots {
+  std::vector<size_t> dir_nodes;
+  std::vector<uint32_t> parent;
+};
+DirSlots dir_slots(const Catalog& c);
 // Empty string if `path` is a valid relative catalog path, else why not.
 std::string check_path(std::string_view path);
 std::string check_name(std::string_view name);
