@@ -23,6 +23,41 @@ int open_dir_beneath(int target_fd, const std::string& rel) {
 
 long read_dirents(int fd, char* buf, size_t size) { return syscall(SYS_getdents64, fd, buf, size); }
 
+bool have_openat2(int dirfd) {
+  static const bool have = [dirfd] {
+    struct open_how how;
+    std::memset(&how, 0, sizeof how);
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    int fd = int(syscall(SYS_openat2, dirfd, ".", &how, sizeof how));
+    if (fd < 0) return errno != ENOSYS;
+    close(fd);
+    return true;
+  }();
+  return have;
+}
+
+int create_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
+  struct open_how how;
+  std::memset(&how, 0, sizeof how);
+  how.flags = uint64_t(flags);
+  how.mode = (flags & O_CREAT) ? mode : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return int(syscall(SYS_openat2, dirfd, rel, &how, sizeof how));
+}
+
+void unlink_beneath(int dirfd, const char* rel) {
+  std::string_view r(rel);
+  auto slash = r.rfind('/');
+  if (slash == std::string_view::npos) {
+    unlinkat(dirfd, rel, 0);
+    return;
+  }
+  int d = open_dir_beneath(dirfd, std::string(r.substr(0, slash)));
+  if (d < 0) return;
+  unlinkat(d, rel + slash + 1, 0);
+  close(d);
+}
+
 void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown) {
   if (fchmodat(dirfd, name.c_str(), mode_t(mode), AT_SYMLINK_NOFOLLOW) == 0) return;
   // glibc answers EOPNOTSUPP for a symlink, and also where it cannot change

@@ -18,6 +18,16 @@ namespace hpak {
 // only through a symlink.
 int open_dir_beneath(int target_fd, const std::string& rel);
 
+// Whether the kernel has openat2(2) (Linux 5.6+); probed once with `dirfd`.
+bool have_openat2(int dirfd);
+// Creates/opens `rel` ("dir/name") beneath `dirfd` with `flags` and `mode`,
+// no component resolved through a symlink and none escaping dirfd
+// (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS); -1 with errno set.
+int create_beneath(int dirfd, const char* rel, int flags, unsigned mode);
+// Removes the file `rel` ("name" or "dir/name") beneath `dirfd`, never
+// through a symlink; errors are ignored (clean-up after a failure).
+void unlink_beneath(int dirfd, const char* rel);
+
 // Sets the mode of dirfd/name without following a symlink there (another
 // process may have swapped one in since the caller looked: following it would
 // change a file outside the target); throws if name is a symlink now.

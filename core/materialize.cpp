@@ -108,6 +108,15 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   const size_t dir_count = dir_nodes.size() - 1;
   if (long(dir_count) > fd_limit - 128)
     throw Error("tree has " + std::to_string(dir_count) + " directories, more than the open-file limit (" + std::to_string(fd_limit) + ") allows");
+  // A directory gets an fd of its own only if it has subdirectories (they are
+  // made relative to it) or --force may have to replace entries in it; the
+  // files of a leaf directory are created through its parent's fd with
+  // openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) on "leaf/name": two
+  // syscalls (openat, close) saved per leaf directory, no path followed
+  // through a symlink either way.
+  std::vector<uint8_t> needs_fd(dir_nodes.size(), opts.force || !have_openat2(target_fd) ? 1 : 0);
+  needs_fd[0] = 1;
+  for (size_t k = 1; k < dir_nodes.size(); k++) needs_fd[parent[dir_nodes[k]]] = 1;
   std::vector<int> dir_fds(dir_nodes.size(), -1);
   dir_fds[0] = target_fd;
   std::vector<uint8_t> dir_existed(dir_nodes.size(), 0);
@@ -145,9 +154,11 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
             if (mkdirat(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown() + "'");
           }
         }
-        int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) throw_errno("unable to open directory '" + shown() + "'");
-        dir_fds[slot] = fd;
+        if (needs_fd[slot]) {
+          int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (fd < 0) throw_errno("unable to open directory '" + shown() + "'");
+          dir_fds[slot] = fd;
+        }
         dirs_ready.store(slot + 1, std::memory_order_release);
         stats.dirs++;
       }
@@ -170,6 +181,13 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     }
     const char* name = node.path.c_str() + (node.path.size() - leaf_of(node.path).size());
     int pfd = dir_fds[slot];
+    // In a leaf directory (no fd): "leaf/name" beneath the leaf's parent.
+    const char* via_name = name;
+    if (pfd < 0) {
+      const std::string& dir = nodes[dir_nodes[slot]].path;
+      via_name = node.path.c_str() + (dir.size() - leaf_of(dir).size());
+      pfd = dir_fds[parent[dir_nodes[slot]]];
+    }
     auto shown = [&] { return target_shown + "/" + node.path; };
     auto fail = [&](const std::string& why) {
       if (!opts.partial) throw Error(why);
@@ -180,8 +198,8 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     auto ref = src.locate(node.digest);
     if (!ref) return fail("object " + to_hex(node.digest) + " for '" + shown() + "' is missing");
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = openat(pfd, name, flags, node.mode);
-    if (fd < 0 && errno == EEXIST && opts.force) {
+    int fd = via_name == name ? openat(pfd, name, flags, node.mode) : create_beneath(pfd, via_name, flags, node.mode);
+    if (fd < 0 && errno == EEXIST && opts.force) { // (with force every directory has an fd)
       remove_entry(pfd, name, shown());
       fd = openat(pfd, name, flags, node.mode);
     }
@@ -194,7 +212,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
       write_file_content(node, cat, src, fd, target_shown, opts.relocate_to, opts.verify, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
-      unlinkat(pfd, name, 0); // never leave a partial file behind
+      unlink_beneath(pfd, via_name); // never leave a partial file behind
       if (!opts.partial) throw Error("'" + shown() + "' not restored: " + e.what()); // name the path, not only the object
       return fail(e.what());
     }
@@ -212,6 +230,14 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   stats.files = files.size() - stats.failures.size();
   stats.bytes = bytes;
 
+  // After the files, one thread: a leaf directory that needs an fd now gets one.
+  auto fd_of = [&](uint32_t slot) {
+    if (dir_fds[slot] >= 0) return dir_fds[slot];
+    const Node& d = nodes[dir_nodes[slot]];
+    int fd = openat(dir_fds[parent[dir_nodes[slot]]], std::string(leaf_of(d.path)).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) throw_errno("unable to open directory '" + target_shown + "/" + d.path + "'");
+    return dir_fds[slot] = fd;
+  };
   for (size_t i : links) {
     const Node& node = nodes[i];
     std::string name(leaf_of(node.path));
@@ -220,7 +246,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     uint32_t tp = parent[size_t(it - nodes.begin())];
     std::string tname(leaf_of(node.target));
     std::string shown = target_shown + "/" + node.path;
-    if (linkat(dir_fds[tp], tname.c_str(), dir_fds[parent[i]], name.c_str(), 0) != 0) {
+    if (linkat(fd_of(tp), tname.c_str(), fd_of(parent[i]), name.c_str(), 0) != 0) {
       if (errno == EEXIST && opts.force) {
         remove_entry(dir_fds[parent[i]], name, shown);
         if (linkat(dir_fds[tp], tname.c_str(), dir_fds[parent[i]], name.c_str(), 0) == 0) {
@@ -245,7 +271,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
       Bytes t = relocate_bytes(ByteSpan(reinterpret_cast<const uint8_t*>(target.data()), target.size()), node.relocs, cat.roots, opts.relocate_to);
       target.assign(t.begin(), t.end());
     }
-    int pfd = dir_fds[parent[i]];
+    int pfd = fd_of(parent[i]);
     if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) {
       if (!(errno == EEXIST && opts.force)) {
         if (errno == EEXIST) throw Error("'" + shown + "' already exists (use --force to overwrite)");
@@ -265,11 +291,12 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   for (size_t k = dir_fds.size() - 1; k >= 1; k--) {
     const Node& node = nodes[dir_nodes[k]];
     if (dir_existed[k] || (node.mode | 0700) != node.mode || (node.mode & 07000)) {
-      if (fchmod(dir_fds[k], node.mode) != 0) throw_errno("unable to set the mode of '" + target_shown + "/" + node.path + "'");
+      if (fchmod(fd_of(uint32_t(k)), node.mode) != 0) throw_errno("unable to set the mode of '" + target_shown + "/" + node.path + "'");
     }
     if (opts.restore_mtime) {
       timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-      futimens(dir_fds[k], ts);
+      if (dir_fds[k] >= 0) futimens(dir_fds[k], ts);
+      else utimensat(dir_fds[parent[dir_nodes[k]]], std::string(leaf_of(node.path)).c_str(), ts, AT_SYMLINK_NOFOLLOW);
     }
   }
   report(opts.progress, "write", files.size(), files.size());

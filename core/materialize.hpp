@@ -1,11 +1,13 @@
 // Materialize: writes a catalog's tree into an (empty) target directory with
 // the fewest syscalls the kernel allows.
 //
-// Directories are created once, in catalog order, each with mkdirat + one
-// O_DIRECTORY|O_NOFOLLOW openat relative to its parent's fd (so no path is
-// ever resolved through a symlink, and nothing can land outside the target),
-// by one worker while the others already write files into the directories
-// made so far. Regular files are written by N workers: openat(parent_fd, name,
+// Directories are created once, in catalog order, each with mkdirat relative
+// to its parent's fd, and opened (O_DIRECTORY|O_NOFOLLOW) only if it has
+// subdirectories; the files of a leaf directory are created beneath its
+// parent with openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) on "leaf/name". So
+// no path is ever resolved through a symlink and nothing can land outside
+// the target. One worker makes the directories while the others already
+// write files into the ones made so far. Regular files are written by N workers: openat(parent_fd, name,
 // O_CREAT|O_EXCL|O_NOFOLLOW, final mode) + write + [futimens] + close — no temp
 // file, rename or chmod (umask is cleared for the duration). Each object's
 // stored bytes are checked (XXH3; with `verify`, its SHA-256 too) before its
