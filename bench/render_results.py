@@ -109,10 +109,15 @@ def environment(run, label):
     out.append("- **%s**: started %s, %d s in all" % (label, run.r["started"], run.r["seconds"]))
     out.append("- CPU: %s, %d CPUs online; %s; %.1f GiB RAM" % (e["cpu"], e["cpus"], e["kernel"], e["mem_bytes"] / 2**30))
     ls, le = e["load_start"], e["load_end"]
-    out.append("- **load average** (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end — "
-               "other engineers' builds and tests were running; with %d CPUs, a load of %.0f means each runnable "
-               "thread got roughly %.0f%% of a CPU" % (ls[0], ls[1], ls[2], le[0], le[1], le[2], e["cpus"],
-                                                       (ls[0] + le[0]) / 2, min(100, 100 * e["cpus"] / max(1, (ls[0] + le[0]) / 2))))
+    avg = (ls[0] + le[0]) / 2
+    if avg > e["cpus"] + 0.5:
+        why = ("more than the benchmark's own %d threads: other work was running; with %d CPUs, a load of %.0f means "
+               "each runnable thread got roughly %.0f%% of a CPU" % (e["threads"], e["cpus"], avg, 100 * e["cpus"] / avg))
+    else:
+        why = ("no more than the benchmark's own %d threads (the 1-minute average at the start still counts the minute "
+               "before it): the machine was otherwise quiet" % e["threads"])
+    out.append("- **load average** (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end — %s"
+               % (ls[0], ls[1], ls[2], le[0], le[1], le[2], why))
     for m in e["media"]:
         out.append("- %s: `%s` → %s on `%s` (%s; %s)" % (m["name"], m["root"], m["fstype"], m["mount_point"], m["device"], m["options"]))
     out.append("- threads: %d for every tool that takes -j; runs: %d per arm, interleaved (rep *r* starts with arm *r* mod *n*)"
@@ -627,9 +632,9 @@ def main():
         w("- corpus **user** (`bench/real-corpus.sh`): %s" % a.real_corpus)
     w("\n**How to read the figures.** Every measured command is a subprocess timed from spawn to exit (start-up "
       "included), hpak as much as the baselines. Arms of one comparison run interleaved, so a load spike hits all of "
-      "them alike; medians of %d runs with min–max. Page cache warm, nothing fsync'd. The machine was shared and "
-      "busy: absolute times are inflated and noisy, the ratios between interleaved arms are the figures to trust.\n"
-      % run.r["environment"]["runs"])
+      "them alike; medians of %d runs with min–max. Page cache warm, nothing fsync'd. The machine is shared, so "
+      "absolute times can be inflated by other work (see the load above); the ratios between interleaved arms are "
+      "the figures to trust.\n" % run.r["environment"]["runs"])
     w("## The targets (issues 2 and 3)\n")
     w(targets(run) + "\n")
     if real:
