@@ -49,7 +49,7 @@ public:
   std::string T; // "-j" value as text
 
   // Tools ("" when not found; hpak, gencorpus, rccbase and ceiling are required).
-  std::string hpak, gencorpus, rccbase, ceiling, tar, zstd, git, strace, sha256sum, xargs, cp;
+  std::string hpak, gencorpus, rccbase, ceiling, tar, zstd, git, strace, sha256sum, xargs, cp, dd;
 
   // Work directories: one per medium (tmpfs, disk); artifacts live on disk.
   std::map<std::string, std::string> work; // medium -> dir

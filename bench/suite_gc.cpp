@@ -72,8 +72,21 @@ void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const 
     cp.bytes = size;
     cp.argv = [&c, biggest, dst](unsigned) { return Argv{c.cp, biggest, dst}; };
     cp.prep = [dst](unsigned) { unlink(dst.c_str()); };
-    cp.notes.push_back("the medium's copy bandwidth: cp of the library's largest pack (" + std::to_string(size) + " bytes), page cache warm");
+    cp.notes.push_back("the page cache's copy bandwidth on this medium: cp of the library's largest pack (" + std::to_string(size) +
+                       " bytes, warm), which copies in the kernel (copy_file_range) and checks nothing");
     arms.push_back(cp);
+    if (c.art_medium == "disk" && !c.dd.empty()) {
+      Arm dd;
+      dd.tool = "dd oflag=direct of the pack (device write bandwidth)";
+      dd.role = "reference";
+      dd.unit = "bytes";
+      dd.count = size;
+      dd.bytes = size;
+      dd.argv = [&c, biggest, dst](unsigned) { return Argv{c.dd, "if=" + biggest, "of=" + dst, "bs=4M", "oflag=direct", "status=none"}; };
+      dd.prep = [dst](unsigned) { unlink(dst.c_str()); };
+      dd.notes.push_back("the disk's own write bandwidth: the same bytes written with O_DIRECT (past the page cache)");
+      arms.push_back(dd);
+    }
   }
   auto idx = c.series("gc", group, c.art_medium, arms);
   if (bandwidth) unlink((c.art + "/gc-cp.hpak").c_str());
