@@ -294,9 +294,10 @@ def analysis(run):
                    "ext4 penalty of recently freed inodes the reference describes; restoring in place — a dirty restore "
                    "— avoids the deletion altogether." % worst) if worst >= 1.3 else (
                   "No churn penalty showed in this run (at most %.2f× the fresh time), unlike the 5–6 s for 18k files "
-                  "the reference measured on this disk. Other processes were creating and deleting files on the same "
-                  "filesystem throughout (their tests use /tmp and /var/tmp), so the \"fresh\" runs did not start from "
-                  "a filesystem free of recent deletions either: read fresh and churn on disk as one regime here." % worst)
+                  "the reference measured on this disk. The penalty depends on how many inodes the filesystem freed "
+                  "in the minutes before (earlier runs, other work on /var/tmp), so a \"fresh\" run does not "
+                  "necessarily start from a filesystem free of recent deletions: read fresh and churn on disk as one "
+                  "regime in this run." % worst)
         else:
             why = "tmpfs has no recently-freed-inode penalty: churn is at most %.2f× fresh here." % worst
         P.append("**Churn on %s** (the previous tree at the same path was `rm -rf`'d just before, and on disk `sync`'d): "
@@ -326,9 +327,9 @@ def analysis(run):
                 "per directory, in parallel)%s. " % (
                     " — %.2f syscalls per file for the no-op restore, %.2f for git status" % (sh0, sg0) if sh0 and sg0 else ""))
         if ch0 is not None and cg0 is not None:
-            txt += ("The difference is in user space: the no-op restore used %s of CPU, git status %s. hpak is a fresh "
-                    "process that opens the library, maps the pack index, decompresses, hashes and parses the catalog "
-                    "(%s files) and its state file before the first stat; git reads one index file. " % (s(ch0), s(cg0), n(files)))
+            txt += ("CPU: the no-op restore used %s, git status %s. hpak is a fresh process that opens the library, "
+                    "maps the pack index, decompresses and parses the catalog (%s files) and reads its state file "
+                    "before the first stat; git reads one index file. " % (s(ch0), s(cg0), n(files)))
         if h10 is not None and g10 is not None:
             txt += ("With more files changed the rewrite work takes over: at 10%% hpak took %s of git's time%s." %
                     (x(ratio(h10, g10)), ", its writes spread over threads" if h10 < g10 else ""))
