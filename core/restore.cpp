@@ -234,79 +234,79 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         for (long off = 0; off < got;) {
           auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
           off += e->d_reclen;
-        std::string_view name(e->d_name);
-        if (name == "." || name == "..") continue;
-        if (slot == 0 && name == kStateName) continue;
-        if (slot == 0 && name.rfind(std::string(".tmp") + kStateName, 0) == 0) {
-          // A temp state left by a killed restore (we hold the lock: no one writes one now).
-          my_removals.emplace_back(uint32_t(slot), std::string(name));
-          continue;
-        }
-        auto found = find_child(slot, name);
-        if (!found) {
-          my_removals.emplace_back(uint32_t(slot), std::string(name));
-          continue;
-        }
-        size_t j = *found;
-        const Node& n = cat.nodes[j];
-        if (n.type == NodeType::Dir && e->d_type == DT_DIR) {
-          present[j] = 1; // its own pass opens it (no symlink followed) and reads its mode
-          continue;
-        }
-        struct stat s;
-        if (fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) != 0) {
-          if (errno == ENOENT) continue;
-          throw_errno("unable to stat '" + shown(name) + "'");
-        }
-        switch (n.type) {
-        case NodeType::Dir:
-          if (S_ISDIR(s.st_mode)) present[j] = 1;
-          else my_removals.emplace_back(uint32_t(slot), std::string(name));
-          break;
-        case NodeType::File: {
-          if (!S_ISREG(s.st_mode)) {
+          std::string_view name(e->d_name);
+          if (name == "." || name == "..") continue;
+          if (slot == 0 && name == kStateName) continue;
+          if (slot == 0 && name.rfind(std::string(".tmp") + kStateName, 0) == 0) {
+            // A temp state left by a killed restore (we hold the lock: no one writes one now).
             my_removals.emplace_back(uint32_t(slot), std::string(name));
-            break;
+            continue;
           }
-          present[j] = 1;
-          ino[j] = s.st_ino;
-          uint64_t want = relocated_size(n, cat.roots, real_target.size());
-          if (uint64_t(s.st_size) != want) {
-            rewrite[j] = 1;
-            break;
-          }
-          bool trusted = false;
-          if (prev && ctime_ns(s) < fence) {
-            const Node* o = nullptr;
-            if (prev == &cat) o = &n;
-            else if (auto pi = find_path(*prev, rel.empty() ? std::string(name) : rel + "/" + std::string(name))) o = &prev->nodes[*pi];
-            trusted = o && o->type == NodeType::File && o->digest == n.digest && same_relocation(*o, *prev, n, cat);
-          }
-          if (!trusted || opts.verify_content) my_compare.push_back(j);
-          if ((s.st_mode & 07777) != n.mode) mode_fix[j] = 1;
-          break;
-        }
-        case NodeType::Symlink: {
-          if (!S_ISLNK(s.st_mode)) {
+          auto found = find_child(slot, name);
+          if (!found) {
             my_removals.emplace_back(uint32_t(slot), std::string(name));
-            break;
+            continue;
           }
-          std::string want = expected_symlink(n, cat, real_target);
-          std::string have(size_t(s.st_size) + 1, '\0');
-          ssize_t len = readlinkat(fd, e->d_name, have.data(), have.size());
-          if (len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0) present[j] = 1;
-          else my_removals.emplace_back(uint32_t(slot), std::string(name));
-          break;
-        }
-        case NodeType::Hardlink:
-          if (S_ISREG(s.st_mode)) {
+          size_t j = *found;
+          const Node& n = cat.nodes[j];
+          if (n.type == NodeType::Dir && e->d_type == DT_DIR) {
+            present[j] = 1; // its own pass opens it (no symlink followed) and reads its mode
+            continue;
+          }
+          struct stat s;
+          if (fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) continue;
+            throw_errno("unable to stat '" + shown(name) + "'");
+          }
+          switch (n.type) {
+          case NodeType::Dir:
+            if (S_ISDIR(s.st_mode)) present[j] = 1;
+            else my_removals.emplace_back(uint32_t(slot), std::string(name));
+            break;
+          case NodeType::File: {
+            if (!S_ISREG(s.st_mode)) {
+              my_removals.emplace_back(uint32_t(slot), std::string(name));
+              break;
+            }
             present[j] = 1;
             ino[j] = s.st_ino;
-          } else {
-            my_removals.emplace_back(uint32_t(slot), std::string(name));
+            uint64_t want = relocated_size(n, cat.roots, real_target.size());
+            if (uint64_t(s.st_size) != want) {
+              rewrite[j] = 1;
+              break;
+            }
+            bool trusted = false;
+            if (prev && ctime_ns(s) < fence) {
+              const Node* o = nullptr;
+              if (prev == &cat) o = &n;
+              else if (auto pi = find_path(*prev, rel.empty() ? std::string(name) : rel + "/" + std::string(name))) o = &prev->nodes[*pi];
+              trusted = o && o->type == NodeType::File && o->digest == n.digest && same_relocation(*o, *prev, n, cat);
+            }
+            if (!trusted || opts.verify_content) my_compare.push_back(j);
+            if ((s.st_mode & 07777) != n.mode) mode_fix[j] = 1;
+            break;
           }
-          break;
-        }
+          case NodeType::Symlink: {
+            if (!S_ISLNK(s.st_mode)) {
+              my_removals.emplace_back(uint32_t(slot), std::string(name));
+              break;
+            }
+            std::string want = expected_symlink(n, cat, real_target);
+            std::string have(size_t(s.st_size) + 1, '\0');
+            ssize_t len = readlinkat(fd, e->d_name, have.data(), have.size());
+            if (len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0) present[j] = 1;
+            else my_removals.emplace_back(uint32_t(slot), std::string(name));
+            break;
+          }
+          case NodeType::Hardlink:
+            if (S_ISREG(s.st_mode)) {
+              present[j] = 1;
+              ino[j] = s.st_ino;
+            } else {
+              my_removals.emplace_back(uint32_t(slot), std::string(name));
+            }
+            break;
+          }
         }
       }
       std::lock_guard lk(mu);
