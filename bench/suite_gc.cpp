@@ -64,29 +64,25 @@ void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const 
     for (auto& e : fs::directory_iterator(tmpl + "/packs"))
       if (e.path().extension() == ".hpak" && e.file_size() > size) size = e.file_size(), biggest = e.path().string();
     std::string dst = c.art + "/gc-cp.hpak";
-    Arm cp;
-    cp.tool = "cp of the pack (copy bandwidth)";
-    cp.role = "baseline";
-    cp.unit = "bytes";
-    cp.count = size;
-    cp.bytes = size;
-    cp.argv = [&c, biggest, dst](unsigned) { return Argv{c.cp, biggest, dst}; };
-    cp.prep = [dst](unsigned) { unlink(dst.c_str()); };
-    cp.notes.push_back("the page cache's copy bandwidth on this medium: cp of the library's largest pack (" + std::to_string(size) +
-                       " bytes, warm), which copies in the kernel (copy_file_range) and checks nothing");
-    arms.push_back(cp);
-    if (c.art_medium == "disk" && !c.dd.empty()) {
-      Arm dd;
-      dd.tool = "dd oflag=direct of the pack (device write bandwidth)";
-      dd.role = "reference";
-      dd.unit = "bytes";
-      dd.count = size;
-      dd.bytes = size;
-      dd.argv = [&c, biggest, dst](unsigned) { return Argv{c.dd, "if=" + biggest, "of=" + dst, "bs=4M", "oflag=direct", "status=none"}; };
-      dd.prep = [dst](unsigned) { unlink(dst.c_str()); };
-      dd.notes.push_back("the disk's own write bandwidth: the same bytes written with O_DIRECT (past the page cache)");
-      arms.push_back(dd);
-    }
+    // One arm that writes the pack's bytes to dst another way.
+    auto copy_arm = [&](std::string tool, std::string role, Argv argv, std::string why) {
+      Arm a;
+      a.tool = std::move(tool);
+      a.role = std::move(role);
+      a.unit = "bytes";
+      a.count = a.bytes = size;
+      a.argv = [argv](unsigned) { return argv; };
+      a.prep = [dst](unsigned) { unlink(dst.c_str()); };
+      a.notes.push_back(std::move(why));
+      arms.push_back(std::move(a));
+    };
+    copy_arm("cp of the pack (copy bandwidth)", "baseline", Argv{c.cp, biggest, dst},
+             "the page cache's copy bandwidth on this medium: cp of the library's largest pack (" + std::to_string(size) +
+                 " bytes, warm), which copies in the kernel (copy_file_range) and checks nothing");
+    if (c.art_medium == "disk" && !c.dd.empty())
+      copy_arm("dd oflag=direct of the pack (device write bandwidth)", "reference",
+               Argv{c.dd, "if=" + biggest, "of=" + dst, "bs=4M", "oflag=direct", "status=none"},
+               "the disk's own write bandwidth: the same bytes written with O_DIRECT (past the page cache)");
   }
   auto idx = c.series("gc", group, c.art_medium, arms);
   if (bandwidth) unlink((c.art + "/gc-cp.hpak").c_str());
