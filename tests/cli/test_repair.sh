@@ -53,9 +53,13 @@ add_env L r1 src/r1
 p1=$(ls L/packs/pack-*.hpak)
 add_env L r2 src/r2
 p2=$(ls L/packs/pack-*.hpak | grep -vx "$p1")
-# r1's blobs that r2 does not have, with a payload big enough to damage.
+# r1's blobs that r2 does not have, with a payload big enough to damage, each
+# used by one file of r1 only (the temp dir's path is in the content, so which
+# digests sort first, and which contents repeat, changes from run to run).
 r2_digests=$(find src/r2 -type f -print0 | xargs -0 sha256sum | cut -c1-64 | LC_ALL=C sort -u)
-mapfile -t own < <(records "$p1" | awk '$2 == "blob" && $5 >= 32 { print $1 }' | LC_ALL=C sort | comm -23 - <(echo "$r2_digests"))
+r1_single=$(find src/r1 -type f -print0 | xargs -0 sha256sum | cut -c1-64 | LC_ALL=C sort | uniq -u)
+mapfile -t own < <(records "$p1" | awk '$2 == "blob" && $5 >= 32 { print $1 }' | LC_ALL=C sort | comm -23 - <(echo "$r2_digests") |
+  comm -12 - <(echo "$r1_single"))
 [ "${#own[@]}" -ge 3 ] || fail "r1 has too few objects of its own"
 lost1=${own[0]} lost2=${own[1]} twin=${own[2]}
 lost1_path=$(path_of src/r1 "$lost1")
