@@ -273,9 +273,8 @@ def analysis(run):
                     "its longer wall time is waiting — for a CPU on this loaded machine, or on the filesystem — which "
                     "this run does not break down. " if cu < ct and u > t else
                     "on 2 cores shared with the load, the CPU each spends per byte decides more than the syscalls. "))
-        txt += overlap_note(run, ("restore", "unpack", m, "hpak unpack"), ("restore", "unpack", m, "tar --zstd -xf")).replace(
-            "the min–max", "The min–max").rstrip("; ") + ("." if overlap_note(run, ("restore", "unpack", m, "hpak unpack"),
-                                                                           ("restore", "unpack", m, "tar --zstd -xf")) else "")
+        ov = overlap_note(run, ("restore", "unpack", m, "hpak unpack"), ("restore", "unpack", m, "tar --zstd -xf"))
+        txt += ov.replace("the min–max", "The min–max").rstrip("; ") + ("." if ov else "")
         P.append(txt)
 
     # ---- churn

@@ -242,24 +242,31 @@ std::string fmt_secs(double s) {
 }
 } // namespace
 
+// The empty row of one arm (Arm or InArm) of a series.
+template <class A>
+static Row row_of(const std::string& suite, const std::string& group, const std::string& medium, const A& a,
+                  std::string command) {
+  Row r;
+  r.suite = suite;
+  r.group = group;
+  r.medium = medium;
+  r.tool = a.tool;
+  r.role = a.role;
+  r.unit = a.unit;
+  r.count = a.count;
+  r.bytes = a.bytes;
+  r.command = std::move(command);
+  r.notes = a.notes;
+  return r;
+}
+
 std::vector<size_t> Ctx::series(const std::string& suite, const std::string& group, const std::string& medium,
                                 std::vector<Arm> arms, unsigned nruns) {
   if (!nruns) nruns = runs;
   std::vector<size_t> idx;
   std::vector<std::vector<double>> users(arms.size()), syss(arms.size());
   for (auto& a : arms) {
-    Row r;
-    r.suite = suite;
-    r.group = group;
-    r.medium = medium;
-    r.tool = a.tool;
-    r.role = a.role;
-    r.unit = a.unit;
-    r.count = a.count;
-    r.bytes = a.bytes;
-    r.command = show(a.argv(0));
-    r.notes = a.notes;
-    idx.push_back(add_row(std::move(r)));
+    idx.push_back(add_row(row_of(suite, group, medium, a, show(a.argv(0)))));
   }
   RunOptions ro;
   ro.scratch = scratch;
@@ -308,18 +315,7 @@ std::vector<size_t> Ctx::series_in(const std::string& suite, const std::string& 
   if (!nruns) nruns = runs;
   std::vector<size_t> idx;
   for (auto& a : arms) {
-    Row r;
-    r.suite = suite;
-    r.group = group;
-    r.medium = medium;
-    r.tool = a.tool;
-    r.role = a.role;
-    r.unit = a.unit;
-    r.count = a.count;
-    r.bytes = a.bytes;
-    r.command = a.command;
-    r.notes = a.notes;
-    idx.push_back(add_row(std::move(r)));
+    idx.push_back(add_row(row_of(suite, group, medium, a, a.command)));
   }
   for (size_t i = 0; i < arms.size(); i++) { // one untimed warm-up pass each (page faults, caches)
     try {
