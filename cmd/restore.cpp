@@ -12,16 +12,17 @@ namespace {
 struct Options {
   std::string lib, name, target;
   unsigned threads = 0;
-  bool verify_content = false, partial = false, no_wait = false, json = false, verify = false;
+  bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false;
 } o;
 
 void setup(CLI::App& app) {
   app.add_option("library", o.lib, "Library directory")->required();
   app.add_option("catalog", o.name, "Catalog name")->required();
-  app.add_option("target", o.target, "Target directory (created if missing)")->required();
+  app.add_option("target", o.target, "Target directory (created with its missing parents if missing)")->required();
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_flag("--verify-content", o.verify_content, "Compare the bytes of every file kept, not only its metadata");
   app.add_flag("--partial", o.partial, "Restore every intact file past damaged objects (exit 1 all the same)");
+  app.add_flag("-f,--force", o.force, "Restore into a non-empty directory hpak did not restore, deleting what the catalog does not name");
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
   app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
@@ -34,6 +35,7 @@ int run() {
   ro.verify_content = o.verify_content;
   ro.partial = o.partial;
   ro.wait = !o.no_wait;
+  ro.force = o.force;
   ro.verify = o.verify;
   ro.progress = progress_bar();
   double t0 = now_seconds();

@@ -17,7 +17,7 @@ struct Options {
 
 void setup(CLI::App& app) {
   app.add_option("pack", o.pack, "Pack file")->required();
-  app.add_option("dir", o.dir, "Target directory (created if missing; must be empty unless --force)")->required();
+  app.add_option("dir", o.dir, "Target directory (created with its missing parents if missing; must be empty unless --force)")->required();
   app.add_option("-c,--catalog", o.catalog, "Catalog to unpack when the pack holds several");
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_flag("-f,--force", o.force, "Unpack into a non-empty directory, replacing what is in the way");

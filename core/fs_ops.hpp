@@ -3,6 +3,10 @@
 // Every path below a target is resolved with openat2(RESOLVE_BENEATH |
 // RESOLVE_NO_SYMLINKS), so neither `..` nor a symlink (even one swapped in
 // by another process mid-restore) can lead a write outside the target.
+// Where openat2 is missing (ENOSYS, Linux < 5.6) or refused (EPERM and the
+// like, a seccomp profile), the same paths are walked one component at a
+// time, each opened with openat(O_NOFOLLOW | O_DIRECTORY) relative to its
+// parent's fd, and `..`, `.` and empty components are refused (EXDEV).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +22,8 @@ namespace hpak {
 // only through a symlink.
 int open_dir_beneath(int target_fd, const std::string& rel);
 
-// Whether the kernel has openat2(2) (Linux 5.6+); probed once with `dirfd`.
+// Whether openat2(2) works here (Linux 5.6+, not refused by a seccomp
+// profile); probed once with `dirfd`. Without it, the functions below walk.
 bool have_openat2(int dirfd);
 // Creates/opens `rel` ("dir/name") beneath `dirfd` with `flags` and `mode`,
 // no component resolved through a symlink and none escaping dirfd
@@ -34,6 +39,13 @@ void unlink_beneath(int dirfd, const char* rel);
 void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown);
 
 // Removes whatever is at dirfd/name: a file, a symlink, or a whole tree.
+// A tree is removed iteratively, at any depth, holding at most 33 fds (the
+// deepest levels; a level whose fd was closed is reopened through its
+// child's ".." and must still have the (st_dev, st_ino) it had). Never
+// follows a symlink (it is removed itself), and never enters another mount:
+// a directory whose st_dev or mount id (statx STATX_MNT_ID) differs from
+// dirfd's — a mount point, a bind mount included — stops the removal with an
+// error, its contents untouched.
 void remove_entry(int dirfd, const std::string& name, const std::string& shown);
 
 // One record of getdents64(2) (the kernel's struct linux_dirent64).

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <optional>
+#include <algorithm>
 
 #include "core/fs_ops.hpp"
 #include "core/relocation.hpp"
@@ -40,31 +41,125 @@ std::string expected_symlink(const Node& n, const Catalog& cat, const std::strin
   return std::string(t.begin(), t.end());
 }
 
-void check_target(const Library& lib, const Catalog& cat, const std::string& real_target) {
-  std::string lib_root = real_path(lib.root());
-  auto inside = [](const std::string& a, const std::string& b) { return a == b || a.rfind(b + "/", 0) == 0; };
-  if (inside(real_target, lib_root)) throw Error("target '" + real_target + "' is inside the library '" + lib_root + "'");
-  if (inside(lib_root, real_target)) throw Error("target '" + real_target + "' contains the library '" + lib_root + "'");
-  size_t longest = 0;
-  for (auto& n : cat.nodes) {
-    longest = std::max(longest, n.path.size());
+// (st_dev, st_ino) of directory `fd` and of each of its ancestors up to the
+// root (whose ".." is itself), nearest first. Identities, not path strings:
+// a bind mount or a symlinked path to the same directory compares equal.
+using Inode = std::pair<dev_t, ino_t>;
+std::vector<Inode> lineage(int fd, const std::string& shown) {
+  std::vector<Inode> out;
+  Fd held;
+  int cur = fd;
+  for (;;) {
+    struct stat st;
+    if (fstat(cur, &st) != 0) throw_errno("unable to examine '" + shown + "' or its parents");
+    Inode id{st.st_dev, st.st_ino};
+    if (!out.empty() && id == out.back()) break;
+    out.push_back(id);
+    if (out.size() > PATH_MAX) throw Error("'" + shown + "' has too many parents");
+    held = Fd(openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!held) throw_errno("unable to examine the parents of '" + shown + "'");
+    cur = held.get();
+  }
+  return out;
+}
+
+struct LibraryIds {
+  std::string root;        // as named
+  std::vector<Inode> ids;  // the library's directory, then its ancestors
+};
+
+LibraryIds library_ids(const Library& lib) {
+  Fd fd(open(lib.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw_errno("unable to open library '" + lib.root() + "'");
+  return {lib.root(), lineage(fd.get(), lib.root())};
+}
+
+// Refuses a directory (the target or, before it is created, its deepest
+// existing parent) that is the library or lies inside it.
+void refuse_inside_library(const LibraryIds& lib, int fd, const std::string& target) {
+  std::vector<Inode> up = lineage(fd, target);
+  if (std::find(up.begin(), up.end(), lib.ids.front()) != up.end())
+    throw Error("target '" + target + "' is inside the library '" + lib.root + "'");
+}
+
+// Refuses a target that is, or contains, the library (the restore would
+// delete it), by identity: "/", a parent of the library, the library through
+// a bind mount or a symlinked path.
+void refuse_library_in_target(const LibraryIds& lib, int tfd, const std::string& target) {
+  struct stat st;
+  if (fstat(tfd, &st) != 0) throw_errno("unable to examine target '" + target + "'");
+  auto it = std::find(lib.ids.begin(), lib.ids.end(), Inode{st.st_dev, st.st_ino});
+  if (it == lib.ids.begin()) throw Error("target '" + target + "' is the library '" + lib.root + "' (inside the library)");
+  if (it != lib.ids.end()) throw Error("target '" + target + "' contains the library '" + lib.root + "'; a restore there would delete it");
+}
+
+void check_catalog_names(const Catalog& cat) {
+  for (auto& n : cat.nodes)
     if (n.path == kStateName || n.path.rfind(std::string(".tmp") + kStateName, 0) == 0)
       throw Error("catalog uses the reserved name '" + n.path + "'");
-  }
+}
+
+void check_path_length(const Catalog& cat, const std::string& real_target) {
+  size_t longest = 0;
+  for (auto& n : cat.nodes) longest = std::max(longest, n.path.size());
   if (real_target.size() + 1 + longest >= PATH_MAX)
     throw Error("target path '" + real_target + "' is too long: its deepest file would need " +
                 std::to_string(real_target.size() + 1 + longest) + " bytes (the platform allows " + std::to_string(PATH_MAX - 1) + ")");
 }
 
-// The target's absolute path as it will be once created (its parent must
-// exist), so it can be checked before anything is created.
-std::string resolved_target(std::string t) {
-  while (t.size() > 1 && t.back() == '/') t.pop_back();
-  struct stat st;
-  std::string leaf = base_name(t);
-  if (lstat(t.c_str(), &st) == 0 || leaf == "." || leaf == "..") return real_path(t);
-  std::string parent = real_path(dir_name(t));
-  return (parent == "/" ? "" : parent) + "/" + leaf;
+// Opens the target once (O_NOFOLLOW | O_DIRECTORY, missing parents made like
+// mkdir -p) and runs every check on that descriptor: not inside the library,
+// not containing it, not too long. Nothing is created when a check fails that
+// can be made before (inside the library, too long).
+Fd open_checked_target(const Library& lib, const Catalog& cat, const std::string& target, std::string& real_target) {
+  check_catalog_names(cat);
+  LibraryIds ids = library_ids(lib);
+  Fd tfd = open_target_dir(target, 0755, [&](int parent, const std::string& parent_shown, const std::string& rest) {
+    refuse_inside_library(ids, parent, target);
+    std::string base = target_path(parent, parent_shown);
+    check_path_length(cat, (base == "/" ? "" : base) + "/" + rest);
+  });
+  refuse_library_in_target(ids, tfd.get(), target);
+  refuse_inside_library(ids, tfd.get(), target);
+  real_target = target_path(tfd.get(), target);
+  check_path_length(cat, real_target);
+  return tfd;
+}
+
+// Whether the target holds anything but hpak's own state (and temp states a
+// killed restore left).
+bool holds_foreign_entries(int tfd, const std::string& target) {
+  // A fresh open file description: a dup would share (and advance) tfd's
+  // directory offset.
+  int scan_fd = openat(tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (scan_fd < 0) throw_errno("unable to read target '" + target + "'");
+  DIR* d = fdopendir(scan_fd);
+  if (!d) {
+    int err = errno;
+    close(scan_fd);
+    throw_errno("unable to read target '" + target + "'", err);
+  }
+  bool foreign = false;
+  while (auto* e = readdir(d)) {
+    std::string_view n(e->d_name);
+    if (n == "." || n == ".." || n == kStateName || n.rfind(std::string(".tmp") + kStateName, 0) == 0) continue;
+    foreign = true;
+    break;
+  }
+  closedir(d);
+  return foreign;
+}
+
+// A non-empty target is restored over only if its state file is its own: a
+// valid state (magic, version, checksum) that hpak wrote for this very
+// directory (the state's recorded target equals the target's real path). A
+// state copied from another space names that space, so a copy or a moved
+// space needs --force once.
+void refuse_foreign_target(const std::optional<RestoreState>& old, const std::string& target) {
+  std::string why = !old ? "holds no valid restore state (" + std::string(kStateName) + ")"
+                         : "holds a restore state written for '" + old->target + "', not for this directory";
+  throw Error("target '" + target + "' is not empty and " + why +
+              ": a restore would delete everything there the catalog does not name; use --force to restore over it");
 }
 
 struct DirtyPlan {
@@ -81,12 +176,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   Library::StoredCatalog stored_cat;
   Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat, opts.verify);
 
-  struct stat tst;
-  if (lstat(target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) throw Error("target '" + target + "' exists and is not a directory");
-  check_target(lib, cat, resolved_target(target)); // before creating it
-  Fd tfd = open_or_create_dir(target);
-  std::string real_target = real_path(target);
-  check_target(lib, cat, real_target);
+  std::string real_target;
+  Fd tfd = open_checked_target(lib, cat, target, real_target);
   if (flock(tfd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) throw_errno("unable to lock target '" + target + "'");
     if (!opts.wait) throw Error("target '" + target + "' is being restored by another process (retry, or drop --no-wait to wait for it)");
@@ -116,6 +207,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     }
     closedir(d);
   }
+  if (!empty && !opts.force && !(old && old->target == real_target) && holds_foreign_entries(tfd.get(), target))
+    refuse_foreign_target(old, target);
 
   RestoreState st;
   st.target = real_target;

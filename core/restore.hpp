@@ -33,6 +33,9 @@ struct RestoreOptions {
   bool verify_content = false; // compare every kept file's bytes too
   bool partial = false;        // restore what can be restored past bad objects
   bool wait = true;            // wait for another restore of the same target
+  // Restore into a non-empty target that holds no state of its own (see
+  // restore()): everything there the catalog does not name is deleted.
+  bool force = false;
   // Re-check each object's SHA-256 as it is read. Off by default: every
   // object in a library was named by hpak from its bytes when it was added,
   // and each read checks the XXH3-64 of the stored bytes (and the decoded
