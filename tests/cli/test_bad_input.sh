@@ -173,7 +173,14 @@ run onfile unpack -q "$work/env.hpak" "$work/cases/afile"
 refused onfile "not a directory"
 [ "$before" = "$(snapshot "$work/cases")" ] || fail "unpack onto a file changed something"
 run noparent unpack -q "$work/env.hpak" "$work/cases/no/such/parent"
-refused noparent
+expect_rc noparent 0 # missing parents are created, like mkdir -p
+[ -d "$work/cases/no/such/parent/bin" ] || fail "unpack into missing parents wrote no tree"
+rm -rf "$work/cases/no"
+ln -s "$work/nowhere" "$work/cases/dangling"
+run danglingparent unpack -q "$work/env.hpak" "$work/cases/dangling/parent"
+refused danglingparent "not a directory.*not followed"
+[ ! -e "$work/nowhere" ] || fail "unpack created a directory through a dangling symlink"
+rm "$work/cases/dangling"
 
 # ---- a fifo in the tree ----
 mkdir -p "$work/fifo/sub"

@@ -275,7 +275,16 @@ TEST_CASE("target: files and symlinks as targets") {
   CHECK_THROWS_AS(open_unpack_target(dir / "link-to-file", cat, true), Error);
   fx::symlink_to(dir / "nowhere", dir / "dangling");
   CHECK_THROWS_AS(open_unpack_target(dir / "dangling", cat, true), Error);
-  CHECK_THROWS_AS(open_unpack_target(dir / "no/parent", cat, false), Error);
+  // A symlink, even to a directory, is refused (opened with O_NOFOLLOW).
+  fx::mkdirs(dir / "real");
+  fx::symlink_to(dir / "real", dir / "link-to-dir");
+  CHECK_THROWS_AS(open_unpack_target(dir / "link-to-dir", cat, true), Error);
+  // Missing parents are made like mkdir -p, but never through a symlink.
+  CHECK(open_unpack_target(dir / "no/parent", cat, false).get() >= 0);
+  struct stat pst;
+  CHECK((stat((dir / "no/parent").c_str(), &pst) == 0 && S_ISDIR(pst.st_mode)));
+  CHECK_THROWS_AS(open_unpack_target(dir / "dangling/below", cat, false), Error);
+  CHECK(lstat((dir / "nowhere").c_str(), &pst) != 0);
   Fd fd = open_unpack_target(dir / "fresh", cat, false);
   CHECK(fd.get() >= 0);
   struct stat st;

@@ -268,13 +268,18 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
   std::string t = env.dir / "t";
   restore(lib, "env", t, ropts());
   std::string state = t + "/" + kStateName;
+  // Without a state of its own a non-empty target is refused; --force
+  // restores over it, comparing everything.
+  RestoreOptions force = ropts();
+  force.force = true;
 
-  SUBCASE("damaged: everything is compared, nothing rewritten") {
+  SUBCASE("damaged: refused, then with force everything is compared, nothing rewritten") {
     Bytes b = fx::read_file(state);
     b[b.size() / 2] ^= 1;
     fx::write_file(state, b);
     CHECK_FALSE(state_of(t).has_value());
-    RestoreStats st = restore(lib, "env", t, ropts());
+    CHECK(error_of([&] { restore(lib, "env", t, ropts()); }).find("holds no valid restore state") != std::string::npos);
+    RestoreStats st = restore(lib, "env", t, force);
     CHECK(st.files_compared == st.files);
     CHECK(st.files_written == 0);
     REQUIRE(state_of(t).has_value());
@@ -282,7 +287,8 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
   }
   SUBCASE("missing: the same") {
     REQUIRE(unlink(state.c_str()) == 0);
-    RestoreStats st = restore(lib, "env", t, ropts());
+    CHECK(error_of([&] { restore(lib, "env", t, ropts()); }).find("use --force") != std::string::npos);
+    RestoreStats st = restore(lib, "env", t, force);
     CHECK_FALSE(st.fresh);
     CHECK(st.files_compared == st.files);
     CHECK(st.files_written == 0);
@@ -300,7 +306,8 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
     std::string moved = env.dir / "moved-to-a-longer-path";
     std::string ref = make_reference(moved, env.spec);
     REQUIRE(rename(t.c_str(), moved.c_str()) == 0);
-    RestoreStats st = restore(lib, "env", moved, ropts());
+    CHECK(error_of([&] { restore(lib, "env", moved, ropts()); }).find("holds a restore state written for '" + t + "'") != std::string::npos);
+    RestoreStats st = restore(lib, "env", moved, force);
     CHECK(st.files_written == env.info.self_path_files.size());
     CHECK(st.links_written == 1); // bin/activate-abs
     auto d = tree_diffs(ref, moved);
