@@ -33,6 +33,7 @@ struct RestoreOptions {
   bool verify_content = false; // compare every kept file's bytes too
   bool partial = false;        // restore what can be restored past bad objects
   bool wait = true;            // wait for another restore of the same target
+  bool preserve_setid = false; // keep set-uid/set-gid bits (dropped by default)
   // Re-check each object's SHA-256 as it is read. Off by default: every
   // object in a library was named by hpak from its bytes when it was added,
   // and each read checks the XXH3-64 of the stored bytes (and the decoded
