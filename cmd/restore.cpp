@@ -13,6 +13,7 @@ struct Options {
   std::string lib, name, target;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false;
+  bool preserve_setid = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -20,7 +21,8 @@ void setup(CLI::App& app) {
   app.add_option("catalog", o.name, "Catalog name")->required();
   app.add_option("target", o.target, "Target directory (created with its missing parents if missing)")->required();
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_flag("--verify-content", o.verify_content, "Compare the bytes of every file kept, not only its metadata");
+  app.add_flag("--verify-content", o.verify_content, "Compare the bytes of every file kept, not only its metadata (a stored object that does not match its name fails the restore)");
+  app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
   app.add_flag("--partial", o.partial, "Restore every intact file past damaged objects (exit 1 all the same)");
   app.add_flag("-f,--force", o.force, "Restore into a non-empty directory hpak did not restore, deleting what the catalog does not name");
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
@@ -37,6 +39,7 @@ int run() {
   ro.wait = !o.no_wait;
   ro.force = o.force;
   ro.verify = o.verify;
+  ro.preserve_setid = o.preserve_setid;
   ro.progress = progress_bar();
   double t0 = now_seconds();
   RestoreStats s = restore(lib, o.name, o.target, ro);

@@ -13,6 +13,7 @@ struct Options {
   std::string pack, dir, catalog;
   unsigned threads = 0;
   bool force = false, no_mtime = false, no_verify = false, partial = false;
+  bool preserve_setid = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -22,6 +23,7 @@ void setup(CLI::App& app) {
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_flag("-f,--force", o.force, "Unpack into a non-empty directory, replacing what is in the way");
   app.add_flag("--no-mtime", o.no_mtime, "Do not restore modification times");
+  app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
   app.add_flag("--no-verify", o.no_verify, "Skip the SHA-256 check of each object (stored checksums are still checked)");
   app.add_flag("--partial", o.partial, "Write every intact file even if some objects are damaged (exit 1)");
 }
@@ -36,6 +38,7 @@ int run() {
   mo.verify = !o.no_verify;
   mo.force = o.force;
   mo.partial = o.partial;
+  mo.preserve_setid = o.preserve_setid;
   mo.progress = progress_bar();
   PackSource src(pack);
   MaterializeStats st = materialize(cat, src, target.get(), o.dir, mo);

@@ -6,12 +6,14 @@
 #include <mutex>
 #include <thread>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <unordered_map>
 
 #include "core/fs_ops.hpp"
 #include "core/relocation.hpp"
 #include "core/util/file.hpp"
+#include "core/util/hash.hpp"
 #include "core/util/parallel.hpp"
 
 namespace hpak {
@@ -28,6 +30,46 @@ struct UmaskGuard {
   ~UmaskGuard() { umask(old); }
 };
 
+// Relocates an object streamed in chunks: offsets (ascending, not
+// overlapping, checked by the catalog decoder) are absolute in the object, so
+// a root may straddle two chunks; its bytes are skipped wherever they fall.
+class ChunkRelocator {
+public:
+  ChunkRelocator(const std::vector<uint64_t>& relocs, const std::vector<std::string>& roots, std::string_view target)
+      : relocs_(relocs), roots_(roots), target_(reinterpret_cast<const uint8_t*>(target.data()), target.size()) {}
+  template <class Sink> void feed(ByteSpan chunk, Sink&& out) {
+    const uint64_t start = pos_, end = pos_ + chunk.size();
+    uint64_t p = start;
+    while (p < end) {
+      if (p < skip_until_) {
+        p = std::min(end, skip_until_);
+        continue;
+      }
+      if (next_ < relocs_.size() && reloc_offset(relocs_[next_]) < end) {
+        uint64_t off = std::max(p, reloc_offset(relocs_[next_]));
+        out(chunk.subspan(p - start, off - p));
+        out(target_);
+        skip_until_ = off + roots_[reloc_root(relocs_[next_])].size();
+        next_++;
+        p = off;
+        continue;
+      }
+      out(chunk.subspan(p - start, end - p));
+      p = end;
+    }
+    pos_ = end;
+  }
+
+private:
+  const std::vector<uint64_t>& relocs_;
+  const std::vector<std::string>& roots_;
+  ByteSpan target_;
+  size_t next_ = 0;
+  uint64_t pos_ = 0, skip_until_ = 0;
+};
+
+} // namespace
+
 timespec to_timespec(int64_t ns) {
   timespec t;
   t.tv_sec = ns / 1000000000;
@@ -39,7 +81,114 @@ timespec to_timespec(int64_t ns) {
   return t;
 }
 
-} // namespace
+std::string human_size(uint64_t n) {
+  static const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (n < 1024) return std::to_string(n) + " bytes";
+  double v = double(n) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    u++;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+SpaceNeed space_for_catalog(const Catalog& cat, bool relocate, size_t relocate_len) {
+  SpaceNeed need;
+  for (auto& n : cat.nodes) {
+    if (n.type == NodeType::File) need.add_file(relocate ? relocated_size(n, cat.roots, relocate_len) : n.size);
+    else if (n.type != NodeType::Hardlink) need.entries++;
+  }
+  return need;
+}
+
+void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, uint64_t freed) {
+  struct statvfs vfs;
+  if (fstatvfs(fd, &vfs) != 0) return; // nothing to compare with: the writes report ENOSPC
+  const uint64_t block = vfs.f_frsize ? vfs.f_frsize : 4096;
+  auto sat_add = [](uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; };
+  uint64_t per_entry = need.entries > UINT64_MAX / block ? UINT64_MAX : need.entries * block;
+  uint64_t needed = sat_add(need.bytes, per_entry);
+  uint64_t has = vfs.f_bavail > UINT64_MAX / block ? UINT64_MAX : uint64_t(vfs.f_bavail) * block;
+  has = sat_add(has, freed);
+  if (needed > has)
+    throw Error("not enough space in '" + shown + "': needs " + human_size(needed) + ", has " + human_size(has) + " (" +
+                std::to_string(need.entries) + " entries, " + human_size(need.bytes) + " of file content)");
+  if (vfs.f_files != 0 && need.entries > vfs.f_favail) // f_files 0: the file system does not count inodes
+    throw Error("not enough inodes in '" + shown + "': needs " + std::to_string(need.entries) + ", has " + std::to_string(vfs.f_favail));
+}
+
+ContentMatch compare_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& relocate_to,
+                                  Bytes& buf, std::string* why) {
+  auto ref = src.locate(n.digest);
+  if (!ref || ref->rec.raw_len != n.size) return ContentMatch::Unreadable; // the write pass says why
+  buf.resize(1u << 20);
+  size_t have = 0, used = 0;
+  bool same = true;
+  auto against_file = [&](ByteSpan piece) {
+    while (same && !piece.empty()) {
+      if (used == have) {
+        ssize_t got = read(fd, buf.data(), buf.size());
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+          same = false; // shorter than the object (or unreadable): rewrite
+          break;
+        }
+        have = size_t(got);
+        used = 0;
+      }
+      size_t k = std::min(piece.size(), have - used);
+      if (std::memcmp(piece.data(), buf.data() + used, k) != 0) same = false;
+      used += k;
+      piece = piece.subspan(k);
+    }
+  };
+  const bool relocate = !relocate_to.empty() && !n.relocs.empty();
+  ChunkRelocator reloc(n.relocs, cat.roots, relocate_to);
+  Sha256 sha;
+  try {
+    ref->pack->read_stream(ref->rec, [&](ByteSpan chunk) {
+      sha.update(chunk); // to the end, even after a difference
+      if (!same) return;
+      if (relocate) reloc.feed(chunk, against_file);
+      else against_file(chunk);
+    }, /*verify_digest=*/false);
+  } catch (const Error&) {
+    return ContentMatch::Unreadable; // damaged: the write pass reports it
+  }
+  if (sha.finish() != n.digest) {
+    if (why) *why = Corrupt(ref->pack->path(), ref->rec.offset, "content of " + to_hex(n.digest) + " does not match its name").what();
+    return ContentMatch::Forged;
+  }
+  if (same && used == have) {
+    char extra;
+    ssize_t got;
+    while ((got = read(fd, &extra, 1)) < 0 && errno == EINTR) {
+    }
+    same = got == 0; // and not longer either
+  } else if (used != have) {
+    same = false;
+  }
+  return same ? ContentMatch::Same : ContentMatch::Differs;
+}
+
+bool fix_file_meta(int dirfd, const std::string& name, ino_t ino, nlink_t max_links, int mode, const timespec* mtime,
+                   const std::string& shown) {
+  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Fd guard(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != ino || st.st_nlink > max_links) return false;
+  if (mode >= 0 && (st.st_mode & 07777) != unsigned(mode) && fchmod(fd, mode_t(mode)) != 0)
+    throw_errno("unable to set the mode of '" + shown + "'");
+  if (mtime) {
+    timespec ts[2] = {*mtime, *mtime};
+    if (futimens(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
+  }
+  return true;
+}
 
 void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& target_shown,
                         const std::string& relocate_to, bool verify, Bytes& scratch) {
@@ -128,6 +277,8 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     }
   } closer{dir_fds};
   reserve_fds(dir_count + 64); // before the threads: see reserve_fds
+  if (opts.check_space)
+    check_free_space(target_fd, target_shown, space_for_catalog(cat, !opts.relocate_to.empty(), opts.relocate_to.size()));
 
   // Thread 0 creates the directories, in catalog order, while the other
   // workers already write files; a file whose directory is not made yet
@@ -142,7 +293,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
         const char* name = node.path.c_str() + (node.path.size() - leaf_of(node.path).size());
         int pfd = dir_fds[parent[dir_nodes[slot]]];
         auto shown = [&] { return target_shown + "/" + node.path; };
-        mode_t create_mode = (node.mode & 07777) | 0700;
+        mode_t create_mode = wanted_mode(node, opts.preserve_setid) | 0700;
         if (mkdirat(pfd, name, create_mode) != 0) {
           if (errno != EEXIST) throw_errno("unable to create directory '" + shown() + "'");
           if (!opts.force) throw Error("'" + shown() + "' already exists (use --force to overwrite)");
@@ -198,10 +349,11 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     auto ref = src.locate(node.digest);
     if (!ref) return fail("object " + to_hex(node.digest) + " for '" + shown() + "' is missing");
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = via_name == name ? openat(pfd, name, flags, node.mode) : create_beneath(pfd, via_name, flags, node.mode);
+    const mode_t mode = wanted_mode(node, opts.preserve_setid);
+    int fd = via_name == name ? openat(pfd, name, flags, mode) : create_beneath(pfd, via_name, flags, mode);
     if (fd < 0 && errno == EEXIST && opts.force) { // (with force every directory has an fd)
       remove_entry(pfd, name, shown());
-      fd = openat(pfd, name, flags, node.mode);
+      fd = openat(pfd, name, flags, mode);
     }
     if (fd < 0) {
       if (errno == EEXIST) throw Error("'" + shown() + "' already exists (use --force to overwrite)");
@@ -290,8 +442,9 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   // changes its mtime; a read-only directory must be filled before it is locked).
   for (size_t k = dir_fds.size() - 1; k >= 1; k--) {
     const Node& node = nodes[dir_nodes[k]];
-    if (dir_existed[k] || (node.mode | 0700) != node.mode || (node.mode & 07000)) {
-      if (fchmod(fd_of(uint32_t(k)), node.mode) != 0) throw_errno("unable to set the mode of '" + target_shown + "/" + node.path + "'");
+    const mode_t mode = wanted_mode(node, opts.preserve_setid);
+    if (dir_existed[k] || (mode | 0700) != mode || (mode & 07000)) {
+      if (fchmod(fd_of(uint32_t(k)), mode) != 0) throw_errno("unable to set the mode of '" + target_shown + "/" + node.path + "'");
     }
     if (opts.restore_mtime) {
       timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};

@@ -14,9 +14,19 @@
 // bytes are written (streamed objects: before close), and a file whose object fails is unlinked again, so a corrupt object
 // never leaves a file that looks complete. Hardlinks and symlinks
 // follow; directory modes and mtimes are applied last, deepest first.
+//
+// Modes come from the catalog, umask not applied (like `tar -p`), except
+// that set-uid and set-gid bits (files and directories) are dropped unless
+// `preserve_setid`; the sticky bit is kept (it grants nothing). Before the
+// first write, what the tree needs (file bytes plus a block per entry, and an
+// inode per entry) is compared with the target file system's free space
+// (statvfs): a tree that cannot fit is refused with "needs X, has Y".
 #pragma once
 
+#include <ctime>
 #include <string>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <vector>
 
 #include "core/object_source.hpp"
@@ -32,6 +42,8 @@ struct MaterializeOptions {
   std::string relocate_to;      // empty: write objects unrelocated
   bool partial = false;         // continue past unreadable objects
   bool force = false;           // replace existing entries in the target
+  bool preserve_setid = false;  // keep set-uid/set-gid bits (dropped by default)
+  bool check_space = true;      // refuse a tree the file system cannot hold
   Progress progress;
 };
 
@@ -56,5 +68,64 @@ MaterializeStats materialize(const formats::Catalog& cat, const ObjectSource& sr
 // target_shown + "/" + n.path). Shared by materialize and the dirty restore.
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
                         const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch);
+
+// The mode a catalog entry is given: its recorded mode, set-uid and set-gid
+// dropped unless `preserve_setid` (the sticky bit is kept).
+inline unsigned wanted_mode(const formats::Node& n, bool preserve_setid) {
+  return n.mode & (preserve_setid ? 07777u : 01777u);
+}
+
+// A recorded mtime (ns since the epoch) as a timespec.
+timespec to_timespec(int64_t ns);
+inline int64_t mtime_ns_of(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
+
+// What a restore will add to a file system: file bytes and entries that take
+// an inode (files, directories, symlinks). Sums saturate (a hostile catalog
+// can name exabytes).
+struct SpaceNeed {
+  uint64_t bytes = 0;
+  uint64_t entries = 0;
+  void add_file(uint64_t size) {
+    bytes = bytes + size < bytes ? UINT64_MAX : bytes + size;
+    entries++;
+  }
+};
+// The space a fresh write of the whole catalog needs (files relocated to a
+// path of `relocate_len` bytes when `relocate`).
+SpaceNeed space_for_catalog(const formats::Catalog& cat, bool relocate, size_t relocate_len);
+// Throws "not enough space in 'shown': needs X, has Y" (or inodes) when the
+// file system of `fd` cannot hold `need`: its bytes plus one block per entry
+// against f_bavail * f_frsize (plus `freed` bytes the caller removes first),
+// its entries against f_favail (where the file system counts inodes).
+void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, uint64_t freed = 0);
+// "1.5 MiB".
+std::string human_size(uint64_t n);
+
+// The outcome of comparing a file with its object.
+enum class ContentMatch {
+  Same,       // the file holds exactly the object's bytes (relocated)
+  Differs,    // it does not (or cannot be read): rewrite it
+  Unreadable, // the object is missing or damaged: the write reports why
+  Forged,     // the object's bytes do not match its name (SHA-256)
+};
+// Compares the file open at `fd` (read from its current offset) with the
+// object of catalog file `n`, relocated to `relocate_to` (empty: none), in
+// bounded chunks: the object is decoded as a stream and relocated chunk by
+// chunk, the file read through `buf` (1 MiB), never either whole. The
+// object's SHA-256 is always checked against its name, to the end even after
+// a difference, so a forged object is never taken for a changed file;
+// `why` then says what failed.
+ContentMatch compare_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
+                                  const std::string& relocate_to, Bytes& buf, std::string* why);
+
+// Sets the mode (if `mode` >= 0) and/or mtime (if `mtime`) of the regular
+// file dirfd/name through a descriptor opened without following a symlink,
+// after checking it is still the inode `ino` and has at most `max_links`
+// links (more would mean it is shared with a file the catalog does not name:
+// changing it would change that file too). Returns false, changing nothing,
+// when the checks fail or the file cannot be opened: the caller then replaces
+// the entry instead.
+bool fix_file_meta(int dirfd, const std::string& name, ino_t ino, nlink_t max_links, int mode, const timespec* mtime,
+                   const std::string& shown);
 
 } // namespace hpak

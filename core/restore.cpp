@@ -222,6 +222,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
 
   if (empty) {
     stats.fresh = true;
+    // Before anything is written (the state file included): will it fit?
+    check_free_space(tfd.get(), target, space_for_catalog(cat, true, real_target.size()));
     // Nothing is trusted after a crash here (fence 0), so the state needs no
     // catalog yet.
     RestoreState incomplete = st;
@@ -232,7 +234,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     write_state(tfd.get(), target, incomplete);
     MaterializeOptions mo;
     mo.threads = opts.threads;
-    mo.restore_mtime = false;
+    mo.restore_mtime = true;
+    mo.preserve_setid = opts.preserve_setid;
+    mo.check_space = false; // checked above
     mo.relocate_to = real_target;
     mo.verify = opts.verify;
     mo.partial = opts.partial;
@@ -295,8 +299,21 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     reserve_fds(dir_node.size() + 64); // before the threads: see reserve_fds
 
     std::vector<uint8_t> present(cat.nodes.size(), 0), rewrite(cat.nodes.size(), 0), mode_fix(cat.nodes.size(), 0);
+    std::vector<uint8_t> mtime_fix(cat.nodes.size(), 0);
     std::vector<ino_t> ino(cat.nodes.size(), 0);
+    std::vector<uint64_t> disk_bytes(cat.nodes.size(), 0); // blocks of a file rewritten (freed first)
     std::vector<uint32_t> disk_mode(dir_node.size(), 0);
+    std::vector<int64_t> disk_mtime(dir_node.size(), 0);
+    // The links a catalog file may have: itself and its hardlinks. An inode
+    // with more is shared with a file the catalog does not name (`ln
+    // outside/f target/f`): it is replaced, never chmod'ed or utimens'ed.
+    std::vector<uint32_t> links(cat.nodes.size(), 1);
+    std::vector<size_t> link_target(cat.nodes.size(), 0);
+    for (size_t i = 0; i < cat.nodes.size(); i++) {
+      if (cat.nodes[i].type != NodeType::Hardlink) continue;
+      link_target[i] = *find_path(cat, cat.nodes[i].target); // decode checked it exists
+      links[link_target[i]]++;
+    }
     std::mutex mu;
     std::vector<std::pair<uint32_t, std::string>> removals;
     std::vector<size_t> compare;
@@ -313,7 +330,10 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       if (fd < 0) return; // missing or not a directory: its parent's pass handles it
       dir_fd[slot] = fd;
       struct stat dst;
-      if (fstat(fd, &dst) == 0) disk_mode[slot] = dst.st_mode & 07777;
+      if (fstat(fd, &dst) == 0) {
+        disk_mode[slot] = dst.st_mode & 07777;
+        disk_mtime[slot] = mtime_ns_of(dst);
+      }
       // slot 0's fd is a dup of the target's: its offset is shared.
       if (slot == 0 && lseek(fd, 0, SEEK_SET) != 0) throw_errno("unable to read '" + target + "'");
       std::vector<std::pair<uint32_t, std::string>> my_removals;
@@ -364,8 +384,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
             present[j] = 1;
             ino[j] = s.st_ino;
             uint64_t want = relocated_size(n, cat.roots, real_target.size());
-            if (uint64_t(s.st_size) != want) {
+            if (uint64_t(s.st_size) != want || s.st_nlink > links[j]) {
               rewrite[j] = 1;
+              if (s.st_nlink == 1) disk_bytes[j] = uint64_t(s.st_blocks) * 512;
               break;
             }
             bool trusted = false;
@@ -376,7 +397,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
               trusted = o && o->type == NodeType::File && o->digest == n.digest && same_relocation(*o, *prev, n, cat);
             }
             if (!trusted || opts.verify_content) my_compare.push_back(j);
-            if ((s.st_mode & 07777) != n.mode) mode_fix[j] = 1;
+            if ((s.st_mode & 07777) != wanted_mode(n, opts.preserve_setid)) mode_fix[j] = 1;
+            if (mtime_ns_of(s) != n.mtime_ns) mtime_fix[j] = 1;
             break;
           }
           case NodeType::Symlink: {
@@ -387,8 +409,12 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
             std::string want = expected_symlink(n, cat, real_target);
             std::string have(size_t(s.st_size) + 1, '\0');
             ssize_t len = readlinkat(fd, e->d_name, have.data(), have.size());
-            if (len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0) present[j] = 1;
-            else my_removals.emplace_back(uint32_t(slot), std::string(name));
+            if (len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0 && s.st_nlink == 1) {
+              present[j] = 1;
+              if (mtime_ns_of(s) != n.mtime_ns) mtime_fix[j] = 1;
+            } else {
+              my_removals.emplace_back(uint32_t(slot), std::string(name));
+            }
             break;
           }
           case NodeType::Hardlink:
@@ -407,59 +433,62 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       compare.insert(compare.end(), my_compare.begin(), my_compare.end());
     });
 
-    // Same-size files that cannot be trusted: compare bytes, rewrite if different.
-    std::vector<Bytes> scratch(threads), disk(threads);
+    // Same-size files that cannot be trusted: compare bytes, rewrite if
+    // different; in bounded chunks (never a whole file or object in memory).
+    // An object whose bytes do not match its name fails the restore (with
+    // `partial`: that file is reported and left as it is), before any change.
+    std::vector<Bytes> scratch(threads);
+    std::vector<std::pair<size_t, std::string>> forged;
     parallel_for(compare.size(), threads, 4, [&](size_t k, unsigned tid) {
       size_t j = compare[k];
       const Node& n = cat.nodes[j];
-      int pfd = dir_fd[parent_slot[j]];
-      std::string name(leaf_of(n.path));
-      int fd = openat(pfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+      int fd = openat(dir_fd[parent_slot[j]], std::string(leaf_of(n.path)).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
       if (fd < 0) {
         rewrite[j] = 1;
         return;
       }
       Fd guard(fd);
-      disk[tid] = read_fd(fd, target + "/" + n.path);
-      auto ref = lib.locate(n.digest);
-      if (!ref) {
-        rewrite[j] = 1; // the write pass reports the missing object
-        return;
+      std::string why;
+      switch (compare_file_content(n, cat, lib, fd, real_target, scratch[tid], &why)) {
+      case ContentMatch::Same: break;
+      case ContentMatch::Differs:
+      case ContentMatch::Unreadable: rewrite[j] = 1; break;
+      case ContentMatch::Forged: {
+        std::lock_guard lk(mu);
+        forged.emplace_back(j, std::move(why));
+        break;
       }
-      if (ref->rec.raw_len != n.size) {
-        rewrite[j] = 1; // the write pass reports the mismatch (and allocates nothing for a lie)
-        return;
       }
-      try {
-        scratch[tid].resize(ref->rec.raw_len);
-        ref->pack->read_into(ref->rec, scratch[tid]);
-      } catch (const Error&) {
-        rewrite[j] = 1;
-        return;
-      }
-      bool same;
-      if (n.relocs.empty()) same = disk[tid] == scratch[tid];
-      else same = disk[tid] == relocate_bytes(scratch[tid], n.relocs, cat.roots, real_target);
-      if (!same) rewrite[j] = 1;
     });
+    std::sort(forged.begin(), forged.end());
+    for (auto& [j, why] : forged) {
+      if (!opts.partial) throw Error("'" + target + "/" + cat.nodes[j].path + "' cannot be checked: " + why);
+      stats.failures.push_back({cat.nodes[j].path, to_hex(cat.nodes[j].digest), why});
+      mode_fix[j] = mtime_fix[j] = 0; // left exactly as it is
+    }
     stats.files_compared = compare.size();
 
     // Hardlinks are right only if they share the inode of a kept file.
-    for (size_t i = 0; i < cat.nodes.size(); i++) {
-      const Node& n = cat.nodes[i];
-      if (n.type != NodeType::Hardlink || !present[i]) continue;
-      size_t t = *find_path(cat, n.target); // decode checked it exists
-      if (!present[t] || rewrite[t] || ino[i] != ino[t]) {
-        removals.emplace_back(parent_slot[i], std::string(leaf_of(n.path)));
-        present[i] = 0;
+    auto drop_stale_hardlinks = [&] {
+      for (size_t i = 0; i < cat.nodes.size(); i++) {
+        const Node& n = cat.nodes[i];
+        if (n.type != NodeType::Hardlink || !present[i]) continue;
+        size_t t = link_target[i];
+        if (!present[t] || rewrite[t] || ino[i] != ino[t]) {
+          removals.emplace_back(parent_slot[i], std::string(leaf_of(n.path)));
+          present[i] = 0;
+        }
       }
-    }
+    };
+    drop_stale_hardlinks();
 
-    bool changed = !removals.empty();
+    bool changed = !removals.empty() || !stats.failures.empty();
     for (size_t i = 0; i < cat.nodes.size() && !changed; i++)
-      changed = !present[i] || rewrite[i] || mode_fix[i];
-    for (size_t s = 1; s < dir_node.size() && !changed; s++)
-      changed = dir_fd[s] >= 0 && disk_mode[s] != cat.nodes[dir_node[s]].mode;
+      changed = !present[i] || rewrite[i] || mode_fix[i] || mtime_fix[i];
+    for (size_t s = 1; s < dir_node.size() && !changed; s++) {
+      const Node& d = cat.nodes[dir_node[s]];
+      changed = dir_fd[s] >= 0 && (disk_mode[s] != wanted_mode(d, opts.preserve_setid) || disk_mtime[s] != d.mtime_ns);
+    }
     if (!changed && old && old->complete && old_valid && old->catalog_digest == digest) {
       for (auto& n : cat.nodes) stats.files_kept += n.type == NodeType::File;
       lib.touch_used(catalog_name);
@@ -476,7 +505,39 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       incomplete.complete = false;
       incomplete.fence_ns = 0;
     }
+    {
+      // What the writes below add, less what the replaced files free first.
+      SpaceNeed need;
+      uint64_t freed = 0;
+      for (size_t i = 0; i < cat.nodes.size(); i++) {
+        const Node& n = cat.nodes[i];
+        if (n.type == NodeType::File && (!present[i] || rewrite[i])) {
+          need.add_file(relocated_size(n, cat.roots, real_target.size()));
+          freed = freed + disk_bytes[i] < freed ? freed : freed + disk_bytes[i];
+        } else if ((n.type == NodeType::Dir || n.type == NodeType::Symlink) && !present[i]) {
+          need.entries++;
+        }
+      }
+      check_free_space(tfd.get(), target, need, freed);
+    }
     write_state(tfd.get(), target, incomplete);
+
+    // Kept files whose mode or mtime differ: fixed through a descriptor, after
+    // checking the inode is still the one seen and not shared beyond the
+    // catalog's own links; otherwise the file is replaced.
+    for (size_t i = 0; i < cat.nodes.size(); i++) {
+      const Node& n = cat.nodes[i];
+      if (n.type != NodeType::File || !present[i] || rewrite[i] || !(mode_fix[i] || mtime_fix[i])) continue;
+      timespec mt = to_timespec(n.mtime_ns);
+      if (fix_file_meta(dir_fd[parent_slot[i]], std::string(leaf_of(n.path)), ino[i], links[i],
+                        mode_fix[i] ? int(wanted_mode(n, opts.preserve_setid)) : -1, mtime_fix[i] ? &mt : nullptr, target + "/" + n.path)) {
+        stats.modes_fixed += mode_fix[i];
+      } else {
+        rewrite[i] = 1;
+      }
+      mode_fix[i] = mtime_fix[i] = 0;
+    }
+    drop_stale_hardlinks();
 
     // A directory we change must be writable by us (a read-only directory of
     // the catalog, restored before, is not for a non-root user); its mode is
@@ -508,11 +569,12 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         const Node& n = cat.nodes[j];
         int pfd = dir_fd[parent_slot[j]];
         std::string name(leaf_of(n.path));
-        if (mkdirat(pfd, name.c_str(), n.mode | 0700) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + target + "/" + n.path + "'");
+        if (mkdirat(pfd, name.c_str(), wanted_mode(n, opts.preserve_setid) | 0700) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + target + "/" + n.path + "'");
         if (dir_fd[s] >= 0) close(dir_fd[s]);
         dir_fd[s] = openat(pfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dir_fd[s] < 0) throw_errno("unable to open directory '" + target + "/" + n.path + "'");
-        disk_mode[s] = n.mode | 0700;
+        disk_mode[s] = wanted_mode(n, opts.preserve_setid) | 0700;
+        disk_mtime[s] = INT64_MIN; // set last, below
         stats.dirs_created++;
       }
 
@@ -527,7 +589,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         std::string name(leaf_of(n.path));
         std::string shown = target + "/" + n.path;
         if (present[j]) unlinkat(pfd, name.c_str(), 0);
-        int fd = openat(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, n.mode);
+        int fd = openat(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, wanted_mode(n, opts.preserve_setid));
         if (fd < 0) throw_errno("unable to create '" + shown + "'");
         Fd guard(fd);
         try {
@@ -541,11 +603,13 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           stats.failures.push_back({n.path, to_hex(n.digest), e.what()});
           return;
         }
+        timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
+        if (futimens(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
         if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
         bytes += relocated_size(n, cat.roots, real_target.size());
         mode_fix[j] = 0;
       });
-      stats.files_written = to_write.size() - stats.failures.size();
+      stats.files_written = to_write.size() - (stats.failures.size() - forged.size());
       stats.bytes_written = bytes;
       stats.files_kept = stats.files - to_write.size();
 
@@ -553,10 +617,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         const Node& n = cat.nodes[i];
         int pfd = dir_fd[parent_slot[i]];
         std::string name(leaf_of(n.path));
-        if (n.type == NodeType::File && mode_fix[i]) {
-          chmod_nofollow(pfd, name, n.mode, target + "/" + n.path); // never through a swapped-in symlink
-          stats.modes_fixed++;
-        } else if (n.type == NodeType::Hardlink && !present[i]) {
+        if (n.type == NodeType::Hardlink && !present[i]) {
           size_t t = *find_path(cat, n.target); // decode checked it exists
           if (linkat(dir_fd[parent_slot[t]], std::string(leaf_of(n.target)).c_str(), pfd, name.c_str(), 0) != 0) {
             if (opts.partial && errno == ENOENT) continue;
@@ -567,13 +628,31 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           std::string want = expected_symlink(n, cat, real_target);
           if (symlinkat(want.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + target + "/" + n.path + "'");
           stats.links_written++;
+          mtime_fix[i] = 1;
+        }
+        if (n.type == NodeType::Symlink && mtime_fix[i]) {
+          // Checked a symlink with one link by the scan; never followed.
+          timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
+          if (utimensat(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("unable to set the mtime of '" + target + "/" + n.path + "'");
         }
       }
+      // Directory modes and mtimes last, deepest first: every change inside a
+      // directory is made by now (creating, removing or replacing an entry
+      // changes its mtime; the mode or mtime of a child does not).
+      std::vector<uint8_t> touched(dir_node.size(), 0);
+      for (auto& r : removals) touched[r.first] = 1;
+      for (size_t i = 0; i < cat.nodes.size(); i++)
+        if (!present[i] || rewrite[i]) touched[parent_slot[i]] = 1;
       for (size_t s = dir_node.size() - 1; s >= 1; s--) {
         const Node& n = cat.nodes[dir_node[s]];
-        if (disk_mode[s] != n.mode) {
-          if (fchmod(dir_fd[s], n.mode) != 0) throw_errno("unable to set the mode of '" + target + "/" + n.path + "'");
+        const unsigned mode = wanted_mode(n, opts.preserve_setid);
+        if (disk_mode[s] != mode) {
+          if (fchmod(dir_fd[s], mode) != 0) throw_errno("unable to set the mode of '" + target + "/" + n.path + "'");
           stats.modes_fixed++;
+        }
+        if (touched[s] || disk_mtime[s] != n.mtime_ns) {
+          timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
+          if (futimens(dir_fd[s], ts) != 0) throw_errno("unable to set the mtime of '" + target + "/" + n.path + "'");
         }
       }
     }

@@ -36,6 +36,7 @@ struct RestoreOptions {
   // Restore into a non-empty target that holds no state of its own (see
   // restore()): everything there the catalog does not name is deleted.
   bool force = false;
+  bool preserve_setid = false; // keep set-uid/set-gid bits (dropped by default)
   // Re-check each object's SHA-256 as it is read. Off by default: every
   // object in a library was named by hpak from its bytes when it was added,
   // and each read checks the XXH3-64 of the stored bytes (and the decoded
