@@ -89,7 +89,7 @@ void refuse_library_in_target(const LibraryIds& lib, int tfd, const std::string&
   struct stat st;
   if (fstat(tfd, &st) != 0) throw_errno("unable to examine target '" + target + "'");
   auto it = std::find(lib.ids.begin(), lib.ids.end(), Inode{st.st_dev, st.st_ino});
-  if (it == lib.ids.begin()) throw Error("target '" + target + "' is the library '" + lib.root + "' (inside the library)");
+  if (it == lib.ids.begin()) throw Error("target '" + target + "' is the library '" + lib.root + "'");
   if (it != lib.ids.end()) throw Error("target '" + target + "' contains the library '" + lib.root + "'; a restore there would delete it");
 }
 

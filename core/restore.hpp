@@ -14,7 +14,12 @@
 //
 // Safety: one restore per target at a time (flock on the target directory; a
 // second waits, or fails with `wait = false`); no machine-wide lock. Every
-// path is resolved beneath the target without following symlinks. The state
+// path is resolved beneath the target without following symlinks. The target
+// is opened once (O_NOFOLLOW, missing parents made like mkdir -p, see
+// core/target.hpp) and checked on that fd: refused if it is, contains or lies
+// inside the library (by st_dev/st_ino of both and their parents), and, when
+// not empty, unless its state file is its own (valid, recording this target's
+// real path) or `force` is set. The state
 // is marked incomplete before the first change and complete only after the
 // last, so an interrupted restore (kill -9, ENOSPC) is repaired by the next
 // one, and a restore never reports success on a partial tree.
