@@ -547,7 +547,7 @@ def _why(run, t):
         if h and c and raw and h > c:
             return ("%.0f%% of the gap to the ceiling goes away without zstd (from a `hpak init --level 0` "
                     "library: %s), work the ceiling does not do" % (100 * max(0, min(1, (h - raw) / (h - c))), s(raw)))
-    if name.startswith("<= 3.5 syscalls"):
+    if name.startswith("<= 3.5 syscalls") or name.startswith("<= 4 syscalls"):
         r = run.row("restore", "syscalls", m, "hpak restore (fresh)")
         c = run.corpus("rcc") or run.corpus("user")
         if r and c and "syscalls" in r["metrics"]:
