@@ -101,6 +101,11 @@ private:
   int fd_ = -1;
 };
 
+// Throws a one-line Error when flock(2) on LIB/locks/publish.lock fails with
+// ENOLCK, EOPNOTSUPP or ENOSYS (a file system without working locks): an add
+// calls it before writing anything (GcLock and PublishLock refuse the same way).
+void check_locks_work(const Library& lib);
+
 // Renames condemned packs and indexes back (recovery after a killed gc).
 size_t recover_condemned(const Library& lib);
 
