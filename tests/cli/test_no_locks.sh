@@ -11,12 +11,13 @@
 source "$(dirname "$0")/../faults/lib.sh" "$@"
 [ -f "$faultfs" ] || { echo "$test_name: skipped: $faultfs is not built"; exit 125; }
 
-# nolock ERRNO CMD...: hpak with every flock failing with ERRNO.
+# nolock ERRNO CMD...: hpak with every flock on a file of the library failing
+# with ERRNO (the library's file system has no locks; targets are local and do).
 nolock() {
   local e=$1
   shift
   env LD_PRELOAD="$faultfs" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-    FAULT_CALL=flock FAULT_NTH=1 FAULT_PERSIST=1 FAULT_ERRNO="$e" "$hpak" "$@"
+    FAULT_CALL=flock FAULT_PATH_SUBSTR="$L/" FAULT_NTH=1 FAULT_PERSIST=1 FAULT_ERRNO="$e" "$hpak" "$@"
 }
 # one_line_about FILE PATTERN: stderr is one 'hpak: error:' line matching PATTERN.
 one_line_about() {
