@@ -36,12 +36,17 @@ int run() {
   go.min_garbage_pct = o.min_garbage;
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
-  // Test hook for crash-consistency tests: HPAK_TEST_GC_KILL_AT=published|condemned|deleted
-  // makes gc SIGKILL itself right after that step.
-  if (const char* at = getenv("HPAK_TEST_GC_KILL_AT")) {
-    std::string step = at;
-    go.on_step = [step](const char* s) {
-      if (step == s) kill(getpid(), SIGKILL);
+  // Test hooks for crash-consistency and race tests: HPAK_TEST_GC_KILL_AT=STEP
+  // makes gc SIGKILL itself right after that step, HPAK_TEST_GC_STOP_AT=STEP
+  // stops it (SIGSTOP) there until the test continues it. Steps: published,
+  // condemned, deleted, sweep (orphan packs chosen, before they are removed).
+  const char* kill_at = getenv("HPAK_TEST_GC_KILL_AT");
+  const char* stop_at = getenv("HPAK_TEST_GC_STOP_AT");
+  if (kill_at || stop_at) {
+    std::string kill_step = kill_at ? kill_at : "", stop_step = stop_at ? stop_at : "";
+    go.on_step = [kill_step, stop_step](const char* s) {
+      if (kill_step == s) kill(getpid(), SIGKILL);
+      if (stop_step == s) kill(getpid(), SIGSTOP);
     };
   }
   double t0 = now_seconds();

@@ -55,12 +55,50 @@ static std::string flock_holder(int fd) {
   return "pid " + pid + (comm.empty() ? "" : " (" + comm + ")");
 }
 
+// A lock file of LIB/locks is a library file like any other: opened without
+// following a symlink (gc would write its holder line wherever one points) or
+// blocking on a FIFO, and only if it is a regular file. `read_only_ok`: fall
+// back to read-only for another user's file (flock needs no write access).
+static int open_lock_file(const std::string& p, mode_t mode, bool read_only_ok) {
+  const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  int fd = open(p.c_str(), O_RDWR | O_CREAT | flags, mode);
+  if (fd < 0 && errno == EACCES && read_only_ok) fd = open(p.c_str(), O_RDONLY | flags);
+  if (fd < 0) throw_open_error(p, errno, Follow::NoLinks);
+  Fd guard(fd);
+  require_regular(fd, p);
+  return guard.release();
+}
+
+// flock(2) failing with one of these: the file system has no working locks
+// (NFS mounted with nolock, some FUSE and network file systems). Adds, gc and
+// repair rely on the locks to run safely beside each other (core/gc.hpp), so
+// they refuse to run rather than run unprotected.
+static bool locks_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS; }
+
+[[noreturn]] static void throw_locks_unsupported(const std::string& p, int err) {
+  throw Error("unable to lock '" + p + "': " + strerror(err) +
+              "; adding to, gc and repair of a library need flock(2), which this file system does not provide (restoring needs no lock)");
+}
+
+void check_locks_work(const Library& lib) {
+  std::string p = lib.root() + "/locks/publish.lock";
+  Fd fd(open_lock_file(p, lib.shared() ? 0664 : 0644, /*read_only_ok=*/true));
+  if (flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
+  if (locks_unsupported(errno)) throw_locks_unsupported(p, errno);
+}
+
 GcLock::GcLock(const Library& lib) {
   std::string p = lib.root() + "/locks/gc.lock";
-  fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, lib.shared() ? 0664 : 0644);
-  if (fd_ < 0) throw_errno("unable to open '" + p + "'");
+  fd_ = open_lock_file(p, lib.shared() ? 0664 : 0644, /*read_only_ok=*/false);
   if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    Bytes who = read_fd(fd_, p);
+    int err = errno;
+    if (err != EWOULDBLOCK && err != EINTR) {
+      close(fd_);
+      fd_ = -1;
+      if (locks_unsupported(err)) throw_locks_unsupported(p, err);
+      throw_errno("unable to lock '" + p + "'", err);
+    }
+    Bytes who = read_fd_bounded(fd_, p, 4096);
     std::string recorded(who.begin(), who.end());
     while (!recorded.empty() && recorded.back() == '\n') recorded.pop_back();
     std::string holder = flock_holder(fd_);
@@ -88,18 +126,22 @@ GcLock::~GcLock() {
 
 PublishLock::PublishLock(const Library& lib, bool exclusive) {
   std::string p = lib.root() + "/locks/publish.lock";
-  fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, lib.shared() ? 0664 : 0644);
-  if (fd_ < 0) fd_ = open(p.c_str(), O_RDONLY | O_CLOEXEC); // another user's file: flock needs no write access
-  if (fd_ < 0) throw_errno("unable to open '" + p + "'");
+  fd_ = open_lock_file(p, lib.shared() ? 0664 : 0644, /*read_only_ok=*/true);
+  auto give_up = [&](int err) {
+    close(fd_);
+    fd_ = -1;
+    if (locks_unsupported(err)) throw_locks_unsupported(p, err);
+    throw_errno("unable to lock '" + p + "'", err);
+  };
   if (!exclusive) {
     while (flock(fd_, LOCK_SH) != 0)
-      if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
+      if (errno != EINTR) give_up(errno);
     return;
   }
   // gc waits for adds that are between checking their objects and setting
   // their name (milliseconds each), but not forever for a stopped one.
   for (int waited_ms = 0; flock(fd_, LOCK_EX | LOCK_NB) != 0; waited_ms += 10) {
-    if (errno != EWOULDBLOCK && errno != EINTR) throw_errno("unable to lock '" + p + "'");
+    if (errno != EWOULDBLOCK && errno != EINTR) give_up(errno);
     if (waited_ms >= 60000) {
       std::string holder = flock_holder(fd_);
       close(fd_);
@@ -212,6 +254,69 @@ std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
 // an add in progress, whatever --grace says: removing it fails that add.
 constexpr int64_t kLeftoverMinAge = 3600;
 
+// Leftovers of writers (or gcs) that died long ago: temp files, and packs
+// whose index was never published (invisible to everyone, so unreferenced).
+// An orphan pack is removed like a superseded one (protocol step 6), under
+// the exclusive publish lock: condemned (renamed to `.condemned`), then
+// checked again, and put back if its index appeared meanwhile — a writer
+// re-adding an identical pack (same content, same name) finds the orphan
+// (link: EEXIST), publishes its index and sets a name on it. A writer whose
+// index comes after the condemn checks its objects under the shared lock,
+// finds the pack gone and writes them again. Only `.condemned` names are
+// deleted, after the lock is released.
+static void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res,
+                            const std::function<void(const char*)>& step) {
+  auto old_enough = [&](const std::string& p) {
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
+  };
+  auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  auto has_index = [](const std::string& pack) {
+    return path_exists(index_path_for(pack)) || path_exists(index_path_for(pack) + ".condemned");
+  };
+  auto remove_leftover = [&](const std::string& p) {
+    if (!opts.dry_run) unlink(p.c_str());
+    res.tmp_removed++;
+  };
+  for (auto& name : list_dir(lib.tmp_dir()))
+    if (old_enough(lib.tmp_dir() + "/" + name)) remove_leftover(lib.tmp_dir() + "/" + name);
+  std::vector<std::string> orphans;
+  for (const char* sub : {"/packs", "/catalogs", "/used"}) {
+    std::string dir = lib.root() + sub;
+    for (auto& name : list_dir(dir)) {
+      std::string p = dir + "/" + name;
+      bool pack = sub == std::string("/packs") && name.size() > 5 && name.compare(name.size() - 5, 5, ".hpak") == 0;
+      if (pack && is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
+      else if (name.rfind(".tmp-", 0) == 0 && old_enough(p)) remove_leftover(p);
+    }
+  }
+  step("sweep");
+  if (orphans.empty()) return;
+  if (opts.dry_run) {
+    res.tmp_removed += orphans.size();
+    return;
+  }
+  std::vector<std::string> condemned_orphans;
+  {
+    PublishLock publishing(lib, /*exclusive=*/true);
+    for (auto& p : orphans) {
+      if (has_index(p) || rename(p.c_str(), condemned(p).c_str()) != 0) continue;
+      if (has_index(p)) { // published between the check and the rename: a pack again
+        if (rename(condemned(p).c_str(), p.c_str()) != 0) res.warnings.push_back("unable to restore '" + p + "'");
+        continue;
+      }
+      condemned_orphans.push_back(p);
+    }
+  }
+  for (auto& p : condemned_orphans) {
+    unlink(condemned(p).c_str());
+    res.tmp_removed++;
+  }
+}
+
 GcResult gc(Library& lib, const GcOptions& opts) {
   GcLock lock(lib);
   GcResult res;
@@ -244,7 +349,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     info.name = base_name(p->path());
     struct stat st;
     int64_t mtime = now;
-    if (stat(idx_of(p).c_str(), &st) == 0) {
+    if (lstat(idx_of(p).c_str(), &st) == 0) {
       mtime = st.st_mtim.tv_sec;
       info.size += uint64_t(st.st_size);
     }
@@ -451,31 +556,11 @@ GcResult gc(Library& lib, const GcOptions& opts) {
       res.packs_after++;
       struct stat st;
       res.bytes_after += p->bytes().size();
-      if (stat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
+      if (lstat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
     }
   }
 
-  // Leftovers of writers (or gcs) that died long ago: temp files, and packs
-  // whose index was never published (invisible to everyone, so unreferenced).
-  auto old_enough = [&](const std::string& p) {
-    struct stat st;
-    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
-  };
-  auto remove_leftover = [&](const std::string& p) {
-    if (!opts.dry_run) unlink(p.c_str());
-    res.tmp_removed++;
-  };
-  for (auto& name : list_dir(lib.tmp_dir()))
-    if (old_enough(lib.tmp_dir() + "/" + name)) remove_leftover(lib.tmp_dir() + "/" + name);
-  for (const char* sub : {"/packs", "/catalogs"}) {
-    std::string dir = lib.root() + sub;
-    for (auto& name : list_dir(dir)) {
-      std::string p = dir + "/" + name;
-      bool orphan_pack = name.size() > 5 && name.compare(name.size() - 5, 5, ".hpak") == 0 &&
-                         !path_exists(index_path_for(p)) && !path_exists(index_path_for(p) + ".condemned");
-      if ((name.rfind(".tmp-", 0) == 0 || orphan_pack) && old_enough(p)) remove_leftover(p);
-    }
-  }
+  sweep_leftovers(lib, opts, now, res, step);
   return res;
 }
 

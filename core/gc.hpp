@@ -31,6 +31,13 @@
 //     condemn (and its check sees the condemned objects gone): whenever a
 //     name exists, every object it needs is in a visible pack.
 //  7. The midx is rebuilt over the packs that remain.
+//  8. Sweep: old temp files go; old orphan packs (no index: a writer killed
+//     between link and index) are condemned like superseded packs, under
+//     the exclusive publish lock, re-checked (an identical re-add may have
+//     published their index meanwhile: then they are renamed back), and
+//     deleted after it is released.
+// Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS, gc,
+// repair and adds refuse to run (restores need no lock).
 // A kill -9 at any point leaves only extra packs (duplicates) or condemned
 // files, both recovered by the next gc; no referenced object is lost, and a
 // killed writer leaves no name whose objects are missing.
@@ -100,6 +107,11 @@ public:
 private:
   int fd_ = -1;
 };
+
+// Throws a one-line Error when flock(2) on LIB/locks/publish.lock fails with
+// ENOLCK, EOPNOTSUPP or ENOSYS (a file system without working locks): an add
+// calls it before writing anything (GcLock and PublishLock refuse the same way).
+void check_locks_work(const Library& lib);
 
 // Renames condemned packs and indexes back (recovery after a killed gc).
 size_t recover_condemned(const Library& lib);

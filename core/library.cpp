@@ -25,6 +25,10 @@ struct Library::Loaded {
 };
 
 static const char* kMarkerLine = "hpak-library 1";
+// Bounds on what is read from the small files of a library (hostile input
+// like any other: a symlink to /dev/zero must not grow memory).
+constexpr uint64_t kMaxMarkerSize = 4096;
+constexpr uint64_t kMaxNameFileSize = 4096;
 
 std::string pack_file_name(const Digest& file_sum) { return "pack-" + to_hex(file_sum) + ".hpak"; }
 
@@ -74,7 +78,7 @@ Library::Library(const std::string& root, bool check_index_trailers) : root_(roo
   if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
   std::string marker = root + "/HPAKLIB";
   if (!path_exists(marker)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
-  Bytes m = read_file(marker);
+  Bytes m = read_regular(marker, Follow::NoLinks, kMaxMarkerSize);
   std::string text(m.begin(), m.end());
   if (text.rfind("hpak-library ", 0) != 0) throw Error("'" + marker + "' is not an hpak library marker");
   if (text.rfind(std::string(kMarkerLine) + "\n", 0) != 0)
@@ -121,7 +125,7 @@ void Library::load_locked() const {
       continue;
     }
     try {
-      l->packs.push_back(std::make_shared<PackReader>(pack_path, true, check_index_trailers_));
+      l->packs.push_back(std::make_shared<PackReader>(pack_path, true, check_index_trailers_, Follow::NoLinks));
       l->names.push_back(*digest);
     } catch (const Error&) {
       // Gone (collected by gc since the listing) or unreadable: skip it here;
@@ -131,7 +135,7 @@ void Library::load_locked() const {
   std::string midx_path = dir + "/multi.midx";
   if (path_exists(midx_path)) {
     try {
-      l->midx_map = MappedFile(midx_path);
+      l->midx_map = MappedFile(midx_path, Follow::NoLinks); // a FIFO or symlink there: ignored like a bad midx
       l->midx = MidxView(l->midx_map.bytes(), midx_path);
       l->midx_ok = true;
       for (auto& name : l->midx.packs()) {
@@ -230,14 +234,11 @@ std::optional<Digest> Library::catalog_digest(const std::string& name) const {
   if (!check_catalog_name(name).empty()) return std::nullopt;
   std::string p = root_ + "/catalogs/" + name;
   // Opened once: a name removed between a check and the open (catalogs rm,
-  // gc --unused) is simply absent, not an error.
-  int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw_errno("unable to open '" + p + "'");
-  }
-  Fd guard(fd);
-  Bytes b = read_fd(fd, p);
+  // gc --unused) is simply absent, not an error. Anything but a small regular
+  // file (a FIFO, a symlink, a device) is refused without blocking.
+  Fd fd = open_regular_if_exists(p, Follow::NoLinks, kMaxNameFileSize);
+  if (!fd) return std::nullopt;
+  Bytes b = read_fd_bounded(fd.get(), p, kMaxNameFileSize);
   std::string text(b.begin(), b.end());
   const std::string head = "hpak-catalog 1\n";
   if (text.rfind(head, 0) != 0 || text.size() != head.size() + 65 || text.back() != '\n')
@@ -330,17 +331,35 @@ bool Library::remove_catalog(const std::string& name) {
   return true;
 }
 
+// Best effort: last-use tracking must never fail a restore. Never through a
+// symlink (a dangling one would create a file wherever it points) and never
+// blocking on a FIFO: anything but a regular file at used/NAME is replaced.
 void Library::touch_used(const std::string& name) const {
+  if (!check_catalog_name(name).empty()) return;
   std::string p = root_ + "/used/" + name;
-  if (utimensat(AT_FDCWD, p.c_str(), nullptr, 0) == 0) return;
-  int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, shared_ ? 0666 : 0644);
-  if (fd >= 0) close(fd); // best effort: last-use tracking must never fail a restore
+  mode_t mode = shared_ ? 0666 : 0644;
+  bool replace = false;
+  int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+  if (fd < 0) {
+    replace = errno == ELOOP || errno == ENXIO; // a symlink; a FIFO nobody reads
+  } else {
+    Fd guard(fd);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) futimens(fd, nullptr);
+    else replace = true;
+  }
+  if (!replace) return;
+  try {
+    AtomicFile f(p, mode);
+    f.commit(); // rename(2) replaces the name itself, never what a link points at
+  } catch (const Error&) {
+  }
 }
 
 int64_t Library::last_used(const std::string& name) const {
   struct stat st;
-  if (stat((root_ + "/used/" + name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
-  if (stat((root_ + "/catalogs/" + name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
+  if (lstat((root_ + "/used/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mtim.tv_sec;
+  if (lstat((root_ + "/catalogs/" + name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
   return 0;
 }
 

@@ -44,6 +44,7 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
 Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
   std::string why = check_catalog_name(name);
   if (!why.empty()) throw Error(why);
+  check_locks_work(*this); // before writing anything: the name is set under publish.lock
   AddResult res;
   opts.name = name;
   opts.have = [this](const Digest& d) { return contains(d); };

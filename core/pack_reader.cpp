@@ -65,7 +65,7 @@ ScanResult scan_pack(ByteSpan b, const std::string& where) {
   return res;
 }
 
-PackReader::PackReader(const std::string& path, bool use_index_file, bool check_index_trailer) : map_(path) {
+PackReader::PackReader(const std::string& path, bool use_index_file, bool check_index_trailer, Follow follow) : map_(path, follow) {
   ByteSpan b = map_.bytes();
   bool header_good = false;
   try {
@@ -96,7 +96,7 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
     std::string ip = index_path_for(path);
     if (path_exists(ip)) {
       try {
-        MappedFile im(ip);
+        MappedFile im(ip, follow);
         IndexView v(im.bytes(), ip, check_index_trailer);
         if (v.pack_size() != b.size()) {
           index_problem_ = "index '" + ip + "' is for a pack of " + std::to_string(v.pack_size()) + " bytes, this one has " + std::to_string(b.size());

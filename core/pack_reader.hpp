@@ -47,7 +47,10 @@ public:
   // `check_index_trailer` = false skips the SHA-256 of the index file (its
   // structure is still checked, and every read checks the entry it reaches):
   // for readers that only look objects up, never for verify, gc or repair.
-  explicit PackReader(const std::string& path, bool use_index_file = true, bool check_index_trailer = true);
+  // `follow` = Follow::NoLinks for a pack inside a library: a symlink there
+  // (pack or index) is refused, never followed (see MappedFile).
+  explicit PackReader(const std::string& path, bool use_index_file = true, bool check_index_trailer = true,
+                      Follow follow = Follow::Links);
   ~PackReader();
 
   const std::string& path() const { return map_.path(); }

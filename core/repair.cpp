@@ -40,7 +40,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
     if (!entries_bad && !pack_bad) {
       if (index_bad) {
         if (!opts.dry_run) {
-          PackReader scanned(p->path(), /*use_index_file=*/false);
+          PackReader scanned(p->path(), /*use_index_file=*/false, true, Follow::NoLinks);
           std::vector<IndexRecord> recs;
           for (uint64_t i = 0; i < scanned.index().count(); i++) recs.push_back(scanned.index().record_at(i));
           AtomicFile f(index_path_for(p->path()), 0444);
@@ -62,7 +62,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
   DigestSet lost;
   for (auto& d : damaged) {
     // Re-read the pack by scanning, so entries missing from a damaged index are found too.
-    PackReader scanned(d.pack->path(), /*use_index_file=*/false);
+    PackReader scanned(d.pack->path(), /*use_index_file=*/false, true, Follow::NoLinks);
     const IndexView& v = scanned.index();
     std::vector<IndexRecord> recs;
     for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));

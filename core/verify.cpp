@@ -18,14 +18,14 @@ uint64_t VerifyReport::lost_objects() const {
   return n;
 }
 
-static void check_index_file(const PackReader& pack, VerifyReport& rep) {
+static void check_index_file(const PackReader& pack, VerifyReport& rep, Follow follow) {
   std::string ip = index_path_for(pack.path());
   if (!path_exists(ip)) {
     rep.notes.push_back("no index file '" + ip + "' (rebuild it with 'hpak index')");
     return;
   }
   try {
-    MappedFile im(ip);
+    MappedFile im(ip, follow);
     IndexView v(im.bytes(), ip);
     if (v.pack_size() != pack.bytes().size() || v.pack_sum() != pack.stored_trailer()) {
       rep.problems.push_back("index '" + ip + "' does not belong to this pack (size or trailer differ)");
@@ -45,11 +45,13 @@ static void check_index_file(const PackReader& pack, VerifyReport& rep) {
 }
 
 VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
-  PackReader pack(path, /*use_index_file=*/false);
+  // A pack that is not standalone is in a library: a symlink there is refused.
+  Follow follow = opts.standalone ? Follow::Links : Follow::NoLinks;
+  PackReader pack(path, /*use_index_file=*/false, true, follow);
   VerifyReport rep;
   rep.pack = path;
   for (auto& d : pack.damage()) rep.problems.push_back("offset " + std::to_string(d.offset) + ": " + d.why);
-  check_index_file(pack, rep);
+  check_index_file(pack, rep, follow);
 
   const IndexView& idx = pack.index();
   const uint64_t n = idx.count();

@@ -41,7 +41,8 @@ struct VerifyReport {
 struct VerifyOptions {
   unsigned threads = 0;
   // A standalone pack must hold a catalog and every object its catalogs name.
-  // Packs of a library need neither (the library checks references across packs).
+  // Packs of a library need neither (the library checks references across packs),
+  // and are files inside a library: a symlink in their place is refused.
   bool standalone = true;
   Progress progress;
 };

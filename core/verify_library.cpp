@@ -99,7 +99,7 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     std::vector<Digest> blobs;
     try {
       r = verify_pack(path, vo);
-      PackReader scan(path, /*use_index_file=*/false); // the entries verify saw
+      PackReader scan(path, /*use_index_file=*/false, true, Follow::NoLinks); // the entries verify saw
       DigestSet lost_here;
       for (auto& b : r.bad_objects)
         if (b.lost) lost_here.insert(*digest_from_hex(b.digest));

@@ -25,11 +25,79 @@ Fd open_read(const std::string& path) {
   return Fd(fd);
 }
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
-  Fd fd = open_read(path);
+static const char* file_type_name(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISLNK(m)) return "a symbolic link";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  return "a file of an unknown type";
+}
+
+void throw_open_error(const std::string& path, int err, Follow follow) {
+  struct stat lst;
+  // O_NOFOLLOW on a symlink fails with ELOOP; say what is there.
+  if (err == ELOOP && follow == Follow::NoLinks && lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+    throw Error("refusing '" + path + "': it is a symbolic link, not a regular file");
+  throw_errno("unable to open '" + path + "'", err);
+}
+
+void require_regular(int fd, const std::string& path, uint64_t max_size, struct stat* st_out) {
   struct stat st;
-  if (fstat(fd.get(), &st) != 0) throw_errno("unable to stat '" + path + "'");
-  if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
+  if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + path + "'");
+  if (!S_ISREG(st.st_mode)) throw Error("refusing '" + path + "': it is " + file_type_name(st.st_mode) + ", not a regular file");
+  if (uint64_t(st.st_size) > max_size)
+    throw Error("refusing '" + path + "': it has " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_size) +
+                " such a file can have");
+  if (st_out) *st_out = st;
+}
+
+static Fd open_regular_impl(const std::string& path, Follow follow, uint64_t max_size, struct stat* st_out, bool missing_ok) {
+  int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow == Follow::NoLinks ? O_NOFOLLOW : 0);
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    if (errno == ENOENT && missing_ok) return Fd();
+    throw_open_error(path, errno, follow);
+  }
+  Fd guard(fd);
+  require_regular(fd, path, max_size, st_out);
+  return guard;
+}
+
+Fd open_regular(const std::string& path, Follow follow, uint64_t max_size, struct stat* st_out) {
+  return open_regular_impl(path, follow, max_size, st_out, false);
+}
+
+Fd open_regular_if_exists(const std::string& path, Follow follow, uint64_t max_size, struct stat* st_out) {
+  return open_regular_impl(path, follow, max_size, st_out, true);
+}
+
+Bytes read_regular(const std::string& path, Follow follow, uint64_t max_size) {
+  Fd fd = open_regular(path, follow, max_size);
+  return read_fd_bounded(fd.get(), path, max_size);
+}
+
+Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size) {
+  Bytes out;
+  uint8_t buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("unable to read '" + what + "'");
+    }
+    if (n == 0) break;
+    if (uint64_t(n) > max_size - out.size())
+      throw Error("refusing '" + what + "': it has more than the " + std::to_string(max_size) + " bytes such a file can have");
+    out.insert(out.end(), buf, buf + n);
+  }
+  return out;
+}
+
+MappedFile::MappedFile(const std::string& path, Follow follow) : path_(path) {
+  struct stat st;
+  Fd fd = open_regular(path, follow, kAnySize, &st);
   size_ = size_t(st.st_size);
   if (size_ == 0) return;
   void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);

@@ -7,7 +7,9 @@
 // removed, so no reader ever sees a partial file under the final name.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "core/util/bytes.hpp"
@@ -41,10 +43,35 @@ private:
 
 Fd open_read(const std::string& path);
 
+// Files that may be hostile (every file inside a library; man/hpak-library.7,
+// HOSTILE LIBRARY FILES) are opened with open_regular: the open never blocks
+// (O_NONBLOCK: a FIFO or a device in the file's place does not hang it), does
+// not follow a symlink in the last component unless `follow` (O_NOFOLLOW), and
+// what it opened must be a regular file (fstat on the descriptor, so nothing
+// can be swapped in between) of at most `max_size` bytes. Any of these fails
+// with a one-line Error naming the path and what was found there.
+constexpr uint64_t kAnySize = UINT64_MAX;
+enum class Follow { Links, NoLinks };
+Fd open_regular(const std::string& path, Follow follow, uint64_t max_size = kAnySize, struct stat* st_out = nullptr);
+// The same, but an empty Fd when nothing is at `path` (ENOENT).
+Fd open_regular_if_exists(const std::string& path, Follow follow, uint64_t max_size = kAnySize, struct stat* st_out = nullptr);
+// The whole content of a file open_regular accepts (at most `max_size` bytes,
+// even if it grows while being read).
+Bytes read_regular(const std::string& path, Follow follow, uint64_t max_size);
+// The pieces of open_regular, for callers that open with other flags (lock
+// files): the one-line error for a failed open (naming a symlink refused by
+// O_NOFOLLOW as such), and the check of what was opened.
+[[noreturn]] void throw_open_error(const std::string& path, int err, Follow follow);
+void require_regular(int fd, const std::string& path, uint64_t max_size = kAnySize, struct stat* st_out = nullptr);
+// Reads `fd` to EOF, failing once more than `max_size` bytes came.
+Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size);
+
 class MappedFile {
 public:
   MappedFile() = default;
-  explicit MappedFile(const std::string& path);
+  // Maps a regular file (opened with open_regular: never blocks on a FIFO;
+  // `follow` = Follow::NoLinks for files inside a library).
+  explicit MappedFile(const std::string& path, Follow follow = Follow::Links);
   ~MappedFile();
   MappedFile(MappedFile&& o) noexcept;
   MappedFile& operator=(MappedFile&& o) noexcept;

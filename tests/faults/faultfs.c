@@ -10,17 +10,19 @@
  *   link       link, linkat, symlink, symlinkat
  *   fsync      fsync, fdatasync
  *   truncate   ftruncate
+ *   flock      flock (a file system without working locks: FAULT_ERRNO=ENOLCK)
  *
  * Environment:
  *   FAULT_CALL         comma-separated kinds (or function names) to match;
- *                      unset, empty or "all": every kind above
+ *                      unset, empty or "all": every kind above but flock
  *   FAULT_PATH_SUBSTR  match only calls whose path (for fd calls, the fd's
  *                      path from /proc/self/fd; for renames, either path)
  *                      contains this string
  *   FAULT_NTH          fail the Nth matching call (1-based); 0 or unset: none
  *   FAULT_PERSIST      "1": also fail every matching call after the Nth
  *                      (a disk that stays full)
- *   FAULT_ERRNO        ENOSPC (default), EIO, EACCES, EDQUOT, EROFS or a number
+ *   FAULT_ERRNO        ENOSPC (default), EIO, EACCES, EDQUOT, EROFS, EPERM,
+ *                      ENOLCK, EOPNOTSUPP, ENOSYS or a number
  *   FAULT_COUNT_FILE   if set, append "<count>\n" (the number of matching
  *                      calls this process made) to this file at exit; with
  *                      FAULT_NTH unset, the shim then only counts
@@ -38,16 +40,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { K_WRITE = 1, K_OPEN = 2, K_MKDIR = 4, K_RENAME = 8, K_LINK = 16, K_FSYNC = 32, K_TRUNCATE = 64 };
+enum { K_WRITE = 1, K_OPEN = 2, K_MKDIR = 4, K_RENAME = 8, K_LINK = 16, K_FSYNC = 32, K_TRUNCATE = 64, K_FLOCK = 128 };
 
 static int cfg_ready;
-static unsigned cfg_kinds = ~0u;
+static unsigned cfg_kinds = ~0u & ~(unsigned)K_FLOCK;
 static char cfg_names[512]; /* ",name1,name2," for function-name matches */
 static const char* cfg_substr;
 static long cfg_nth;
@@ -65,6 +68,9 @@ static int parse_errno(const char* s) {
   if (!strcmp(s, "EDQUOT")) return EDQUOT;
   if (!strcmp(s, "EROFS")) return EROFS;
   if (!strcmp(s, "EPERM")) return EPERM;
+  if (!strcmp(s, "ENOLCK")) return ENOLCK;
+  if (!strcmp(s, "EOPNOTSUPP")) return EOPNOTSUPP;
+  if (!strcmp(s, "ENOSYS")) return ENOSYS;
   return atoi(s) > 0 ? atoi(s) : ENOSPC;
 }
 
@@ -99,6 +105,7 @@ static void configure(void) {
       else if (!strcmp(tok, "link")) cfg_kinds |= K_LINK;
       else if (!strcmp(tok, "fsync")) cfg_kinds |= K_FSYNC;
       else if (!strcmp(tok, "truncate")) cfg_kinds |= K_TRUNCATE;
+      else if (!strcmp(tok, "flock")) cfg_kinds |= K_FLOCK;
       else if (used + strlen(tok) + 2 < sizeof cfg_names) {
         used += (size_t)snprintf(cfg_names + used, sizeof cfg_names - used, "%s,", tok);
       }
@@ -358,4 +365,11 @@ REAL(int, ftruncate, int, off_t)
 int ftruncate(int fd, off_t len) {
   if (fd_fails(K_TRUNCATE, "ftruncate", fd)) return -1;
   return get_ftruncate()(fd, len);
+}
+
+/* ---- flock ---- */
+REAL(int, flock, int, int)
+int flock(int fd, int op) {
+  if (fd_fails(K_FLOCK, "flock", fd)) return -1;
+  return get_flock()(fd, op);
 }
