@@ -2,7 +2,7 @@
 """The cost of the library's fsync protocol (hpak-library(7), DURABILITY).
 
 Times `hpak pack --into` (a first environment into an empty library) and
-`hpak gc --grace 0` (rewriting a library from which one of two environments
+`hpak gc --grace 0` (rewriting a pack of two environments, one of which
 was removed), with fsync on (the default) and off (HPAK_FSYNC=0), on a small
 tree and a large one, on a disk file system and on tmpfs. Arms run
 interleaved; medians (min-max) of RUNS runs; the page cache is warm; every
@@ -62,7 +62,7 @@ def main():
     env_on = dict(os.environ)
     env_on.pop("HPAK_FSYNC", None)
     env_off = dict(env_on, HPAK_FSYNC="0")
-    trees = [("small", 200, 4096), ("large", 20000, 4096)]
+    trees = [("small", 200, 4096), ("large", 10000, 4096)]
     rows = []
     for where in (DISK, TMPFS):
         w = tempfile.mkdtemp(prefix="hpak-fsync-", dir=where)
@@ -71,12 +71,17 @@ def main():
                 a, b = f"{w}/src-{tname}-a", f"{w}/src-{tname}-b"
                 make_tree(a, files, size, 1)
                 make_tree(b, files, size, 2)
-                # gc template: two envs, one removed.
+                # gc template: one pack holding envs a and b, of which only a
+                # stays named: gc rewrites it (copies a's objects to a new pack).
+                ab = f"{w}/src-{tname}-ab"
+                os.makedirs(ab)
+                shutil.copytree(a, f"{ab}/a")
+                shutil.copytree(b, f"{ab}/b")
                 tmpl = f"{w}/gc-{tname}"
                 subprocess.run([HPAK, "-q", "init", tmpl], check=True)
+                subprocess.run([HPAK, "-q", "pack", ab, "--into", tmpl, "--name", "ab", "-j", "2"], check=True)
                 subprocess.run([HPAK, "-q", "pack", a, "--into", tmpl, "--name", "a", "-j", "2"], check=True)
-                subprocess.run([HPAK, "-q", "pack", b, "--into", tmpl, "--name", "b", "-j", "2"], check=True)
-                subprocess.run([HPAK, "-q", "catalogs", "rm", tmpl, "b"], check=True)
+                subprocess.run([HPAK, "-q", "catalogs", "rm", tmpl, "ab"], check=True)
                 subprocess.run(["sync"])
                 times = {("pack", "on"): [], ("pack", "off"): [], ("gc", "on"): [], ("gc", "off"): []}
                 for r in range(RUNS):
@@ -86,7 +91,7 @@ def main():
                     for mode, env in arms:
                         lib = f"{w}/lib-{tname}-{mode}"
                         shutil.rmtree(lib, ignore_errors=True)
-                        subprocess.run([HPAK, "-q", "init", lib], check=True)
+                        subprocess.run([HPAK, "-q", "init", lib], check=True, stdout=subprocess.DEVNULL)
                         times[("pack", mode)].append(run([HPAK, "-q", "pack", a, "--into", lib, "--name", "a", "-j", "2"], env))
                         shutil.rmtree(lib)
                         shutil.copytree(tmpl, lib, symlinks=True)
@@ -95,7 +100,7 @@ def main():
                         shutil.rmtree(lib)
                 # fsync counts (one strace run each, fsync on).
                 lib = f"{w}/lib-count"
-                subprocess.run([HPAK, "-q", "init", lib], check=True)
+                subprocess.run([HPAK, "-q", "init", lib], check=True, stdout=subprocess.DEVNULL)
                 n_pack = fsyncs([HPAK, "-q", "pack", a, "--into", lib, "--name", "a", "-j", "2"], env_on)
                 shutil.rmtree(lib)
                 shutil.copytree(tmpl, lib, symlinks=True)
