@@ -338,6 +338,8 @@ GcResult gc(Library& lib, const GcOptions& opts) {
       kept_names.push_back(name);
     }
   }
+  // A dropped name must not come back after a power loss once its packs are gone.
+  if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.root() + "/catalogs");
 
   DigestSet live;
   mark(lib, kept_names, live);
@@ -493,7 +495,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
       if (res.copied_objects > 0) {
         written = w.finish();
         tmp.commit_as(tmp.temp_path() + ".done");
-        new_name = lib.publish_pack(tmp.final_path(), *written);
+        new_name = lib.publish_pack(tmp.final_path(), *written); // durable: pack, index, packs/ before any condemn
       }
     }
     res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

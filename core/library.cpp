@@ -56,7 +56,7 @@ void Library::init(const std::string& root, bool shared, int level) {
     std::string text = std::string(kMarkerLine) + "\n" + (want_shared ? "shared\n" : "") +
                        (want_level >= 0 ? "level " + std::to_string(want_level) + "\n" : "");
     f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-    f.commit();
+    f.commit(/*durable=*/true);
     return;
   }
   AtomicFile f(marker, shared ? 0664 : 0644);
@@ -64,7 +64,7 @@ void Library::init(const std::string& root, bool shared, int level) {
                      (level >= 0 ? "level " + std::to_string(level) + "\n" : "");
   f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   try {
-    f.commit(false, /*no_replace=*/true);
+    f.commit(/*durable=*/true, /*no_replace=*/true); // also syncs the root: its subdirectories' entries
   } catch (const Error&) {
     if (!path_exists(marker)) throw; // someone else initialised it at the same time: fine
   }
@@ -316,7 +316,7 @@ void Library::set_catalog(const std::string& name, const Digest& d) {
   AtomicFile f(root_ + "/catalogs/" + name, shared_ ? 0664 : 0644);
   std::string text = "hpak-catalog 1\n" + to_hex(d) + "\n";
   f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-  f.commit();
+  f.commit(/*durable=*/true); // the name's text, then catalogs/, before success is reported
   touch_used(name);
 }
 
@@ -363,14 +363,37 @@ int64_t Library::last_used(const std::string& name) const {
   return 0;
 }
 
+// Size of a regular file, or -1 if there is none.
+static int64_t file_size(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return int64_t(st.st_size);
+}
+
 std::string Library::publish_pack(const std::string& tmp_path, const PackResult& r) {
   std::string name = pack_file_name(r.file_sum);
   std::string final_pack = packs_dir() + "/" + name;
   if (shared_) chmod(tmp_path.c_str(), 0444);
+  // Durability (hpak-library(7)): the pack's data is on disk before a name
+  // points at it, the index's before it is renamed in, and packs/ (both
+  // entries) before this returns and anything relies on them.
+  try {
+    sync_path(tmp_path);
+  } catch (const Error&) {
+    unlink(tmp_path.c_str());
+    throw;
+  }
   // The name is the SHA-256 of the content: if it exists it is the same pack.
   // link() never replaces and works on NFS (renameat2's RENAME_NOREPLACE does not).
   // The temp file is consumed either way: a failed publish leaves nothing in tmp/.
   bool created = link(tmp_path.c_str(), final_pack.c_str()) == 0;
+  if (!created && errno == EEXIST && file_size(final_pack) != int64_t(r.size)) {
+    // Not this pack, whatever its name says: a leftover of a power loss
+    // before its data was durable (written with HPAK_FSYNC=0, or by an hpak
+    // that did not sync). Replace it with the real content.
+    created = rename(tmp_path.c_str(), final_pack.c_str()) == 0;
+    if (!created) errno = EEXIST;
+  }
   if (!created && errno != EEXIST) {
     int err = errno;
     unlink(tmp_path.c_str());
@@ -378,17 +401,20 @@ std::string Library::publish_pack(const std::string& tmp_path, const PackResult&
   }
   unlink(tmp_path.c_str());
   std::string idx_path = index_path_for(final_pack);
-  if (!path_exists(idx_path)) {
+  Bytes idx_bytes = encode_index(r.records, r.size, r.pack_sum);
+  if (file_size(idx_path) != int64_t(idx_bytes.size())) { // absent, or a leftover as above
     try {
       AtomicFile idx(idx_path, 0444);
-      idx.write(encode_index(r.records, r.size, r.pack_sum));
-      idx.commit();
+      idx.write(idx_bytes);
+      idx.commit(/*durable=*/true); // syncs the index, then packs/
     } catch (const Error&) {
       // Without its index the pack is invisible garbage: take back the one we
       // just linked (an identical pack that was already there is not ours).
       if (created) unlink(final_pack.c_str());
       throw;
     }
+  } else {
+    sync_dir(packs_dir()); // published by another writer, maybe not synced yet
   }
   return name;
 }

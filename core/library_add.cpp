@@ -88,6 +88,10 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
       publish_pack(tmp_path, r);
       res.repairs++;
     }
+    // Every object is in a pack published (and synced: publish_pack) by this
+    // add or another; packs/ is synced again in case it was another's, not yet
+    // synced. Then the name, durable before success is reported.
+    if (res.pack_name.empty() && res.repairs == 0) sync_dir(packs_dir());
     set_catalog(name, res.catalog_digest);
   }
   // Keep lookups O(log n): fold the packs into the midx once enough are outside it.

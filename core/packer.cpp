@@ -339,9 +339,9 @@ PackFileResult pack_to_file(const std::string& src, const std::string& out_path,
   std::string idx_path = index_path_for(out_path);
   AtomicFile idx_file(idx_path, 0644);
   idx_file.write(encode_index(res.pack.records, res.pack.size, res.pack.pack_sum));
-  pack_file.commit();
+  pack_file.commit(/*durable=*/true); // the pack durable before its index appears
   try {
-    idx_file.commit();
+    idx_file.commit(/*durable=*/true);
   } catch (const Error&) {
     unlink(out_path.c_str()); // as promised: nothing under either name unless both complete
     throw;

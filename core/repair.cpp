@@ -45,7 +45,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
           for (uint64_t i = 0; i < scanned.index().count(); i++) recs.push_back(scanned.index().record_at(i));
           AtomicFile f(index_path_for(p->path()), 0444);
           f.write(encode_index(recs, scanned.bytes().size(), scanned.stored_trailer()));
-          f.commit();
+          f.commit(/*durable=*/true); // replaces the old index: never by an empty one after a crash
         }
         res.indexes_rebuilt++;
         res.notes.push_back(std::string(opts.dry_run ? "would rebuild" : "rebuilt") + " the index of '" + base_name(p->path()) + "'");
@@ -105,7 +105,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
     if (!opts.dry_run) {
       PackResult pr = w->finish();
       tmp->commit_as(tmp->temp_path() + ".done");
-      lib.publish_pack(tmp->final_path(), pr);
+      lib.publish_pack(tmp->final_path(), pr); // durable (pack, index, packs/) before the damaged one goes
       std::string dmg = lib.root() + "/damaged";
       if (mkdir(dmg.c_str(), lib.shared() ? 02775 : 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
       if (lib.shared()) chmod(dmg.c_str(), 02775);

@@ -254,7 +254,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     int64_t fence = 0;
     bool old_valid = old && old->target == real_target;
     if (old_valid) {
-      fence = old->fence_ns;
+      fence = old->fence_trusted() ? old->fence_ns : 0; // after a reboot, compare content
       if (old->catalog_digest == digest) {
         prev = &cat;
       } else {

@@ -1,5 +1,6 @@
 #include "core/restore_state.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,6 +9,24 @@
 #include "core/util/zstd_codec.hpp"
 
 namespace hpak {
+
+const BootId& current_boot_id() {
+  static const BootId id = [] {
+    BootId b{};
+    try {
+      Bytes text = read_file("/proc/sys/kernel/random/boot_id"); // "8-4-4-4-12" hex digits
+      std::string hex;
+      for (uint8_t c : text)
+        if (isxdigit(c)) hex += char(c);
+      if (hex.size() != 32) return BootId{};
+      for (size_t i = 0; i < 16; i++) b[i] = uint8_t(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    } catch (const std::exception&) {
+      return BootId{};
+    }
+    return b;
+  }();
+  return id;
+}
 
 std::optional<RestoreState> read_state(int target_fd) {
   int fd = openat(target_fd, kStateName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -18,12 +37,16 @@ std::optional<RestoreState> read_state(int target_fd) {
     if (b.size() < 8) return std::nullopt;
     if (xxh64(ByteSpan(b.data(), b.size() - 8)) != get_u64(b.data() + b.size() - 8)) return std::nullopt;
     ByteReader r(ByteSpan(b.data(), b.size() - 8), kStateName);
-    if (std::memcmp(r.bytes(4).data(), "HPRS", 4) != 0 || r.u32() != 1) return std::nullopt;
+    if (std::memcmp(r.bytes(4).data(), "HPRS", 4) != 0) return std::nullopt;
+    uint32_t version = r.u32();
+    if (version != 1 && version != 2) return std::nullopt;
     RestoreState s;
     s.complete = r.u8() == 1;
     s.catalog_codec = r.u8();
     r.bytes(6);
     s.fence_ns = int64_t(r.u64());
+    s.boot_id = BootId{};
+    if (version == 2) std::memcpy(s.boot_id.data(), r.bytes(16).data(), 16);
     std::memcpy(s.catalog_digest.data(), r.bytes(32).data(), 32);
     s.target = std::string(r.str(4096));
     s.library = std::string(r.str(4096));
@@ -69,11 +92,12 @@ void RestoreState::set_catalog_stored(formats::Codec codec, uint64_t raw_len, By
 void write_state(int target_fd, const std::string& target_shown, const RestoreState& s) {
   Bytes b;
   for (char c : {'H', 'P', 'R', 'S'}) put_u8(b, uint8_t(c));
-  put_u32(b, 1);
+  put_u32(b, 2);
   put_u8(b, s.complete ? 1 : 0);
   put_u8(b, s.catalog_codec);
   for (int i = 0; i < 6; i++) put_u8(b, 0);
   put_u64(b, uint64_t(s.fence_ns));
+  put_bytes(b, s.boot_id);
   put_bytes(b, s.catalog_digest);
   put_str(b, s.target);
   put_str(b, s.library);

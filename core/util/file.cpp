@@ -224,8 +224,39 @@ AtomicFile::~AtomicFile() {
   }
 }
 
-void AtomicFile::commit(bool fsync_first, bool no_replace) {
-  if (fsync_first && fsync(fd_.get()) != 0) throw_errno("unable to sync '" + temp_ + "'");
+bool fsync_enabled() {
+  static const bool enabled = [] {
+    const char* v = getenv("HPAK_FSYNC");
+    return !(v && std::string(v) == "0");
+  }();
+  return enabled;
+}
+
+void sync_fd(int fd, const std::string& what) {
+  if (!fsync_enabled()) return;
+  while (fsync(fd) != 0)
+    if (errno != EINTR) throw_errno("unable to sync '" + what + "'");
+}
+
+void sync_path(const std::string& path) {
+  if (!fsync_enabled()) return;
+  sync_fd(open_read(path).get(), path);
+}
+
+void sync_dir(const std::string& dir) {
+  if (!fsync_enabled()) return;
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw_errno("unable to open directory '" + dir + "'");
+  Fd guard(fd);
+  while (fsync(fd) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EINVAL) return; // the file system cannot sync a directory
+    throw_errno("unable to sync directory '" + dir + "'");
+  }
+}
+
+void AtomicFile::commit(bool durable, bool no_replace) {
+  if (durable) sync_fd(fd_.get(), temp_);
   if (::close(fd_.release()) != 0) throw_errno("unable to close '" + temp_ + "'");
   if (no_replace) {
     // link(2) fails with EEXIST instead of replacing, and (unlike renameat2's
@@ -236,11 +267,13 @@ void AtomicFile::commit(bool fsync_first, bool no_replace) {
     throw_errno("unable to publish '" + final_ + "'");
   }
   committed_ = true;
+  if (durable) sync_dir(dir_name(final_));
 }
 
-void AtomicFile::commit_as(const std::string& final_path, bool fsync_first) {
+void AtomicFile::commit_as(const std::string& final_path, bool sync_data) {
   final_ = final_path;
-  commit(fsync_first);
+  if (sync_data) sync_fd(fd_.get(), temp_);
+  commit();
 }
 
 long raise_fd_limit() {

@@ -5,6 +5,11 @@
 // writes to a unique temp name in the destination directory and publishes with
 // rename(2) on commit(); if it is destroyed uncommitted, the temp file is
 // removed, so no reader ever sees a partial file under the final name.
+//
+// Durability (man/hpak-library.7, "Durability"): `sync_fd`, `sync_path` and
+// `sync_dir` fsync a file's data or a directory's entries, unless HPAK_FSYNC=0
+// switched syncing off (`fsync_enabled`); a commit(durable=true) syncs the
+// data before the rename and the directory after it.
 #pragma once
 
 #include <cstdint>
@@ -113,11 +118,15 @@ public:
   const std::string& temp_path() const { return temp_; }
   const std::string& final_path() const { return final_; }
   void write(ByteSpan data) { write_all(fd_.get(), data, temp_); }
-  // fsync (optional), close and rename into place. If `no_replace`, fail with
-  // EEXIST instead of replacing an existing file (link + unlink: NFS-safe).
-  void commit(bool fsync_first = false, bool no_replace = false);
+  // Close and rename into place. If `durable`, the data is synced before the
+  // rename and the directory after it: once commit returns, the file survives
+  // a power loss under its final name. If `no_replace`, fail with EEXIST
+  // instead of replacing an existing file (link + unlink: NFS-safe).
+  void commit(bool durable = false, bool no_replace = false);
   // Rename to a different final name (e.g. a name known only after hashing).
-  void commit_as(const std::string& final_path, bool fsync_first = false);
+  // `sync_data`: the data is synced before the rename (not the directory: for
+  // a hand-off in tmp/ to a publish that links the file elsewhere).
+  void commit_as(const std::string& final_path, bool sync_data = false);
 
 private:
   std::string final_;
@@ -125,6 +134,16 @@ private:
   Fd fd_;
   bool committed_ = false;
 };
+
+// False when the environment says HPAK_FSYNC=0 (unsafe: for throwaway
+// libraries, e.g. CI caches on tmpfs). Read once per process.
+bool fsync_enabled();
+// fsync(2) of a descriptor / a file by path / a directory (its entries), when
+// fsync_enabled(); throws on failure. A file system that cannot sync a
+// directory (EINVAL) is not an error.
+void sync_fd(int fd, const std::string& what);
+void sync_path(const std::string& path);
+void sync_dir(const std::string& dir);
 
 // Raises RLIMIT_NOFILE's soft limit to the hard limit; returns the new soft limit.
 long raise_fd_limit();

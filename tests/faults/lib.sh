@@ -125,7 +125,9 @@ import struct, sys
 b = open(sys.argv[1], "rb").read()
 try:
     assert b[:4] == b"HPRS"
-    pos = 56
+    (version,) = struct.unpack_from("<I", b, 4)
+    assert version in (1, 2)
+    pos = 56 + (16 if version == 2 else 0)  # version 2: a 16-byte boot id after fence_ns
     strs = []
     for _ in range(3):
         (n,) = struct.unpack_from("<I", b, pos)
