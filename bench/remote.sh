@@ -19,7 +19,7 @@ gen=$build/bench/hpak-gencorpus
 . "$src_root/tests/cli/remote_helpers.sh"
 w=$(mktemp -d /var/tmp/hpak-bench-remote-XXXXXX)
 trap 'stop_servers; rm -rf "$w"' EXIT
-j() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read().splitlines()[-1])[sys.argv[1]])' "$1"; }
+j() { "$py" -c 'import json,sys; print(json.loads(sys.stdin.read().splitlines()[-1])[sys.argv[1]])' "$1"; }
 now() { date +%s.%N; }
 
 "$gen" --profile rcc --files "$files" --seed 7 "$w/env1" >/dev/null
@@ -89,7 +89,7 @@ for i in $(seq 1 "$fetchers"); do
   "$hpak" verify "$w/cc$i" >/dev/null 2>&1 && verified=$((verified + 1))
   [ -s "$w/cc$i.json" ] && tail -1 "$w/cc$i.json" >>"$w/all.json"
 done
-python3 - "$w/all.json" "$fetchers" "$ok" "$verified" "$(echo "$t1 - $t0" | bc)" <<'PY'
+"$py" - "$w/all.json" "$fetchers" "$ok" "$verified" "$(echo "$t1 - $t0" | bc)" <<'PY'
 import json, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1])] if __import__("os").path.getsize(sys.argv[1]) else []
 n, ok, ver, secs = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])

@@ -4,9 +4,11 @@
 #   start_nginx WWW_DIR LOG_DIR   -> $nginx_port (serves WWW_DIR)
 #   start_bad MODE ROOT_DIR LOG [AFTER] -> $bad_port
 server_pids=()
+# The system python when there is one: a pyenv shim costs seconds per start under load.
+py=$(command -v /usr/bin/python3 || command -v python3)
 
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
 start_nginx() {
@@ -50,7 +52,7 @@ CONF
 start_bad() {
   local mode=$1 root=$2 log=$3 after=${4:-0} pf i
   pf=$(mktemp -u "${TMPDIR:-/tmp}/hpak-bad-port-XXXXXX")
-  python3 "$src_root/tests/tools/bad_http_server.py" --root "$root" --mode "$mode" --after "$after" --port-file "$pf" --log "$log" 2>>"$log.stderr" &
+  "$py" "$src_root/tests/tools/bad_http_server.py" --root "$root" --mode "$mode" --after "$after" --port-file "$pf" --log "$log" 2>>"$log.stderr" &
   server_pids+=($!)
   for i in $(seq 1 200); do
     [ -s "$pf" ] && break

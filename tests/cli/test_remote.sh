@@ -10,13 +10,13 @@ for tool in nginx curl; do
 done
 trap 'stop_servers; cli_cleanup' EXIT
 
-json() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$work/$1.out" "$2"; }
+json() { "$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$work/$1.out" "$2"; }
 same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fail "$1 and $2 differ: $(diff -r --no-dereference -x .hpak-state "$1" "$2" | head -5)"; }
 
 # Two environments sharing most files, in one library.
 make_tree "$work/src1" 150 1
 cp -a "$work/src1" "$work/src2"
-python3 - "$work/src2" <<'PY'
+"$py" - "$work/src2" <<'PY'
 import os, sys
 root = sys.argv[1]
 for i, (d, _, files) in enumerate(os.walk(root)):
@@ -104,7 +104,7 @@ bad_fetch() { # NAME MODE [ARGS...]: a cold fetch of env1 through the test serve
   run "$name" fetch "http://127.0.0.1:$bad_port" env1 --into "$work/c_$name" --json "$@"
 }
 for mode in ok full200 short reset 503 429 redirect slow; do
-  bad_fetch "m_$mode" "$mode" --timeout 2 --max-range 65536
+  bad_fetch "m_$mode" "$mode" --timeout 2 --max-range 262144
   expect_rc "m_$mode" 0
   [ "$(json "m_$mode" objects_fetched)" = "$n_objects" ] || fail "$mode: fetched $(json "m_$mode" objects_fetched) of $n_objects"
   run "mv_$mode" verify "$work/c_m_$mode"; expect_rc "mv_$mode" 0
