@@ -3,6 +3,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <deque>
+#include <future>
+#include <thread>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -228,12 +231,61 @@ std::vector<Range> plan_ranges(std::vector<Want> wants, const Remote& r, const F
   return out;
 }
 
+// Checks fetched ranges on helper threads (decoding and hashing are the
+// costly part of a fetch) while the transfers go on; the checked entries go
+// to `store` on the calling thread, range by range in arrival order. At most
+// one range per core is being checked; its body is held until then.
+class RangeChecker {
+public:
+  using Store = std::function<void(const IndexRecord&, ByteSpan)>;
+  RangeChecker(const Progress& progress, uint64_t total, Store store)
+      : progress_(progress), total_(total), store_(std::move(store)),
+        max_(std::max(2u, std::thread::hardware_concurrency())) {}
+
+  void add(const Range& rg, Bytes body, const std::string& url) {
+    auto job = std::make_unique<Job>();
+    job->rg = &rg;
+    job->body = std::move(body);
+    Job* j = job.get();
+    job->done = std::async(std::launch::async, [j, url] {
+      for (const IndexRecord& rec : j->rg->recs) j->stored.push_back(check_entry(*j->rg, j->body, rec, url));
+    });
+    jobs_.push_back(std::move(job));
+    drain(max_);
+  }
+  // Stores finished ranges, waiting while more than `keep` are in flight.
+  void drain(size_t keep) {
+    while (!jobs_.empty() && (jobs_.size() > keep || jobs_.front()->done.wait_for(std::chrono::seconds(0)) ==
+                                                         std::future_status::ready)) {
+      Job& j = *jobs_.front();
+      j.done.get(); // rethrows a Mismatch
+      for (size_t k = 0; k < j.stored.size(); k++) store_(j.rg->recs[k], j.stored[k]);
+      done_bytes_ += j.rg->end - j.rg->start;
+      report(progress_, "fetch", done_bytes_, total_);
+      jobs_.pop_front();
+    }
+  }
+
+private:
+  struct Job {
+    const Range* rg = nullptr;
+    Bytes body;
+    std::vector<ByteSpan> stored;
+    std::future<void> done; // last: its destructor waits for the thread
+  };
+  const Progress& progress_;
+  uint64_t total_, done_bytes_ = 0;
+  Store store_;
+  size_t max_;
+  std::deque<std::unique_ptr<Job>> jobs_;
+};
+
 // Fetches the entries of `wants` into `sink` (steps 4-6).
 void fetch_objects(const Remote& r, HttpClient& http, const std::vector<Want>& wants, PackSink& sink,
                    const FetchOptions& o, FetchResult& res) {
   std::vector<Range> ranges = plan_ranges(wants, r, o);
   std::vector<HttpRequest> reqs;
-  uint64_t total = 0, done_bytes = 0;
+  uint64_t total = 0;
   for (const Range& rg : ranges) {
     HttpRequest q;
     q.url = r.packs[rg.pack].url;
@@ -246,17 +298,13 @@ void fetch_objects(const Remote& r, HttpClient& http, const std::vector<Want>& w
   res.ranges += ranges.size();
   res.range_bytes += total;
   try {
-    http.run(reqs, [&](size_t i, Bytes& body) {
-      const Range& rg = ranges[i];
-      for (const IndexRecord& rec : rg.recs) {
-        ByteSpan stored = check_entry(rg, body, rec, reqs[i].url);
-        sink.append(rec, stored);
-        res.objects_fetched++;
-        res.needed_bytes += kEntryHeaderSize + rec.stored_len;
-      }
-      done_bytes += rg.end - rg.start;
-      report(o.progress, "fetch", done_bytes, total);
+    RangeChecker checker(o.progress, total, [&](const IndexRecord& rec, ByteSpan stored) {
+      sink.append(rec, stored);
+      res.objects_fetched++;
+      res.needed_bytes += kEntryHeaderSize + rec.stored_len;
     });
+    http.run(reqs, [&](size_t i, Bytes& body) { checker.add(ranges[i], std::move(body), reqs[i].url); });
+    checker.drain(0);
   } catch (const Mismatch&) {
     sink.discard();
     throw;
