@@ -4,20 +4,22 @@
 
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
+#include "cmd/remote.hpp"
 #include "core/restore.hpp"
 
 namespace hpak::cmd {
 
 namespace {
 struct Options {
-  std::string lib, name, target;
+  std::string lib, name, target, cache;
+  FetchOptions fetch;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false;
   bool preserve_setid = false;
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory")->required();
+  app.add_option("library", o.lib, "Library directory, or URL of a published library (http:// or https://)")->required();
   app.add_option("catalog", o.name, "Catalog name")->required();
   app.add_option("target", o.target, "Target directory (created with its missing parents if missing)")->required();
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
@@ -28,9 +30,27 @@ void setup(CLI::App& app) {
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
   app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
+  app.add_option("--cache", o.cache, "With a URL: the local library to fetch into (default $XDG_CACHE_HOME/hpak)");
+  add_fetch_options(app, o.fetch);
+}
+
+// hpak restore URL NAME TARGET: fetch into the cache library first; returns
+// the name the catalog has there (core/remote_fetch.hpp, remote_cache_name).
+std::string fetch_into_cache() {
+  if (o.cache.empty()) o.cache = default_remote_cache();
+  auto cache = open_or_create_library(o.cache);
+  o.fetch.local_name = remote_cache_name(o.lib, o.name);
+  o.fetch.progress = progress_bar();
+  double t0 = now_seconds();
+  FetchResult r = fetch(*cache, o.lib, o.name, o.fetch);
+  clear_progress();
+  if (!global().quiet && !o.json) print_fetch_summary(stdout, o.lib, o.name, r, now_seconds() - t0);
+  o.lib = o.cache;
+  return o.fetch.local_name;
 }
 
 int run() {
+  std::string name = is_remote_url(o.lib) ? fetch_into_cache() : o.name;
   Library lib(o.lib, /*check_index_trailers=*/o.verify);
   RestoreOptions ro;
   ro.threads = o.threads;
@@ -42,7 +62,7 @@ int run() {
   ro.preserve_setid = o.preserve_setid;
   ro.progress = progress_bar();
   double t0 = now_seconds();
-  RestoreStats s = restore(lib, o.name, o.target, ro);
+  RestoreStats s = restore(lib, name, o.target, ro);
   double secs = now_seconds() - t0;
   clear_progress();
   for (auto& f : s.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());

@@ -1,0 +1,84 @@
+// hpak fetch URL NAME --into LIB: fetch a catalog and the objects LIB lacks
+// from a published library (core/remote_fetch.hpp), then set NAME in LIB.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "cmd/remote.hpp"
+
+namespace hpak::cmd {
+
+void add_fetch_options(CLI::App& app, FetchOptions& o) {
+  app.add_option("--parallel", o.http.parallel, "HTTP transfers at once (default 8)")->check(CLI::Range(1, 64));
+  app.add_option("--timeout", o.http.timeout, "Seconds to connect, and without a byte received, before a retry (default 30)")
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--attempts", o.http.attempts, "Attempts per request, for resets, timeouts, 429 and 5xx (default 6)")
+      ->check(CLI::Range(1, 20));
+  app.add_option("--gap", o.gap, "Merge objects of a pack into one range across gaps up to this many bytes (default 262144)");
+  app.add_option("--max-range", o.max_range, "Largest range to ask for in one request, in bytes (default 16777216)")
+      ->check(CLI::Range(uint64_t(4096), uint64_t(1) << 40));
+}
+
+std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
+  if (!Library::is_library(dir)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error("unable to create directory '" + dir + "': " + ec.message());
+    Library::init(dir);
+  }
+  return std::make_unique<Library>(dir);
+}
+
+void print_fetch_summary(FILE* to, const std::string& url, const std::string& name, const FetchResult& r, double secs) {
+  fprintf(to,
+          "fetched '%s' from '%s' (generation %llu): %llu of %llu objects (%s stored) in %llu ranges, %llu requests, %s "
+          "transferred, in %.3f s\n",
+          name.c_str(), url.c_str(), (unsigned long long)r.generation, (unsigned long long)r.objects_fetched,
+          (unsigned long long)r.objects, human_bytes(r.needed_bytes).c_str(), (unsigned long long)r.ranges,
+          (unsigned long long)r.requests, human_bytes(r.transferred_bytes).c_str(), secs);
+}
+
+namespace {
+struct Options {
+  std::string url, name, into, as;
+  bool json = false;
+  FetchOptions fo;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("url", o.url, "URL of a published library (http:// or https://)")->required();
+  app.add_option("catalog", o.name, "Catalog name")->required();
+  app.add_option("--into", o.into, "Library to fetch into (created if missing)")->required();
+  app.add_option("--as", o.as, "Name to give the catalog in the library (default: its remote name)");
+  add_fetch_options(app, o.fo);
+  app.add_flag("--json", o.json, "Print the summary as JSON");
+}
+
+int run() {
+  auto lib = open_or_create_library(o.into);
+  o.fo.local_name = o.as;
+  o.fo.progress = progress_bar();
+  double t0 = now_seconds();
+  FetchResult r = fetch(*lib, o.url, o.name, o.fo);
+  double secs = now_seconds() - t0;
+  clear_progress();
+  if (o.json)
+    printf("{\"url\":%s,\"catalog\":%s,\"digest\":\"%s\",\"generation\":%llu,\"objects\":%llu,\"objects_fetched\":%llu,"
+           "\"needed_bytes\":%llu,\"range_bytes\":%llu,\"transferred_bytes\":%llu,\"ranges\":%llu,\"requests\":%llu,"
+           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"seconds\":%.3f}\n",
+           json_str(o.url).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(),
+           (unsigned long long)r.generation, (unsigned long long)r.objects, (unsigned long long)r.objects_fetched,
+           (unsigned long long)r.needed_bytes, (unsigned long long)r.range_bytes, (unsigned long long)r.transferred_bytes,
+           (unsigned long long)r.ranges, (unsigned long long)r.requests, (unsigned long long)r.retries,
+           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans, secs);
+  else
+    print_fetch_summary(stdout, o.url, o.name, r, secs);
+  return kExitOk;
+}
+} // namespace
+
+extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library over HTTP", setup, run};
+
+} // namespace hpak::cmd

@@ -1,0 +1,312 @@
+#include "core/remote_http.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+namespace hpak {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+bool retryable(CURLcode c) {
+  switch (c) {
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_RECV_ERROR:
+  case CURLE_SEND_ERROR:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_GOT_NOTHING:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_WEIRD_SERVER_REPLY:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool retryable_status(long s) { return s == 408 || s == 429 || (s >= 500 && s <= 599); }
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(tolower((unsigned char)c));
+  return s;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) i++;
+  return s.substr(i);
+}
+
+} // namespace
+
+std::string describe(const HttpRequest& r) {
+  if (!r.ranged) return "'" + r.url + "'";
+  return "'" + r.url + "' (bytes " + std::to_string(r.start) + "-" + std::to_string(r.end - 1) + ")";
+}
+
+// One request: its easy handle (for the current attempt) and what came back.
+struct HttpClient::Transfer {
+  size_t index = 0;
+  const HttpRequest* req = nullptr;
+  int attempt = 0;
+  Clock::time_point ready{};
+  CURL* easy = nullptr;
+  CURLM* multi = nullptr;
+  curl_slist* headers = nullptr;
+  Bytes body;
+  uint64_t seen = 0;        // body bytes received in this attempt
+  long status = 0;
+  std::string content_range;
+  double retry_after = -1;
+  bool slice_done = false;  // a 200 carried the whole file: the slice is in, stop
+  bool too_long = false;
+  char errbuf[CURL_ERROR_SIZE] = {};
+
+  ~Transfer() { drop(); }
+  void drop() {
+    if (easy) {
+      if (multi) curl_multi_remove_handle(multi, easy);
+      curl_easy_cleanup(easy);
+      easy = nullptr;
+    }
+    if (headers) curl_slist_free_all(headers);
+    headers = nullptr;
+  }
+  uint64_t want() const { return req->end - req->start; }
+
+  static size_t on_header(char* p, size_t size, size_t n, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    std::string line(p, size * n);
+    if (line.rfind("HTTP/", 0) == 0) { // a new response (after a redirect or 100)
+      t->content_range.clear();
+      t->retry_after = -1;
+      return size * n;
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) return size * n;
+    std::string key = lower(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    if (key == "content-range") t->content_range = value;
+    if (key == "retry-after" && !value.empty() && std::all_of(value.begin(), value.end(), ::isdigit) && value.size() < 9)
+      t->retry_after = double(std::stol(value));
+    return size * n;
+  }
+
+  static size_t on_body(char* p, size_t size, size_t n, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    size_t len = size * n;
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    uint64_t at = t->seen;
+    t->seen += len;
+    if (code != 200 && code != 206) return len; // an error page: not kept
+    const HttpRequest& r = *t->req;
+    if (!r.ranged) {
+      if (t->body.size() + len > r.max_size) {
+        t->too_long = true;
+        return 0;
+      }
+      t->body.insert(t->body.end(), p, p + len);
+      return len;
+    }
+    if (code == 206) {
+      if (t->body.size() + len > t->want()) {
+        t->too_long = true;
+        return 0;
+      }
+      t->body.insert(t->body.end(), p, p + len);
+      return len;
+    }
+    // 200 for a range request: the whole file; keep [start, end) of it.
+    uint64_t lo = std::max(at, r.start), hi = std::min(at + len, r.end);
+    if (lo < hi) t->body.insert(t->body.end(), p + (lo - at), p + (hi - at));
+    if (t->body.size() == t->want()) {
+      t->slice_done = true;
+      return 0; // stop the transfer: the rest is not needed
+    }
+    return len;
+  }
+
+  void start(CURLM* m, const HttpOptions& o) {
+    multi = m;
+    body.clear();
+    seen = 0;
+    status = 0;
+    content_range.clear();
+    retry_after = -1;
+    slice_done = too_long = false;
+    errbuf[0] = 0;
+    easy = curl_easy_init();
+    if (!easy) throw Error("unable to start an HTTP transfer (libcurl)");
+    curl_easy_setopt(easy, CURLOPT_URL, req->url.c_str());
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, this);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, o.timeout);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, o.timeout);
+    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));
+    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "hpak/0.1");
+    if (req->ranged) {
+      std::string range = std::to_string(req->start) + "-" + std::to_string(req->end - 1);
+      curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str()); // copied by libcurl
+    }
+    if (req->no_cache) {
+      headers = curl_slist_append(headers, "Cache-Control: no-cache");
+      headers = curl_slist_append(headers, "Pragma: no-cache");
+      curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    }
+    if (curl_multi_add_handle(m, easy) != CURLM_OK) throw Error("unable to start an HTTP transfer (libcurl)");
+  }
+
+  // "" when the transfer delivered what was asked; else why not. Sets
+  // `retry` when another attempt may succeed, throws HttpNotFound on a 404.
+  std::string outcome(CURLcode rc, bool& retry) {
+    retry = false;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    const HttpRequest& r = *req;
+    if (rc == CURLE_WRITE_ERROR && slice_done) return "";
+    if (too_long) {
+      retry = r.ranged;
+      return r.ranged ? "the server sent more bytes than the range asked for" : "larger than " + std::to_string(r.max_size) + " bytes";
+    }
+    if (rc != CURLE_OK) {
+      retry = retryable(rc);
+      return errbuf[0] ? std::string(errbuf) : curl_easy_strerror(rc);
+    }
+    if (status == 404 || status == 410)
+      throw HttpNotFound("unable to fetch " + describe(r) + ": HTTP " + std::to_string(status) + " (not found)");
+    if (retryable_status(status)) {
+      retry = true;
+      return "HTTP " + std::to_string(status);
+    }
+    if (status == 206 && r.ranged) {
+      std::string want_cr = "bytes " + std::to_string(r.start) + "-";
+      if (content_range.rfind(want_cr, 0) != 0) {
+        retry = true;
+        return "the server answered another range ('" + content_range.substr(0, 60) + "')";
+      }
+    } else if (status != 200) {
+      return "HTTP " + std::to_string(status);
+    }
+    if (r.ranged && body.size() != want()) {
+      retry = true;
+      return "short body (" + std::to_string(body.size()) + " of " + std::to_string(want()) + " bytes)";
+    }
+    return "";
+  }
+};
+
+HttpClient::HttpClient(const HttpOptions& opts) : opts_(opts) {
+  global_init();
+  if (opts_.parallel == 0) opts_.parallel = 1;
+  if (opts_.attempts < 1) opts_.attempts = 1;
+  CURLM* m = curl_multi_init();
+  if (!m) throw Error("unable to start libcurl");
+  curl_multi_setopt(m, CURLMOPT_PIPELINING, long(CURLPIPE_MULTIPLEX));
+  curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, long(opts_.parallel));
+  multi_ = m;
+}
+
+HttpClient::~HttpClient() { curl_multi_cleanup(static_cast<CURLM*>(multi_)); }
+
+Bytes HttpClient::get(const HttpRequest& req) {
+  Bytes out;
+  run({req}, [&](size_t, Bytes& b) { out = std::move(b); });
+  return out;
+}
+
+void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done) {
+  CURLM* m = static_cast<CURLM*>(multi_);
+  std::deque<std::unique_ptr<Transfer>> waiting; // not started, or waiting to retry
+  std::vector<std::unique_ptr<Transfer>> active;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    auto t = std::make_unique<Transfer>();
+    t->index = i;
+    t->req = &reqs[i];
+    waiting.push_back(std::move(t));
+  }
+  size_t finished = 0;
+  while (finished < reqs.size()) {
+    auto now = Clock::now();
+    for (auto it = waiting.begin(); it != waiting.end() && active.size() < opts_.parallel;) {
+      if ((*it)->ready > now) {
+        ++it;
+        continue;
+      }
+      (*it)->start(m, opts_);
+      stats_.requests++;
+      active.push_back(std::move(*it));
+      it = waiting.erase(it);
+    }
+    int running = 0;
+    curl_multi_perform(m, &running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(m, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      auto it = std::find_if(active.begin(), active.end(), [&](auto& t) { return t->easy == msg->easy_handle; });
+      if (it == active.end()) continue;
+      std::unique_ptr<Transfer> t = std::move(*it);
+      active.erase(it);
+      curl_off_t got = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &got);
+      stats_.bytes += uint64_t(got);
+      bool retry = false;
+      std::string why = t->outcome(msg->data.result, retry);
+      t->drop();
+      if (why.empty()) {
+        finished++;
+        done(t->index, t->body);
+        continue;
+      }
+      if (!retry || ++t->attempt >= opts_.attempts)
+        throw Error("unable to fetch " + describe(*t->req) + ": " + why +
+                    (retry ? " (" + std::to_string(opts_.attempts) + " attempts)" : ""));
+      stats_.retries++;
+      double delay = t->retry_after >= 0 ? std::min(t->retry_after, opts_.max_retry_after)
+                                         : std::min(8.0, opts_.backoff * std::pow(2.0, t->attempt - 1));
+      t->ready = Clock::now() + std::chrono::microseconds(int64_t(delay * 1e6));
+      waiting.push_back(std::move(t));
+    }
+    if (finished == reqs.size()) break;
+    int wait_ms = 1000;
+    now = Clock::now();
+    for (auto& t : waiting) {
+      if (active.size() >= opts_.parallel) break; // a finished transfer wakes the poll
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t->ready - now).count();
+      wait_ms = int(std::clamp<int64_t>(ms, 0, wait_ms));
+    }
+    if (active.empty() && wait_ms == 0) continue;
+    curl_multi_poll(m, nullptr, 0, wait_ms, nullptr);
+  }
+}
+
+} // namespace hpak

@@ -1,0 +1,59 @@
+// The root of a published (remote) library, format version 1: the one mutable
+// file of the remote layout (man/hpak-format.5, "REMOTE LAYOUT"). Text, one
+// record per line, fields separated by one space:
+//
+//   root     ::= "hpak-remote 1\n" "generation " N "\n" pack* catalog* "end\n"
+//   pack     ::= "pack " packname " " pack_size " " index_sha256 " " index_size "\n"
+//   catalog  ::= "catalog " name " " catalog_digest "\n"
+//   packname ::= "pack-" 64 lower-case hex ".hpak"    -- SHA-256 of the pack file
+//   N, sizes ::= decimal, no sign or leading zero, < 2^63
+//
+// The root names every other file of the remote by digest: packs by their
+// file's SHA-256 (the name), their indexes (`packs/pack-<hex>.hidx`) by the
+// SHA-256 of the index file, catalogs by the digest of their object (stored in
+// one of the packs). `generation` only grows: a publisher refuses to replace a
+// root by one with a lower or equal generation. The final "end" line tells a
+// complete root from a truncated one. Packs are listed in name order, catalogs
+// in name order, with no duplicates; at most 16 MiB.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/util/bytes.hpp"
+#include "core/util/hash.hpp"
+
+namespace hpak::formats {
+
+constexpr size_t kRemoteRootMaxSize = 16u << 20;
+constexpr const char* kRemoteRootFile = "HPAKROOT";
+
+struct RemotePackEntry {
+  std::string name; // pack-<hex>.hpak
+  uint64_t size = 0;
+  Digest index_sum{};
+  uint64_t index_size = 0;
+};
+
+struct RemoteCatalogEntry {
+  std::string name;
+  Digest digest{};
+};
+
+struct RemoteRoot {
+  uint64_t generation = 0;
+  std::vector<RemotePackEntry> packs;       // sorted by name
+  std::vector<RemoteCatalogEntry> catalogs; // sorted by name
+};
+
+// True if `name` is "pack-" + 64 lower-case hex digits + ".hpak".
+bool is_pack_name(const std::string& name);
+// The index file name of a pack name ("pack-<hex>.hidx").
+std::string pack_index_name(const std::string& pack_name);
+
+std::string encode_remote_root(RemoteRoot root);
+// Throws Corrupt (naming `where`) on any deviation from the grammar.
+RemoteRoot decode_remote_root(ByteSpan bytes, const std::string& where);
+
+} // namespace hpak::formats
