@@ -250,7 +250,7 @@ struct Importer {
     auto stored = sources[src]->read_object(hex, stored_cap(size));
     if (!stored) throw RccRefused(damaged(hex, "is missing"));
     Bytes raw;
-    std::string why = check_object(*stored, hex, size, "'" + RccSource::object_name(hex) + "'", raw);
+    std::string why = check_object(*stored, hex, size, "it", raw);
     if (!why.empty()) throw RccRefused(damaged(hex, "is damaged: " + why));
     return raw;
   }

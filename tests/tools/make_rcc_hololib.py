@@ -23,8 +23,9 @@ Subcommands:
   tree ROOT                 a test tree at ROOT (ROOT's path inside shebangs, text,
                             binaries and symlinks; empty files/dirs; modes)
   lift ROOT OUT [--zip Z] [--compress gzip|zstd|raw] [--name N] [--damage KIND]
-  compare A B               exit 1 unless trees A and B are identical
-                            (types, modes incl. setuid/setgid/sticky, bytes, link targets)
+  compare A B               exit 1 unless trees A and B are identical (types, modes
+                            incl. setuid/setgid/sticky, bytes, link targets; a top-level
+                            .hpak-state, hpak restore's record, is left out)
 Damage kinds (hostile hololibs): bad-digest, wrong-size, missing-object,
 malformed-json, size-lie, dotdot-entry, absolute-entry, symlink-entry, siphash,
 bare-name.
@@ -260,6 +261,8 @@ def describe(root):
         for n in dirnames + filenames:
             p = os.path.join(dirpath, n)
             rel = os.path.relpath(p, root)
+            if rel == ".hpak-state":  # hpak restore's own record of the target
+                continue
             st = os.lstat(p)
             if stat.S_ISLNK(st.st_mode):
                 out[rel] = ("link", os.readlink(p))
