@@ -26,7 +26,8 @@ space=$W/holotree/h1a2b3c4_5d6e7f8a9b0c1dt
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 secs() { local t0; t0=$(now); "$@" >/dev/null; echo "$(now) - $t0" | bc; }
-du_b() { du -sb "$1" | cut -f1; } # apparent bytes
+du_b() { du -sb "$1" | cut -f1; } # apparent bytes (directories count 4 KiB each)
+file_bytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
 du_k() { du -sk "$1" | cut -f1; } # allocated KiB
 
 "$gencorpus" --profile rcc --files "$files" --reloc-path "$space" "$space" >/dev/null
@@ -36,7 +37,7 @@ python3 "$gen" lift "$space" - --zip "$W/hololib.zip" >/dev/null
 
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); load: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 echo "tree: $(find "$space" -type f | wc -l) files, $(du_b "$space") bytes"
-echo "hololib dir: $(du_b "$W/hololib") bytes apparent, $(( $(du_k "$W/hololib") * 1024 )) bytes allocated"
+echo "hololib dir: $(file_bytes "$W/hololib") bytes in files, $(du_b "$W/hololib") apparent, $(( $(du_k "$W/hololib") * 1024 )) allocated"
 echo "hololib.zip: $(du_b "$W/hololib.zip") bytes"
 
 imp=() zimp=()
@@ -47,7 +48,7 @@ for r in $(seq "$runs"); do
 done
 echo "import (dir):  median $(printf '%s\n' "${imp[@]}" | median) s of ${imp[*]}"
 echo "import (zip):  median $(printf '%s\n' "${zimp[@]}" | median) s of ${zimp[*]}"
-echo "library: $(du_b "$W/lib") bytes apparent, $(( $(du_k "$W/lib") * 1024 )) bytes allocated"
+echo "library: $(file_bytes "$W/lib") bytes in files, $(du_b "$W/lib") apparent, $(( $(du_k "$W/lib") * 1024 )) allocated"
 reimp=$(secs "$hpak" -q import "$W/lib" "$W/hololib")
 echo "re-import (nothing new): $reimp s"
 
