@@ -102,6 +102,27 @@ public:
   // `hpak pack DIR --into LIB --name NAME`.
   AddResult add_tree(const std::string& src, const std::string& name, PackOptions opts);
 
+  // An add from a source other than a directory tree (hpak import): one pack
+  // with the objects the library lacks and the catalogs, published like
+  // add_tree's (pack, index; then, under publish.lock shared, every object
+  // checked visible and rewritten if a gc hid it; then the names set).
+  // `write_objects(w, want)` must append every blob digest of `want` to `w`
+  // (in the order given) or throw; nothing is named if it throws.
+  struct NamedCatalog {
+    std::string name;
+    formats::Catalog catalog;
+  };
+  using ObjectWriter = std::function<void(PackWriter& w, const std::vector<Digest>& want)>;
+  struct AddSetResult {
+    std::vector<Digest> catalog_digests; // as `catalogs`
+    std::string pack_name;               // empty when nothing new had to be written
+    uint64_t pack_size = 0;
+    uint64_t objects_written = 0;        // blobs in the new pack
+    uint64_t objects_present = 0;        // distinct blobs the library already had
+    int repairs = 0;
+  };
+  AddSetResult add_set(const std::vector<NamedCatalog>& catalogs, const ObjectWriter& write_objects, int level);
+
   // Publishes a finished pack written to `tmp_path` (in tmp/); returns its name.
   std::string publish_pack(const std::string& tmp_path, const PackResult& r);
   // Rewrites packs/multi.midx to cover every visible pack.

@@ -2,7 +2,7 @@
 # Installs what building and testing hpak needs on Debian 12 (idempotent).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
-      libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev
+      libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev libzip-dev nlohmann-json3-dev
       clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3
       libcurl4-openssl-dev nginx-light curl)
 missing=()

@@ -1,0 +1,83 @@
+// hpak import LIB SOURCE...: bring rcc hololibs (directories or hololib.zip
+// exports) into a library, one catalog name per rcc catalog.
+#include <CLI/CLI.hpp>
+
+#include "cmd/command.hpp"
+#include "cmd/output.hpp"
+#include "core/rcc_import.hpp"
+#include "core/util/hash.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::string lib, name;
+  std::vector<std::string> sources;
+  int level = -1;
+  unsigned threads = 0;
+  bool json = false;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("library", o.lib, "Library directory (created if missing)")->required();
+  app.add_option("sources", o.sources, "rcc hololib directories (holding library/ and catalog/) or hololib.zip files")->required();
+  app.add_option("-n,--name", o.name, "Name for the catalog (only when the sources hold exactly one)");
+  app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed; default: the library's own, else 3)")->check(CLI::Range(0, 19));
+  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
+  app.add_flag("--json", o.json, "Print the summary as JSON");
+}
+
+void print_json(const RccImportResult& r, double secs) {
+  printf("{\"library\":%s,\"catalogs\":[", json_str(o.lib).c_str());
+  for (size_t i = 0; i < r.catalogs.size(); i++) {
+    const RccImportedCatalog& c = r.catalogs[i];
+    printf("%s{\"name\":%s,\"source\":%s,\"platform\":%s,\"digest\":\"%s\",\"files\":%llu,\"dirs\":%llu,\"symlinks\":%llu,"
+           "\"file_bytes\":%llu,\"relocated_files\":%llu,\"left_out\":%llu}",
+           i ? "," : "", json_str(c.name).c_str(), json_str(c.source).c_str(), json_str(c.platform).c_str(),
+           to_hex(c.digest).c_str(), (unsigned long long)c.files, (unsigned long long)c.dirs, (unsigned long long)c.symlinks,
+           (unsigned long long)c.file_bytes, (unsigned long long)c.relocated_files, (unsigned long long)c.left_out);
+  }
+  printf("],\"unique_objects\":%llu,\"objects_written\":%llu,\"objects_present\":%llu,\"raw_written\":%llu,"
+         "\"stored_written\":%llu,\"pack\":%s,\"pack_bytes\":%llu,\"repairs\":%d,\"seconds\":%.3f}\n",
+         (unsigned long long)r.unique_objects, (unsigned long long)r.objects_written, (unsigned long long)r.objects_present,
+         (unsigned long long)r.raw_written, (unsigned long long)r.stored_written, json_str(r.pack_name).c_str(),
+         (unsigned long long)r.pack_size, r.repairs, secs);
+}
+
+void print_text(const RccImportResult& r, double secs) {
+  for (const RccImportedCatalog& c : r.catalogs)
+    printf("imported '%s' from '%s': %llu files (%s), %llu dirs, %llu symlinks, %llu relocated files\n", c.name.c_str(),
+           c.source.c_str(), (unsigned long long)c.files, human_bytes(c.file_bytes).c_str(), (unsigned long long)c.dirs,
+           (unsigned long long)c.symlinks, (unsigned long long)c.relocated_files);
+  printf("%llu of %llu objects new (%s stored), %llu already present; %.2f s\n", (unsigned long long)r.objects_written,
+         (unsigned long long)r.unique_objects, human_bytes(r.pack_size).c_str(), (unsigned long long)r.objects_present, secs);
+}
+
+int run() {
+  if (!Library::is_library(o.lib)) Library::init(o.lib);
+  Library lib(o.lib);
+  RccImportOptions io;
+  io.rename = o.name;
+  io.level = o.level >= 0 ? o.level : (lib.default_level() < 0 ? 3 : lib.default_level());
+  io.threads = o.threads;
+  io.progress = progress_bar();
+  double t0 = now_seconds();
+  RccImportResult r;
+  try {
+    r = import_rcc(lib, o.sources, io);
+  } catch (const RccRefused& e) {
+    clear_progress();
+    fprintf(stderr, "hpak: error: %s; nothing imported\n", e.what());
+    return kExitProblem;
+  }
+  double secs = now_seconds() - t0;
+  clear_progress();
+  if (o.json) print_json(r, secs);
+  else print_text(r, secs);
+  return kExitOk;
+}
+} // namespace
+
+extern const Command cmd_import{"import", "Import rcc hololibs (directories or hololib.zip) into a library", setup, run};
+
+} // namespace hpak::cmd

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# hpak import: rcc hololibs (directory and hololib.zip, gzip/zstd/raw objects)
+# built by tests/tools/make_rcc_hololib.py from a tree whose files embed the
+# tree's own path; import + restore into a path of another length gives the
+# tree back byte for byte (modes, symlinks, empty files and dirs), relocated;
+# a re-import stores nothing; hostile hololibs are refused (exit 1, one line,
+# nothing named, no pack, no temp file).
+# ctest runs: bash test_import.sh <hpak-binary> <source-root>.
+. "$(dirname "$0")/cli_lib.sh" "$@"
+gen="$src_root/tests/tools/make_rcc_hololib.py"
+command -v zstd >/dev/null || { echo "$test_name: skipped: zstd is not installed"; exit 125; }
+
+# The space the environment was "lifted" from, and restore targets of other lengths.
+space=$work/holotree/h1a2b3c4_5d6e7f8a9b0c1dt
+python3 "$gen" tree "$space"
+cat_name=$(python3 "$gen" lift "$space" "$work/hololib")
+[ "$cat_name" = 1a2b3c4d5e6f7a8bv12.linux_amd64 ] || fail "generator named the catalog '$cat_name'"
+python3 "$gen" lift "$space" - --zip "$work/hololib.zip" >/dev/null
+python3 "$gen" lift "$space" "$work/hololib-zstd" --compress zstd --name zstd-env >/dev/null
+python3 "$gen" lift "$space" "$work/hololib-raw" --compress raw --name raw-env >/dev/null
+
+# restored_ok NAME LIB CATALOG TARGET: restore, then compare with the tree made afresh at TARGET.
+restored_ok() {
+  local name=$1 lib=$2 cat=$3 target=$4
+  mkdir -p "$(dirname "$target")"
+  run "$name" restore "$lib" "$cat" "$target"
+  expect_rc "$name" 0
+  mv "$target" "$target.restored"
+  python3 "$gen" tree "$target"
+  python3 "$gen" compare "$target.restored" "$target" 2>"$work/$name.cmp" ||
+    fail "$name: restored tree differs from the original relocated to '$target': $(head -c 2000 "$work/$name.cmp")"
+  rm -rf "$target" "$target.restored"
+}
+packs() { find "$1/packs" -name 'pack-*.hpak' | wc -l; }
+json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
+
+# ---- directory source: import, restore shorter and longer than the space path
+run dir import "$work/lib" "$work/hololib" --json
+expect_rc dir 0
+[ "$(json_field "$work/dir.out" objects_written)" -gt 10 ] || fail "dir: too few objects written: $(out dir)"
+[ "$(packs "$work/lib")" -eq 1 ] || fail "dir: expected one pack, got $(packs "$work/lib")"
+[ -f "$work/lib/catalogs/$cat_name" ] || fail "dir: catalog name '$cat_name' not set"
+restored_ok r-short "$work/lib" "$cat_name" "$work/s"
+restored_ok r-long "$work/lib" "$cat_name" "$work/a/much/longer/restore/target/path/than/the/space/was"
+# Shadow entries (under the symlinked directories) are links, not real files.
+run ls ls "$(find "$work/lib/packs" -name 'pack-*.hpak')" --catalog "$cat_name"
+expect_rc ls 0
+grep -q 'share/pkg-link' "$work/ls.out" || fail "ls: share/pkg-link missing: $(out ls)"
+if grep -qE 'share/pkg-link/|lib64/' "$work/ls.out"; then fail "ls: entries under symlinked directories were imported: $(out ls)"; fi
+
+# ---- re-import: nothing new stored
+run again import "$work/lib" "$work/hololib" --json
+expect_rc again 0
+[ "$(json_field "$work/again.out" objects_written)" -eq 0 ] || fail "re-import wrote objects: $(out again)"
+[ -z "$(json_field "$work/again.out" pack)" ] || fail "re-import named a pack: $(out again)"
+[ "$(packs "$work/lib")" -eq 1 ] || fail "re-import added a pack"
+
+# ---- the zip export, renamed; same objects: nothing new, catalog same tree
+run zip import "$work/lib" "$work/hololib.zip" --name from-zip --json
+expect_rc zip 0
+[ "$(json_field "$work/zip.out" objects_written)" -eq 0 ] || fail "zip: objects already imported were stored again: $(out zip)"
+restored_ok r-zip "$work/lib" from-zip "$work/z"
+# ... and into a fresh library
+run zip2 import "$work/lib-zip" "$work/hololib.zip"
+expect_rc zip2 0
+restored_ok r-zip2 "$work/lib-zip" "$cat_name" "$work/zz"
+
+# ---- zstd'd and raw objects, two sources in one import (one pack)
+run multi import "$work/lib-multi" "$work/hololib-zstd" "$work/hololib-raw" --json
+expect_rc multi 0
+[ "$(packs "$work/lib-multi")" -eq 1 ] || fail "multi: expected one pack"
+restored_ok r-zstd "$work/lib-multi" zstd-env "$work/zs"
+restored_ok r-raw "$work/lib-multi" raw-env "$work/rw"
+run multi-name import "$work/lib-multi" "$work/hololib-zstd" "$work/hololib-raw" --name x
+expect_rc multi-name 2
+one_line_error multi-name 'single catalog'
+
+# ---- hostile hololibs: exit 1, one line, nothing named or stored
+# hostile NAME DAMAGE PATTERN [zip]
+hostile() {
+  local name=$1 damage=$2 pattern=$3 kind=${4:-dir} src
+  rm -rf "$work/h"
+  if [ "$kind" = zip ]; then
+    src=$work/h.zip
+    rm -f "$src"
+    python3 "$gen" lift "$space" - --zip "$src" --damage "$damage" >/dev/null
+  else
+    src=$work/h
+    python3 "$gen" lift "$space" "$src" --damage "$damage" >/dev/null
+  fi
+  run "$name" import "$work/lib-h" "$src"
+  expect_rc "$name" 1
+  one_line_error "$name" "$pattern"
+  [ -z "$(ls -A "$work/lib-h/catalogs")" ] || fail "$name: a catalog was named: $(ls "$work/lib-h/catalogs")"
+  [ "$(packs "$work/lib-h")" -eq 0 ] || fail "$name: a pack was published"
+  [ -z "$(ls -A "$work/lib-h/tmp")" ] || fail "$name: temp files left: $(ls "$work/lib-h/tmp")"
+}
+hostile bad-digest bad-digest "is damaged: its SHA-256 is [0-9a-f]{64}; used by '$cat_name:bin/pip'"
+hostile wrong-size wrong-size "is damaged: it holds [0-9]+ bytes, its catalog says"
+hostile missing missing-object "rcc object 'library/../../../[0-9a-f]{64}' in '.*' is missing; used by '$cat_name:bin/pip'"
+hostile json malformed-json "rcc catalog '.*' is malformed"
+hostile size-lie size-lie "larger than its catalog allows"
+hostile siphash siphash "SipHash"
+hostile bare-name bare-name "is not part of the space path"
+hostile dotdot dotdot-entry "names a parent directory" zip
+hostile absolute absolute-entry "has an absolute name" zip
+hostile symlink symlink-entry "is a symlink" zip
+hostile zip-digest bad-digest "is damaged: its SHA-256" zip
+# A library made with rcc's compress.no
+rm -rf "$work/h" && python3 "$gen" lift "$space" "$work/h" >/dev/null && touch "$work/h/catalog/compress.no"
+run compress-no import "$work/lib-h" "$work/h"
+expect_rc compress-no 1
+one_line_error compress-no "compress.no.*SipHash"
+# Neither a hololib nor a zip
+mkdir -p "$work/empty"
+run not-rcc import "$work/lib-h" "$work/empty"
+expect_rc not-rcc 2
+one_line_error not-rcc "not an rcc hololib"
+echo "$test_name: all passed"
