@@ -22,11 +22,6 @@ void make_dir(const std::string& p) {
   if (ec) throw Error("unable to create directory '" + p + "': " + ec.message());
 }
 
-void sync_dir(const std::string& p) {
-  Fd fd(open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd || fsync(fd.get()) != 0) throw_errno("unable to sync directory '" + p + "'");
-}
-
 // Holds DEST/.hpak-publish.lock: one publish into DEST at a time.
 Fd lock_dest(const std::string& dest) {
   std::string p = dest + "/.hpak-publish.lock";
