@@ -213,7 +213,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       std::vector<char> buf = std::vector<char>(32768);
     };
     std::vector<DirBuf> dirbufs(threads);
+    PassProgress scan_progress(opts.progress, "scan", dir_node.size());
     parallel_for(dir_node.size(), threads, 4, [&](size_t slot, unsigned tid) {
+      scan_progress.tick(tid);
       const std::string no_rel;
       const std::string& rel = slot == 0 ? no_rel : cat.nodes[dir_node[slot]].path;
       int fd = open_dir_beneath(tfd.get(), rel);
@@ -313,10 +315,13 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       removals.insert(removals.end(), my_removals.begin(), my_removals.end());
       compare.insert(compare.end(), my_compare.begin(), my_compare.end());
     });
+    scan_progress.finish();
 
     // Same-size files that cannot be trusted: compare bytes, rewrite if different.
     std::vector<Bytes> scratch(threads), disk(threads);
+    PassProgress compare_progress(opts.progress, "compare", compare.size());
     parallel_for(compare.size(), threads, 4, [&](size_t k, unsigned tid) {
+      compare_progress.tick(tid);
       size_t j = compare[k];
       const Node& n = cat.nodes[j];
       int pfd = dir_fd[parent_slot[j]];
@@ -349,6 +354,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       else same = disk[tid] == relocate_bytes(scratch[tid], n.relocs, cat.roots, real_target);
       if (!same) rewrite[j] = 1;
     });
+    if (!compare.empty()) compare_progress.finish();
     stats.files_compared = compare.size();
 
     // Hardlinks are right only if they share the inode of a kept file.
@@ -427,7 +433,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       for (size_t i = 0; i < cat.nodes.size(); i++)
         if (cat.nodes[i].type == NodeType::File && (!present[i] || rewrite[i])) to_write.push_back(i);
       std::atomic<uint64_t> bytes{0};
+      PassProgress write_progress(opts.progress, "write", to_write.size());
       parallel_for(to_write.size(), threads, 8, [&](size_t k, unsigned tid) {
+        write_progress.tick(tid);
         size_t j = to_write[k];
         const Node& n = cat.nodes[j];
         int pfd = dir_fd[parent_slot[j]];
@@ -452,6 +460,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         bytes += relocated_size(n, cat.roots, real_target.size());
         mode_fix[j] = 0;
       });
+      write_progress.finish();
       stats.files_written = to_write.size() - stats.failures.size();
       stats.bytes_written = bytes;
       stats.files_kept = stats.files - to_write.size();

@@ -5,6 +5,7 @@ pkgs=(build-essential cmake ninja-build pkg-config git
       libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev
       clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3)
 missing=()
+pkgs+=(dpkg-dev lintian man-db zsh) # packaging: dpkg-shlibdeps, lintian, man -l; zsh completion test
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
