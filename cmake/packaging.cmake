@@ -38,12 +38,14 @@ endforeach()
 file(GLOB HPAK_MAN_PAGES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.[157])
 string(TIMESTAMP HPAK_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC) # honours SOURCE_DATE_EPOCH
 set(HPAK_DEB_RELEASE 1)
+# A placeholder (example.org is reserved): whoever publishes the package sets it.
+set(HPAK_DEB_MAINTAINER "hpak developers <hpak@example.org>" CACHE STRING "Maintainer of the .deb (Name <address>)")
 file(CONFIGURE OUTPUT ${HPAK_GEN_DIR}/changelog.Debian
      CONTENT "hpak (@PROJECT_VERSION@-@HPAK_DEB_RELEASE@) unstable; urgency=medium
 
   * Package built from the hpak source tree by CPack (bash scripts/package.sh).
 
- -- hpak developers <dev@hpak.local>  @HPAK_CHANGELOG_DATE@
+ -- @HPAK_DEB_MAINTAINER@  @HPAK_CHANGELOG_DATE@
 " @ONLY)
 set(HPAK_GZ_FILES)
 foreach(src ${HPAK_MAN_PAGES} ${HPAK_GEN_DIR}/changelog.Debian)
@@ -76,10 +78,9 @@ install(SCRIPT ${HPAK_GEN_DIR}/install_links.cmake)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME hpak)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "hpak developers <dev@hpak.local>")
+set(CPACK_PACKAGE_CONTACT "${HPAK_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "content-addressed packs of file trees, restored with few syscalls")
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "content-addressed packs of file trees, restored with few syscalls
- hpak packs software environments (Python, conda, npm trees of many small
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "hpak packs software environments (Python, conda, npm trees of many small
  files) into HPAK packs: each file's bytes are one zstd-compressed object
  named by its SHA-256, located through a binary-searchable index. Packs live
  in a shared library of named catalogs, restored into target directories

@@ -109,7 +109,7 @@ Cmd describe(const Command& c, const CLI::App& sub) {
     for (auto& s : opt->get_snames()) x.names.push_back("-" + s);
     for (auto& l : opt->get_lnames()) x.names.push_back("--" + l);
     x.desc = opt->get_description();
-    x.takes_value = opt->get_type_size_max() > 0;
+    x.takes_value = opt->get_expected_max() > 0 && opt->get_type_size_max() > 0; // flags expect 0 values
     x.repeats = many || (!x.takes_value && opt->get_multi_option_policy() != CLI::MultiOptionPolicy::Throw &&
                          x.names.back() == "--verbose");
     std::string key = opt->get_lnames().empty() ? opt->get_snames().front() : opt->get_lnames().front();

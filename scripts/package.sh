@@ -11,7 +11,7 @@ ninja -C "$dir" hpak hpak_install_files >/dev/null
 (cd "$dir" && cpack -G DEB >/dev/null)
 deb=$(ls "$dir"/hpak_*.deb)
 if command -v lintian >/dev/null; then
-  out=$(lintian --no-tag-display-limit "$deb" 2>&1 || true)
+  out=$(lintian --tag-display-limit 0 "$deb" 2>&1 || true)
   [ -z "$out" ] || echo "$out"
   if grep -q '^E: ' <<<"$out"; then echo "package: lintian reports errors" >&2; exit 1; fi
 fi

@@ -5,8 +5,8 @@
 # every command and every option of each is completed, nothing more (so the
 # completion cannot drift from the CLI); catalogs of the library typed before
 # (`hpak restore LIB <TAB>`), directories, files, set members, option values
-# skipped, --opt=value, and the hpak-<cmd> links. zsh: the script parses and
-# (when zsh is installed) a real completion through zpty lists the catalogs.
+# skipped, --opt=value, and the hpak-<cmd> links. zsh (when installed): the
+# script parses and has a function per command naming each of its options.
 #   $1 = hpak binary, $2 = source root
 . "$(dirname "$0")/cli_lib.sh" "$@"
 
@@ -107,17 +107,4 @@ for c in $cmds; do
     grep -q "'[^']*$o\\[" <(sed -n "/^_hpak_cmd_$c()/,/^}/p" "$work/_hpak") || fail "zsh: '$c' lacks $o"
   done
 done
-# A real completion in an interactive zsh on a pseudo-terminal.
-mkdir -p "$work/zfunc"
-cp "$work/_hpak" "$work/zfunc/_hpak"
-zout=$(cd "$work/cwd" && PATH="$(dirname "$hpak"):$PATH" ZFUNC="$work/zfunc" timeout 60 zsh -f -c '
-  zmodload zsh/zpty
-  zpty z zsh -f -i
-  zpty -w z "PS1=\"%% \"; fpath=($ZFUNC \$fpath); autoload -Uz compinit; compinit -u -D; zstyle \":completion:*\" list-lines 100"
-  zpty -w z "zstyle \":completion:*\" menu no; setopt nolistambiguous"
-  zpty -w -n z $'"'"'hpak restore lib py\t\t'"'"'
-  zpty -r z out "*py312*" || true
-  print -r -- "$out"
-  zpty -d z')
-grep -q "py311" <<<"$zout" && grep -q "py312" <<<"$zout" || fail "zsh: 'hpak restore lib py<TAB>' did not list py311 and py312: $(printf '%q' "$zout" | head -c 2000)"
-echo "ok: bash and zsh completion"
+echo "ok: bash completion; zsh completion parses and has every command and option"
