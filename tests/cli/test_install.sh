@@ -16,7 +16,18 @@ p=$work/dest/opt/hp
 [ "$(ls "$work/dest")" = opt ] || fail "installed outside the prefix: $(ls "$work/dest")"
 
 [ -x "$p/bin/hpak" ] || fail "no bin/hpak"
-"$p/bin/hpak" --version | grep -q "^hpak [0-9]" || fail "the installed hpak does not run"
+"$p/bin/hpak" --version >"$work/version.out" || fail "the installed hpak does not run"
+# --version: the project's version, the format versions (formats/*.hpp), the libraries' versions.
+version=$(sed -nE 's/^project\(hpak VERSION ([0-9.]+).*/\1/p' "$src_root/CMakeLists.txt")
+pack_v=$(sed -nE 's/^constexpr uint16_t kPackVersion = ([0-9]+);.*/\1/p' "$src_root/formats/pack_format.hpp")
+cat_v=$(sed -nE 's/^constexpr uint32_t kCatalogVersion = ([0-9]+);.*/\1/p' "$src_root/formats/catalog_format.hpp")
+grep -qx "hpak $version" "$work/version.out" || fail "--version does not print 'hpak $version': $(cat "$work/version.out")"
+grep -q "^formats read and written: pack $pack_v, index [0-9]*, multi-pack index [0-9]*, catalog $cat_v\$" "$work/version.out" ||
+  fail "--version lacks the format versions: $(cat "$work/version.out")"
+grep -qE "^built with: zstd [0-9.]+, OpenSSL [0-9]+\.[0-9.]+.*, xxHash [0-9.]+, spdlog [0-9.]+, CLI11 [0-9.]+\$" "$work/version.out" ||
+  fail "--version lacks the build-time library versions: $(cat "$work/version.out")"
+grep -qE "^running with: zstd [0-9.]+, OpenSSL [0-9]+\.[0-9.]+.*, xxHash [0-9.]+\$" "$work/version.out" ||
+  fail "--version lacks the run-time library versions: $(cat "$work/version.out")"
 cmds=$("$hpak" --help | awk '/^[A-Za-z].*:$/ { s = $0; next } s == "Subcommands:" && /^ +[a-z]/ { print $1 }')
 for c in $cmds; do
   [ "$(readlink "$p/bin/hpak-$c")" = hpak ] || fail "bin/hpak-$c is not a link to hpak"
