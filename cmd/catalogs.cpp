@@ -12,12 +12,13 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::vector<std::string> args;
-  bool json = false;
+  bool json = false, names = false;
 } o;
 
 void setup(CLI::App& app) {
   app.add_option("args", o.args, "LIB, or: rm LIB NAME...")->required();
   app.add_flag("--json", o.json, "One JSON object per catalog");
+  app.add_flag("--names", o.names, "Only the names, one a line, catalogs not read (for scripts and shell completion)");
 }
 
 int run() {
@@ -37,6 +38,10 @@ int run() {
   }
   if (o.args.size() != 1) throw Error("usage: hpak catalogs LIB");
   Library lib(o.args[0]);
+  if (o.names) {
+    for (auto& name : lib.catalog_names()) printf("%s\n", name.c_str());
+    return kExitOk;
+  }
   for (auto& name : lib.catalog_names()) {
     Digest d;
     uint64_t files = 0, bytes = 0, relocated = 0;

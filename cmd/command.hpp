@@ -28,6 +28,7 @@ struct Command {
   const char* summary;
   std::function<void(CLI::App&)> setup;
   std::function<int()> run;
+  bool hidden = false; // not in --help, no hpak-<cmd> link, no completion (e.g. `hpak completion`)
 };
 
 const std::vector<const Command*>& commands();

@@ -10,6 +10,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
+#include "cmd/version.hpp"
 #include "core/util/error.hpp"
 
 using namespace hpak::cmd;
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
 
   CLI::App app{"hpak: content-addressed packs of file trees, restored with the fewest syscalls", "hpak"};
-  app.set_version_flag("--version", "hpak 0.1.0 (HPAK pack format 1)");
+  app.set_version_flag("--version", version_text(), "Print the version, the format versions and the libraries' versions");
   app.add_flag("-q,--quiet", global().quiet, "No progress output");
   app.add_flag("-v,--verbose", global().verbose, "More diagnostics on stderr (repeatable)");
   app.require_subcommand(1);
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   const Command* chosen = nullptr;
   for (const Command* c : commands()) {
     CLI::App* sub = app.add_subcommand(c->name, c->summary);
+    if (c->hidden) sub->group("");
     c->setup(*sub);
     sub->callback([c, &chosen] { chosen = c; });
   }

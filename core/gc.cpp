@@ -225,8 +225,10 @@ struct PackInfo {
 
 // Every digest the named catalogs need (catalog objects included). Throws if
 // a catalog cannot be read: then nothing may be swept.
-void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& live) {
+void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& live, const Progress& progress) {
+  uint64_t done = 0;
   for (auto& name : names) {
+    report(progress, "mark", done++, names.size());
     std::optional<Digest> d;
     try {
       d = lib.catalog_digest(name);
@@ -244,6 +246,7 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
     for (auto& n : c.nodes)
       if (n.type == NodeType::File) live.insert(n.digest);
   }
+  report(progress, "mark", names.size(), names.size());
 }
 
 std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
@@ -342,10 +345,12 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.root() + "/catalogs");
 
   DigestSet live;
-  mark(lib, kept_names, live);
+  mark(lib, kept_names, live, opts.progress);
 
   std::vector<PackInfo> packs;
-  for (const PackReader* p : lib.packs()) {
+  const std::vector<const PackReader*> visible = lib.packs();
+  for (const PackReader* p : visible) {
+    report(opts.progress, "scan", packs.size(), visible.size());
     PackInfo info;
     info.reader = p;
     info.name = base_name(p->path());
@@ -373,6 +378,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     packs.push_back(info);
   }
   res.packs_before = packs.size();
+  report(opts.progress, "scan", packs.size(), visible.size());
 
   // Which old packs to rewrite: those with garbage, then a geometric roll-up.
   std::vector<PackInfo*> old;
@@ -514,7 +520,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     {
       PublishLock publishing(lib, /*exclusive=*/true);
       lib.refresh();
-      mark(lib, lib.catalog_names(), live); // the first mark's objects stay marked: cheap, conservative
+      mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
       DigestSet safe;                       // in a visible pack this gc does not supersede
       std::set<std::string> superseded;
       for (auto* s : sources)

@@ -323,7 +323,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       std::vector<char> buf = std::vector<char>(32768);
     };
     std::vector<DirBuf> dirbufs(threads);
+    PassProgress scan_progress(opts.progress, "scan", dir_node.size());
     parallel_for(dir_node.size(), threads, 4, [&](size_t slot, unsigned tid) {
+      scan_progress.tick(tid);
       const std::string no_rel;
       const std::string& rel = slot == 0 ? no_rel : cat.nodes[dir_node[slot]].path;
       int fd = open_dir_beneath(tfd.get(), rel);
@@ -432,6 +434,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       removals.insert(removals.end(), my_removals.begin(), my_removals.end());
       compare.insert(compare.end(), my_compare.begin(), my_compare.end());
     });
+    scan_progress.finish();
 
     // Same-size files that cannot be trusted: compare bytes, rewrite if
     // different; in bounded chunks (never a whole file or object in memory).
@@ -439,7 +442,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     // `partial`: that file is reported and left as it is), before any change.
     std::vector<Bytes> scratch(threads);
     std::vector<std::pair<size_t, std::string>> forged;
+    PassProgress compare_progress(opts.progress, "compare", compare.size());
     parallel_for(compare.size(), threads, 4, [&](size_t k, unsigned tid) {
+      compare_progress.tick(tid);
       size_t j = compare[k];
       const Node& n = cat.nodes[j];
       int fd = openat(dir_fd[parent_slot[j]], std::string(leaf_of(n.path)).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -466,6 +471,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       stats.failures.push_back({cat.nodes[j].path, to_hex(cat.nodes[j].digest), why});
       mode_fix[j] = mtime_fix[j] = 0; // left exactly as it is
     }
+    if (!compare.empty()) compare_progress.finish();
     stats.files_compared = compare.size();
 
     // Hardlinks are right only if they share the inode of a kept file.
@@ -582,7 +588,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       for (size_t i = 0; i < cat.nodes.size(); i++)
         if (cat.nodes[i].type == NodeType::File && (!present[i] || rewrite[i])) to_write.push_back(i);
       std::atomic<uint64_t> bytes{0};
+      PassProgress write_progress(opts.progress, "write", to_write.size());
       parallel_for(to_write.size(), threads, 8, [&](size_t k, unsigned tid) {
+        write_progress.tick(tid);
         size_t j = to_write[k];
         const Node& n = cat.nodes[j];
         int pfd = dir_fd[parent_slot[j]];
@@ -609,6 +617,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         bytes += relocated_size(n, cat.roots, real_target.size());
         mode_fix[j] = 0;
       });
+      write_progress.finish();
       stats.files_written = to_write.size() - (stats.failures.size() - forged.size());
       stats.bytes_written = bytes;
       stats.files_kept = stats.files - to_write.size();

@@ -104,7 +104,7 @@ Bytes encode_catalog(const Catalog& c) {
   Bytes b;
   b.reserve(64 + c.nodes.size() * 96);
   b.insert(b.end(), {'H', 'P', 'C', 'T'});
-  put_u32(b, 1);
+  put_u32(b, kCatalogVersion);
   put_u32(b, 0);
   put_str(b, c.name);
   put_u32(b, uint32_t(c.roots.size()));
@@ -159,7 +159,7 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
   ByteSpan magic = r.bytes(4);
   if (std::memcmp(magic.data(), "HPCT", 4) != 0) r.fail("not an HPAK catalog (bad magic)");
   uint32_t version = r.u32();
-  if (version != 1) r.fail("unsupported catalog version " + std::to_string(version));
+  if (version != kCatalogVersion) r.fail("unsupported catalog version " + std::to_string(version));
   if (r.u32() != 0) r.fail("unknown catalog flags");
   Catalog c;
   c.name = std::string(r.str(kMaxPath));

@@ -57,6 +57,8 @@ struct Node {
   std::vector<uint64_t> relocs; // File / Symlink
 };
 
+constexpr uint32_t kCatalogVersion = 1; // the only one read and written
+
 constexpr uint64_t kRelocOffsetMask = (uint64_t(1) << 56) - 1;
 inline uint64_t reloc_offset(uint64_t r) { return r & kRelocOffsetMask; }
 inline unsigned reloc_root(uint64_t r) { return unsigned(r >> 56); }

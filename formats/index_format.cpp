@@ -13,7 +13,7 @@ Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Dige
   Bytes out;
   out.reserve(kIndexHeaderSize + 1024 + recs.size() * (32 + kIndexRecordSize) + 32);
   for (char c : kIndexMagic) put_u8(out, uint8_t(c));
-  put_u32(out, 1);
+  put_u32(out, kIndexVersion);
   put_u64(out, recs.size());
   put_u64(out, pack_size);
   put_bytes(out, pack_sum);
@@ -43,7 +43,7 @@ IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_
   if (b.size() < kIndexHeaderSize + 1024 + 32) throw Corrupt(where_, 0, "too short to be an HPAK index");
   if (std::memcmp(b.data(), kIndexMagic, 4) != 0) throw Corrupt(where_, 0, "not an HPAK index (bad magic)");
   uint32_t version = get_u32(b.data() + 4);
-  if (version != 1) throw Corrupt(where_, 4, "unsupported index version " + std::to_string(version));
+  if (version != kIndexVersion) throw Corrupt(where_, 4, "unsupported index version " + std::to_string(version));
   count_ = get_u64(b.data() + 8);
   pack_size_ = get_u64(b.data() + 16);
   std::memcpy(pack_sum_.data(), b.data() + 24, 32);

@@ -28,6 +28,7 @@
 
 namespace hpak::formats {
 
+constexpr uint32_t kIndexVersion = 1; // the only one read and written
 constexpr size_t kIndexHeaderSize = 56;
 constexpr size_t kIndexRecordSize = 40;
 constexpr char kIndexMagic[4] = {'H', 'I', 'D', 'X'};

@@ -12,7 +12,7 @@ Bytes encode_midx(const std::vector<Digest>& packs, std::vector<MidxEntry> entri
                 entries.end());
   Bytes out;
   for (char c : {'H', 'M', 'I', 'X'}) put_u8(out, uint8_t(c));
-  put_u32(out, 1);
+  put_u32(out, kMidxVersion);
   put_u32(out, uint32_t(packs.size()));
   put_u32(out, 0);
   put_u64(out, entries.size());
@@ -31,7 +31,7 @@ MidxView::MidxView(ByteSpan b, std::string where) {
   ByteReader r(b, where);
   ByteSpan magic = r.bytes(4);
   if (std::memcmp(magic.data(), "HMIX", 4) != 0) r.fail("not an HPAK multi-pack index");
-  if (r.u32() != 1) r.fail("unsupported multi-pack index version");
+  if (r.u32() != kMidxVersion) r.fail("unsupported multi-pack index version");
   uint32_t npacks = r.u32();
   if (r.u32() != 0) r.fail("reserved field is not zero");
   count_ = r.u64();

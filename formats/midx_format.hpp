@@ -21,6 +21,8 @@
 
 namespace hpak::formats {
 
+constexpr uint32_t kMidxVersion = 1; // the only one read and written
+
 struct MidxEntry {
   Digest digest;
   uint32_t pack;

@@ -6,6 +6,7 @@ pkgs=(build-essential cmake ninja-build pkg-config git
       clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3
       libcurl4-openssl-dev nginx-light curl)
 missing=()
+pkgs+=(dpkg-dev lintian man-db zsh) # packaging: dpkg-shlibdeps, lintian, man -l; zsh completion test
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
