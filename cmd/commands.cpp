@@ -5,11 +5,11 @@
 
 namespace hpak::cmd {
 
-extern const Command cmd_pack, cmd_unpack, cmd_verify, cmd_index, cmd_ls, cmd_cat, cmd_init, cmd_restore, cmd_catalogs, cmd_gc, cmd_repair, cmd_bench;
+extern const Command cmd_pack, cmd_unpack, cmd_verify, cmd_index, cmd_ls, cmd_cat, cmd_init, cmd_restore, cmd_catalogs, cmd_gc, cmd_repair, cmd_bench, cmd_sign;
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> table = {
-      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat, &cmd_init, &cmd_restore, &cmd_catalogs, &cmd_gc, &cmd_repair, &cmd_bench,
+      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat, &cmd_init, &cmd_restore, &cmd_catalogs, &cmd_gc, &cmd_repair, &cmd_bench, &cmd_sign,
   };
   return table;
 }

@@ -5,12 +5,14 @@
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
 #include "core/restore.hpp"
+#include "core/signing.hpp"
 
 namespace hpak::cmd {
 
 namespace {
 struct Options {
   std::string lib, name, target;
+  std::string allowed_signers;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false;
 } o;
@@ -25,6 +27,8 @@ void setup(CLI::App& app) {
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
   app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
+  app.add_option("--allowed-signers", o.allowed_signers,
+                 "Require the name to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
 }
 
 int run() {
@@ -36,6 +40,9 @@ int run() {
   ro.wait = !o.no_wait;
   ro.verify = o.verify;
   ro.progress = progress_bar();
+  // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
+  std::string policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
+  if (!policy.empty()) ro.expect_catalog = enforce_name_policy(lib, o.name, sshsig::load_allowed_signers(policy));
   double t0 = now_seconds();
   RestoreStats s = restore(lib, o.name, o.target, ro);
   double secs = now_seconds() - t0;

@@ -80,6 +80,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   Digest digest;
   Library::StoredCatalog stored_cat;
   Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat, opts.verify);
+  if (opts.expect_catalog && digest != *opts.expect_catalog)
+    throw Error("catalog '" + catalog_name + "' changed after its signature was checked; restore it again");
 
   struct stat tst;
   if (lstat(target.c_str(), &tst) == 0 && !S_ISDIR(tst.st_mode)) throw Error("target '" + target + "' exists and is not a directory");

@@ -20,6 +20,8 @@
 // one, and a restore never reports success on a partial tree.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -33,11 +35,15 @@ struct RestoreOptions {
   bool verify_content = false; // compare every kept file's bytes too
   bool partial = false;        // restore what can be restored past bad objects
   bool wait = true;            // wait for another restore of the same target
-  // Re-check each object's SHA-256 as it is read. Off by default: every
-  // object in a library was named by hpak from its bytes when it was added,
-  // and each read checks the XXH3-64 of the stored bytes (and the decoded
-  // size), which catches corruption since; `hpak verify LIB` re-checks names.
+  // Re-check each object's SHA-256 as it is read. Off by default: each read
+  // checks the XXH3-64 of the stored bytes (and the decoded size), which
+  // catches corruption; names are trusted only in packs this user (or root)
+  // wrote, or verified once (shared libraries: core/pack_trust.hpp).
+  // `hpak verify LIB` re-checks every name.
   bool verify = false;
+  // Set by a signature policy (core/signing.hpp): the digest the name must
+  // still hold when the restore reads it, or the restore is refused.
+  std::optional<Digest> expect_catalog;
   Progress progress;
 };
 

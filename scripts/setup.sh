@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev
-      clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3)
+      clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3
+      openssh-client passwd util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,6 +30,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   struct stat st;
   if (fstat(fd.get(), &st) != 0) throw_errno("unable to stat '" + path + "'");
   if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is not a regular file");
+  st_ = st;
   size_ = size_t(st.st_size);
   if (size_ == 0) return;
   void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
@@ -41,7 +42,7 @@ MappedFile::~MappedFile() {
   if (data_) munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)) {
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)), st_(o.st_) {
   o.data_ = nullptr;
   o.size_ = 0;
 }
@@ -52,6 +53,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     data_ = o.data_;
     size_ = o.size_;
     path_ = std::move(o.path_);
+    st_ = o.st_;
     o.data_ = nullptr;
     o.size_ = 0;
   }
