@@ -14,6 +14,7 @@ keygen alice
 keygen bob
 keygen eve
 fp() { ssh-keygen -l -f "$work/$1.pub" | cut -d' ' -f2; }
+fpre() { fp "$1" | sed 's/[+.]/\\&/g'; } # as an extended regex (base64 has '+')
 keyfield() { cut -d' ' -f1,2 "$work/$1.pub"; }
 allowed=$work/allowed_signers
 {
@@ -64,17 +65,17 @@ cp "$work/env.hpak" "$work/tampered.hpak"
 cp "$work/env.hpak.sig" "$work/tampered.hpak.sig"
 printf 'x' >>"$work/tampered.hpak"
 run tampered verify --allowed-signers "$allowed" "$work/tampered.hpak"
-expect_failure tampered "signature by key $(fp alice) does not match the data"
+expect_failure tampered "signature by key $(fpre alice) does not match the data"
 cp "$work/env.hpak" "$work/eve.hpak"
 ssh-keygen -q -Y sign -f "$work/eve" -n hpak "$work/eve.hpak"
 run untrusted verify --allowed-signers "$allowed" "$work/eve.hpak"
-expect_failure untrusted "key $(fp eve) is not an allowed signer"
+expect_failure untrusted "key $(fpre eve) is not an allowed signer"
 cp "$work/env.hpak" "$work/ns.hpak"
 ssh-keygen -q -Y sign -f "$work/bob" -n file "$work/ns.hpak"
 run ns verify --allowed-signers "$allowed" "$work/ns.hpak"
 expect_failure ns "is for namespace 'file', not 'hpak'"
 run expired verify --allowed-signers "$work/expired_signers" "$work/env.hpak"
-expect_failure expired "signer 'alice@example.com' \\($(fp alice)\\) expired on 2021-01-01"
+expect_failure expired "signer 'alice@example.com' \\($(fpre alice)\\) expired on 2021-01-01"
 run nofile verify --allowed-signers "$work/none" "$work/env.hpak"
 expect_rc nofile 2
 
@@ -129,14 +130,14 @@ grep -q "other: unsigned" "$work/vlbad.out" || fail "vlbad: $(out vlbad)"
 cp "$lib/catalogs/env" "$work/env.name"
 cp "$lib/catalogs/other" "$lib/catalogs/env"
 run moved restore --allowed-signers "$allowed" "$lib" env "$work/t3"
-refused moved "refusing catalog 'env'.*changed after signing.*signed by 'alice@example.com' \\($(fp alice)\\)"
+refused moved "refusing catalog 'env'.*changed after signing.*signed by 'alice@example.com' \\($(fpre alice)\\)"
 cp "$work/env.name" "$lib/catalogs/env"
 
 # Tampered statement (a higher generation written in by hand).
 cp "$sigfile" "$work/env.sig.good"
 sed -i 's/^generation 1$/generation 9/' "$sigfile"
 run edited restore --allowed-signers "$allowed" "$lib" env "$work/t4"
-refused edited "signature by key $(fp alice) does not match the data"
+refused edited "signature by key $(fpre alice) does not match the data"
 cp "$work/env.sig.good" "$sigfile"
 
 # Wrong namespace and unknown key: statements signed by ssh-keygen itself.
@@ -148,16 +149,16 @@ sign_stmt() { # KEY NAMESPACE: re-signs the current statement into the signature
 }
 sign_stmt bob file
 run wrongns restore --allowed-signers "$allowed" "$lib" env "$work/t5"
-refused wrongns "refusing catalog 'env'.*signature by key $(fp bob) is for namespace 'file', not 'hpak'"
+refused wrongns "refusing catalog 'env'.*signature by key $(fpre bob) is for namespace 'file', not 'hpak'"
 sign_stmt eve hpak
 run unknown restore --allowed-signers "$allowed" "$lib" env "$work/t6"
-refused unknown "refusing catalog 'env'.*key $(fp eve) is not an allowed signer"
+refused unknown "refusing catalog 'env'.*key $(fpre eve) is not an allowed signer"
 sign_stmt bob hpak
 run bobok restore --allowed-signers "$allowed" "$lib" env "$work/t7"
 expect_rc bobok 0
 cp "$work/env.sig.good" "$sigfile"
 run expiredname restore --allowed-signers "$work/expired_signers" "$lib" env "$work/t8"
-refused expiredname "signer 'alice@example.com' \\($(fp alice)\\) expired on 2021-01-01"
+refused expiredname "signer 'alice@example.com' \\($(fpre alice)\\) expired on 2021-01-01"
 
 # Rollback: a newer signed version is restored, then the old name and its
 # (valid) signature are put back.
@@ -174,7 +175,7 @@ expect_rc r2 0
 cp "$work/env.name.g1" "$lib/catalogs/env"
 cp "$work/env.sig.g1" "$sigfile"
 run rollback restore --allowed-signers "$allowed" "$lib" env "$work/t10"
-refused rollback "refusing catalog 'env'.*generation 1 .*by 'alice@example.com' \\($(fp alice)\\).*older than generation 2 seen before"
+refused rollback "refusing catalog 'env'.*generation 1 .*by 'alice@example.com' \\($(fpre alice)\\).*older than generation 2 seen before"
 # Another user's state is not ours: a fresh state dir accepts generation 1.
 XDG_STATE_HOME=$work/state-other run fresh restore --allowed-signers "$allowed" "$lib" env "$work/t11"
 expect_rc fresh 0
