@@ -59,6 +59,19 @@ expect_rc restore2 0
 [ "$(cat "$work/t2/f")" = "GOOD!" ] || fail "second restore wrote '$(cat "$work/t2/f")'"
 [ "$(verdicts)" -eq 1 ] || fail "the verdict was not reused"
 
+# A gc by the victim merges packs into one of its own (then trusted): it must
+# not copy the member's forged bytes into it.
+run gc gc --grace 0 "$lib"
+expect_rc gc 0
+run aftergc restore --verify "$lib" env "$work/t3"
+expect_rc aftergc 0
+[ "$(cat "$work/t3/f")" = "GOOD!" ] || fail "after gc the restore wrote '$(cat "$work/t3/f")'"
+for p in "$lib"/packs/pack-*.hpak; do
+  [ "$p" = "$forged" ] && continue
+  [ "$(stat -c %u "$p")" = 0 ] || continue
+  if "$hpak" verify "$p" >"$work/gcv.out" 2>&1; then :; else fail "gc laundered forged bytes into '$p': $(cat "$work/gcv.out")"; fi
+done
+
 # --- 2. a verified pack changed in place is verified again ------------------
 lib2=$work/lib2
 run init2 init --shared "$lib2"
