@@ -3,6 +3,8 @@
 
 #include "cmd/command.hpp"
 #include "core/library.hpp"
+#include "core/sshsig.hpp"
+#include "core/util/file.hpp"
 
 namespace hpak::cmd {
 
@@ -11,6 +13,7 @@ struct Options {
   std::string lib;
   bool shared = false;
   int level = -1;
+  std::string require_signatures;
 } o;
 
 void setup(CLI::App& app) {
@@ -18,11 +21,20 @@ void setup(CLI::App& app) {
   app.add_flag("--shared", o.shared, "Group-shared: setgid, group-writable directories (see hpak-library(7))");
   app.add_option("-l,--level", o.level, "Default zstd level of packs added to it (0: store objects uncompressed, fastest restores); also changes an existing library's")
       ->check(CLI::Range(0, 19));
+  app.add_option("--require-signatures", o.require_signatures,
+                 "Restores of this library require a name signed by a key of this OpenSSH allowed_signers file (copied to LIB/allowed_signers)");
 }
 
 int run() {
   Library::init(o.lib, o.shared, o.level);
   Library lib(o.lib);
+  if (!o.require_signatures.empty()) {
+    Bytes text = read_file(o.require_signatures);
+    sshsig::parse_allowed_signers(std::string(text.begin(), text.end()), o.require_signatures); // refuse a bad file now
+    AtomicFile f(o.lib + "/allowed_signers", 0444);
+    f.write(text);
+    f.commit(/*fsync_first=*/true);
+  }
   std::string level = lib.default_level() < 0 ? "" : " (level " + std::to_string(lib.default_level()) + ")";
   printf("initialised %slibrary '%s'%s\n", lib.shared() ? "shared " : "", o.lib.c_str(), level.c_str());
   return kExitOk;

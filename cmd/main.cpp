@@ -11,6 +11,7 @@
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
 #include "cmd/version.hpp"
+#include "core/pack_trust.hpp"
 #include "core/util/error.hpp"
 
 using namespace hpak::cmd;
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("hpak: %l: %v");
   spdlog::set_level(spdlog::level::warn);
+  hpak::set_warning_sink([](const std::string& m) { spdlog::warn("{}", m); });
 
   CLI::App app{"hpak: content-addressed packs of file trees, restored with the fewest syscalls", "hpak"};
   app.set_version_flag("--version", version_text(), "Print the version, the format versions and the libraries' versions");

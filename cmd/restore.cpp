@@ -6,6 +6,7 @@
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/restore.hpp"
+#include "core/signing.hpp"
 
 namespace hpak::cmd {
 
@@ -13,6 +14,7 @@ namespace {
 struct Options {
   std::string lib, name, target, cache;
   FetchOptions fetch;
+  std::string allowed_signers;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false;
   bool preserve_setid = false;
@@ -30,6 +32,8 @@ void setup(CLI::App& app) {
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
   app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
+  app.add_option("--allowed-signers", o.allowed_signers,
+                 "Require the name to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
   app.add_option("--cache", o.cache, "With a URL: the local library to fetch into (default $XDG_CACHE_HOME/hpak)");
   add_fetch_options(app, o.fetch);
 }
@@ -61,6 +65,9 @@ int run() {
   ro.verify = o.verify;
   ro.preserve_setid = o.preserve_setid;
   ro.progress = progress_bar();
+  // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
+  std::string policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
+  if (!policy.empty()) ro.expect_catalog = enforce_name_policy(lib, name, sshsig::load_allowed_signers(policy));
   double t0 = now_seconds();
   RestoreStats s = restore(lib, name, o.target, ro);
   double secs = now_seconds() - t0;

@@ -22,7 +22,7 @@ bool is_directory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void print_library_json(const LibraryVerifyReport& r, double secs, bool first) {
+void print_library_json(const LibraryVerifyReport& r, double secs, bool first, const std::string& extra) {
   printf("%s{\"library\":%s,\"ok\":%s,\"packs\":%zu,\"objects\":%llu,\"catalogs\":%zu,\"raw_bytes\":%llu,\"lost_objects\":%llu,"
          "\"seconds\":%.3f,\"problems\":",
          first ? "" : ",", json_str(r.library).c_str(), r.ok() ? "true" : "false", r.packs.size(), (ull)r.objects, r.catalogs.size(),
@@ -61,7 +61,7 @@ void print_library_json(const LibraryVerifyReport& r, double secs, bool first) {
            i ? "," : "", json_str(c.name).c_str(), c.digest.empty() ? "null" : json_str(c.digest).c_str(), (ull)c.files,
            c.broken() ? "true" : "false", (ull)c.lost_objects, (ull)c.degraded_objects, c.error.empty() ? "null" : json_str(c.error).c_str());
   }
-  printf("]}");
+  printf("]%s}", extra.c_str());
 }
 
 void print_library_human(const LibraryVerifyReport& r, double secs) {

@@ -10,7 +10,7 @@ namespace hpak::cmd {
 
 // One JSON object (preceded by ',' unless `first`): the library, the verdict,
 // per-pack summaries, bad objects with the paths they break, each catalog.
-void print_library_json(const LibraryVerifyReport& r, double secs, bool first);
+void print_library_json(const LibraryVerifyReport& r, double secs, bool first, const std::string& extra = "");
 void print_library_human(const LibraryVerifyReport& r, double secs);
 
 // True if `path` is a directory (following symlinks): verify treats it as a library.

@@ -363,6 +363,9 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     info.size += p->bytes().size();
     info.age = now - mtime;
     info.young = info.age < opts.grace_seconds;
+    // Never copy another member's unverified bytes into a pack of ours (it
+    // would then be trusted): a pack this user may not use is left alone.
+    if (!lib.pack_usable(p)) info.young = true;
     const IndexView& v = p->index();
     DigestSet seen;
     for (uint64_t i = 0; i < v.count(); i++) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/pack_trust.hpp"
 #include "core/util/file.hpp"
 
 namespace hpak {
@@ -17,6 +18,7 @@ using namespace formats;
 struct Library::Loaded {
   std::vector<std::shared_ptr<PackReader>> packs; // sorted by name
   std::vector<Digest> names;
+  std::vector<std::shared_ptr<PackTrust>> trust; // per pack: may lookups use it (core/pack_trust.hpp)
   MappedFile midx_map;
   MidxView midx;
   bool midx_ok = false;
@@ -109,8 +111,12 @@ void Library::load_locked() const {
   std::sort(idx_names.begin(), idx_names.end());
   // Reuse readers already open for the same pack (packs are immutable).
   std::map<Digest, std::shared_ptr<PackReader>> old;
+  std::map<const PackReader*, std::shared_ptr<PackTrust>> old_trust;
   if (loaded_)
-    for (size_t i = 0; i < loaded_->packs.size(); i++) old[loaded_->names[i]] = loaded_->packs[i];
+    for (size_t i = 0; i < loaded_->packs.size(); i++) {
+      old[loaded_->names[i]] = loaded_->packs[i];
+      old_trust[loaded_->packs[i].get()] = loaded_->trust[i];
+    }
   for (auto& n : idx_names) {
     auto digest = digest_from_hex(n.substr(5, 64));
     if (!digest) continue;
@@ -122,11 +128,13 @@ void Library::load_locked() const {
     if (reuse != old.end() && path_exists(pack_path)) {
       l->packs.push_back(reuse->second);
       l->names.push_back(*digest);
+      l->trust.push_back(old_trust[reuse->second.get()]);
       continue;
     }
     try {
       l->packs.push_back(std::make_shared<PackReader>(pack_path, true, check_index_trailers_, Follow::NoLinks));
       l->names.push_back(*digest);
+      l->trust.push_back(std::make_shared<PackTrust>(*l->packs.back(), shared_));
     } catch (const Error&) {
       // Gone (collected by gc since the listing) or unreadable: skip it here;
       // `hpak verify` reports unreadable packs.
@@ -167,17 +175,26 @@ void Library::refresh() const {
 std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
   std::shared_lock lk(mu_);
   const Loaded& l = *loaded_;
+  // A pack this user may not take bytes from (core/pack_trust.hpp) is skipped;
+  // when the midx points at one, any other copy is looked for in every pack.
+  bool refused = false;
   if (l.midx_ok) {
     if (auto id = l.midx.find(d)) {
-      const PackReader* p = l.packs[size_t(l.midx_to_pack[*id])].get();
-      if (auto r = p->find(d)) return ObjectRef{p, *r};
+      size_t i = size_t(l.midx_to_pack[*id]);
+      const PackReader* p = l.packs[i].get();
+      if (auto r = p->find(d)) {
+        if (l.trust[i]->usable()) return ObjectRef{p, *r};
+        refused = true;
+      }
     }
   }
   // Newest packs are not in the midx; search them (and, without a midx, all).
   for (auto it = l.uncovered.rbegin(); it != l.uncovered.rend(); ++it) {
     const PackReader* p = l.packs[*it].get();
-    if (auto r = p->find(d)) return ObjectRef{p, *r};
+    if (auto r = p->find(d); r && l.trust[*it]->usable()) return ObjectRef{p, *r};
   }
+  for (size_t i = 0; refused && i < l.packs.size(); i++)
+    if (auto r = l.packs[i]->find(d); r && l.trust[i]->usable()) return ObjectRef{l.packs[i].get(), *r};
   return std::nullopt;
 }
 
@@ -192,6 +209,16 @@ std::optional<ObjectRef> Library::locate(const Digest& d) const {
     if (auto r = locate_loaded(d)) return r;
   }
   return std::nullopt;
+}
+
+bool Library::pack_usable(const PackReader* p) const {
+  std::shared_ptr<PackTrust> t;
+  {
+    std::shared_lock lk(mu_);
+    for (size_t i = 0; i < loaded_->packs.size() && !t; i++)
+      if (loaded_->packs[i].get() == p) t = loaded_->trust[i];
+  }
+  return t && t->usable();
 }
 
 size_t Library::uncovered_packs() const {
@@ -255,7 +282,7 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
   std::string first_error;
   for (const PackReader* p : packs()) {
     auto idx = p->index().find(d);
-    if (!idx) continue;
+    if (!idx || !pack_usable(p)) continue;
     for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
       try {
         IndexRecord rec = p->index().record_at(i);

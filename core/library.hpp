@@ -68,6 +68,10 @@ public:
   size_t uncovered_packs() const;
   // Visible packs (stable pointers).
   std::vector<const PackReader*> packs() const;
+  // May this user take bytes from `p` (a visible pack)? Always in a private
+  // library; in a shared one, see core/pack_trust.hpp. locate() skips the
+  // packs it may not.
+  bool pack_usable(const PackReader* p) const;
 
   // Named catalogs.
   static std::string check_catalog_name(const std::string& name); // "" if valid

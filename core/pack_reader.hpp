@@ -56,6 +56,8 @@ public:
   const std::string& path() const { return map_.path(); }
   ByteSpan bytes() const { return map_.bytes(); }
   const MappedFile& map() const { return map_; }
+  // The .hidx mapped (empty when the index came from a scan).
+  const MappedFile& index_map() const { return idx_map_; }
   int level() const { return level_; }
   const formats::IndexView& index() const { return view_; }
   IndexSource index_source() const { return index_source_; }

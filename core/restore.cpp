@@ -175,6 +175,8 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   Digest digest;
   Library::StoredCatalog stored_cat;
   Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat, opts.verify);
+  if (opts.expect_catalog && digest != *opts.expect_catalog)
+    throw Error("catalog '" + catalog_name + "' changed after its signature was checked; restore it again");
 
   std::string real_target;
   Fd tfd = open_checked_target(lib, cat, target, real_target);

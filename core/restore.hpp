@@ -25,6 +25,8 @@
 // one, and a restore never reports success on a partial tree.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -42,11 +44,15 @@ struct RestoreOptions {
   // restore()): everything there the catalog does not name is deleted.
   bool force = false;
   bool preserve_setid = false; // keep set-uid/set-gid bits (dropped by default)
-  // Re-check each object's SHA-256 as it is read. Off by default: every
-  // object in a library was named by hpak from its bytes when it was added,
-  // and each read checks the XXH3-64 of the stored bytes (and the decoded
-  // size), which catches corruption since; `hpak verify LIB` re-checks names.
+  // Re-check each object's SHA-256 as it is read. Off by default: each read
+  // checks the XXH3-64 of the stored bytes (and the decoded size), which
+  // catches corruption; names are trusted only in packs this user (or root)
+  // wrote, or verified once (shared libraries: core/pack_trust.hpp).
+  // `hpak verify LIB` re-checks every name.
   bool verify = false;
+  // Set by a signature policy (core/signing.hpp): the digest the name must
+  // still hold when the restore reads it, or the restore is refused.
+  std::optional<Digest> expect_catalog;
   Progress progress;
 };
 

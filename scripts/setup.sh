@@ -4,7 +4,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev libzip-dev nlohmann-json3-dev
       clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3
-      libcurl4-openssl-dev nginx-light curl)
+      libcurl4-openssl-dev nginx-light curl
+      openssh-client passwd util-linux)
 missing=()
 pkgs+=(dpkg-dev lintian man-db zsh) # packaging: dpkg-shlibdeps, lintian, man -l; zsh completion test
 for p in "${pkgs[@]}"; do

@@ -98,6 +98,7 @@ Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size) {
 MappedFile::MappedFile(const std::string& path, Follow follow) : path_(path) {
   struct stat st;
   Fd fd = open_regular(path, follow, kAnySize, &st);
+  st_ = st;
   size_ = size_t(st.st_size);
   if (size_ == 0) return;
   void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
@@ -109,7 +110,7 @@ MappedFile::~MappedFile() {
   if (data_) munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)) {
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)), st_(o.st_) {
   o.data_ = nullptr;
   o.size_ = 0;
 }
@@ -120,6 +121,7 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     data_ = o.data_;
     size_ = o.size_;
     path_ = std::move(o.path_);
+    st_ = o.st_;
     o.data_ = nullptr;
     o.size_ = 0;
   }

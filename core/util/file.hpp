@@ -87,6 +87,8 @@ public:
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // The fstat of the file mapped (owner, inode, times: see core/pack_trust.hpp).
+  const struct stat& stat() const { return st_; }
   // Advise the kernel of the access pattern (MADV_SEQUENTIAL / MADV_RANDOM / WILLNEED).
   void advise_sequential() const;
   void advise_random() const;
@@ -96,6 +98,7 @@ private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   std::string path_;
+  struct stat st_ {};
 };
 
 Bytes read_file(const std::string& path);

@@ -244,9 +244,36 @@ Bytes zstd_stream_no_size(const Bytes& in) {
 
 } // namespace
 
+// --forge NAME_FILE CONTENT_FILE DIR: a library pack (DIR/pack-<sum>.hpak and
+// its .hidx) whose one blob is named by the SHA-256 of NAME_FILE but holds the
+// bytes of CONTENT_FILE, every checksum consistent: a member's forgery that only
+// a SHA-256 of the content against its name can tell (tests/cli/test_trust.sh).
+int forge(const std::string& name_file, const std::string& content_file, const std::string& dir) {
+  Bytes name_bytes = read_file(name_file), content = read_file(content_file);
+  std::string tmp = dir + "/forged.tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  if (fd < 0) return perror(tmp.c_str()), 1;
+  PackResult r;
+  {
+    PackWriter w(fd, tmp, 0);
+    w.append(Kind::Blob, Codec::Raw, sha256(name_bytes), content.size(), content);
+    r = w.finish();
+  }
+  close(fd);
+  std::string stem = dir + "/pack-" + to_hex(r.file_sum);
+  if (rename(tmp.c_str(), (stem + ".hpak").c_str()) != 0) return perror("rename"), 1;
+  Bytes idx = encode_index(r.records, r.size, r.pack_sum);
+  int ifd = open((stem + ".hidx").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+  if (ifd < 0 || write(ifd, idx.data(), idx.size()) != ssize_t(idx.size())) return perror("index"), 1;
+  close(ifd);
+  printf("%s.hpak\n", stem.c_str());
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--forge") return forge(argv[2], argv[3], argv[4]);
   if (argc != 2) {
-    fprintf(stderr, "usage: hpak_make_hostile OUTDIR\n");
+    fprintf(stderr, "usage: hpak_make_hostile OUTDIR | --forge NAME_FILE CONTENT_FILE DIR\n");
     return 2;
   }
   g_out = argv[1];

@@ -1,0 +1,42 @@
+// hpak sign -k KEY PACK | hpak sign -k KEY LIB NAME: an SSHSIG signature
+// (namespace "hpak", checkable with `ssh-keygen -Y verify`) of a pack file
+// (PACK.sig) or of a library name (LIB/signatures/NAME): core/signing.hpp.
+#include <CLI/CLI.hpp>
+
+#include "cmd/command.hpp"
+#include "core/signing.hpp"
+#include "core/util/file.hpp"
+
+namespace hpak::cmd {
+
+namespace {
+struct Options {
+  std::string key;
+  std::vector<std::string> args;
+} o;
+
+void setup(CLI::App& app) {
+  app.add_option("-k,--key", o.key, "OpenSSH Ed25519 private key (passphrase-protected keys are signed through ssh-keygen)")->required();
+  app.add_option("target", o.args, "A pack file, or a library directory and a catalog name")->required()->expected(1, 2);
+}
+
+int run() {
+  if (o.args.size() == 1) {
+    std::string sig = sign_pack_file(o.args[0], o.key);
+    Bytes b = read_file(sig);
+    sshsig::Signature s = sshsig::parse_signature(sshsig::dearmor(std::string(b.begin(), b.end()), sig), sig);
+    printf("signed '%s' with key %s: wrote '%s'\n", o.args[0].c_str(), s.key.fingerprint().c_str(), sig.c_str());
+    return kExitOk;
+  }
+  Library lib(o.args[0]);
+  NameStatement st = sign_name(lib, o.args[1], o.key);
+  auto sn = read_name_signature(lib, o.args[1], nullptr);
+  printf("signed '%s' in library '%s' (catalog %s, generation %llu) with key %s\n", o.args[1].c_str(), o.args[0].c_str(),
+         st.catalog.c_str(), (unsigned long long)st.generation, sn ? sn->key.c_str() : "?");
+  return kExitOk;
+}
+} // namespace
+
+extern const Command cmd_sign{"sign", "Sign a pack file or a library name (SSHSIG, checkable with ssh-keygen)", setup, run};
+
+} // namespace hpak::cmd
