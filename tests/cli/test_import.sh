@@ -23,7 +23,8 @@ python3 "$gen" lift "$space" "$work/hololib-raw" --compress raw --name raw-env >
 restored_ok() {
   local name=$1 lib=$2 cat=$3 target=$4
   mkdir -p "$(dirname "$target")"
-  run "$name" restore "$lib" "$cat" "$target"
+  # --preserve-setid: the tree has set-uid/set-gid modes, compared exactly.
+  run "$name" restore --preserve-setid "$lib" "$cat" "$target"
   expect_rc "$name" 0
   mv "$target" "$target.restored"
   python3 "$gen" tree "$target"

@@ -73,7 +73,7 @@ check verify-library verify verify "$work/lib"
 check restore-fresh write restore "$work/lib" env-tty "$work/space-@N@"
 # Dirty: the same target each time, changed before each run.
 for mode in tty pipe quiet; do
-  cp -a "$work/space-tty" "$work/dirty-$mode"
+  "$hpak" -q restore "$work/lib" env-tty "$work/dirty-$mode" >/dev/null # a space of its own (a copy would need --force)
   rm -rf "$work/dirty-$mode/lib/python3.11/encodings"
   echo changed >"$work/dirty-$mode/bin/pip3.11"
 done

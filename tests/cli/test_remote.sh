@@ -8,7 +8,7 @@
 for tool in nginx curl; do
   command -v "$tool" >/dev/null || { echo "$test_name: skipped: $tool is not installed"; exit 125; }
 done
-trap 'stop_servers; cli_cleanup' EXIT
+trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT # keep the test's status (a killed server's wait would replace it)
 
 json() { "$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$work/$1.out" "$2"; }
 same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fail "$1 and $2 differ: $(diff -r --no-dereference -x .hpak-state "$1" "$2" | head -5)"; }
@@ -89,7 +89,7 @@ for i in 1 2 3; do same_tree "$work/ref1" "$work/ct$i"; done
 mkdir -p "$www/bad1" "$www/bad2" "$www/bad3"
 printf 'hpak-remote 1\ngeneration 1\ncatalog env1 %064d\n' 0 >"$www/bad1/HPAKROOT"
 printf 'hpak-remote 1\ngeneration 1\npack ../../etc/passwd 1 %064d 1\nend\n' 0 >"$www/bad2/HPAKROOT"
-head -c 1000 /dev/urandom >"$www/bad3/HPAKROOT"
+{ head -c 1000 /dev/urandom; echo; } >"$www/bad3/HPAKROOT" # ends in a newline: refused for its first line, not as truncated
 run bad1 fetch "http://127.0.0.1:$nginx_port/bad1" env1 --into "$work/cb"; refused bad1 "no 'end' line"
 run bad2 fetch "http://127.0.0.1:$nginx_port/bad2" env1 --into "$work/cb"; refused bad2 "is not a pack name"
 run bad3 fetch "http://127.0.0.1:$nginx_port/bad3" env1 --into "$work/cb"; refused bad3 "not an hpak remote root"
