@@ -16,6 +16,22 @@
 // copies of each catalog); lookup returns the first, `equal_range` all.
 // The index is derived data: `hpak index` rebuilds it byte-identically from
 // the pack alone, so a lost or damaged index never loses an object.
+//
+// Index format version 2, for v2 packs (a v1 pack keeps a v1 index):
+//
+//   hidx2    ::= header2 fanout digests records2 trailer
+//   header2  ::= "HIDX" version:u32(=2) count:u64 pack_size:u64 pack_sum:[32]
+//   records2 ::= record2 * count, in the order of `digests`
+//   record2  ::= offset:u64 raw_len:u64 member:u32 kind:u8 codec:u8
+//                reserved:u16(=0)                                 -- 24 bytes
+//
+// `offset` is that of the item holding the object: an entry header (member =
+// 0xffffffff) or a block header (member = the object's position in the block's
+// table). stored_len and stored_xxh are left to the pack's item header (checked
+// by its own hdr_xxh on every read), so an object costs 32 + 24 bytes here
+// instead of 32 + 40. Full digests stay: lookups, prefixes (`cat`) and the
+// multi-pack index need no pack access. Rebuilt from a v2 pack's headers and
+// tables alone (no decompression), byte for byte.
 #pragma once
 
 #include <optional>
@@ -28,9 +44,12 @@
 
 namespace hpak::formats {
 
-constexpr uint32_t kIndexVersion = 1; // the only one read and written
+constexpr uint32_t kIndexVersion = 1; // for v1 packs
+constexpr uint32_t kIndexVersion2 = 2; // for v2 packs
 constexpr size_t kIndexHeaderSize = 56;
 constexpr size_t kIndexRecordSize = 40;
+constexpr size_t kIndexRecordSize2 = 24;
+constexpr uint32_t kNoMember = 0xffffffffu;
 constexpr char kIndexMagic[4] = {'H', 'I', 'D', 'X'};
 
 struct IndexRecord {

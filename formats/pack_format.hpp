@@ -30,6 +30,67 @@
 //
 // A pack is named (in a library) by the SHA-256 of the whole file, trailer
 // included, so `sha256sum pack-<hex>.hpak` checks it with stock tools.
+//
+// HPAK pack file, format version 2 (issue 15: small objects cost their size).
+// Everything of v1 holds except where said; a v2 pack adds blocks, in which
+// small objects are compressed together, and aligned raw entries.
+//
+//   pack2    ::= header2 item* footer2 trailer
+//   header2  ::= "HPAK" version:u16(=2) header_len:u16(=32) flags:u32(=0)
+//                level:i32 block_target:u32 reserved:[12]zero          -- 32 bytes
+//   item     ::= entry                         -- ehdr + payload, exactly as v1
+//              | apad entry                    -- an aligned entry (eflags bit 1)
+//              | block
+//   apad     ::= zero bytes, as many (0..4095) as put the following entry's
+//                payload at a multiple of 4096 in the file; never more
+//   block    ::= bhdr member * count bpayload
+//   bhdr     ::= "HPBk" kind:u8(=1) codec:u8 bflags:u16(=0) count:u32
+//                raw_len:u32 stored_len:u32 dict_id:u32 stored_xxh:u64
+//                table_xxh:u64 hdr_xxh:u32 pad:u32(=0)                 -- 48 bytes
+//   member   ::= digest:[32] raw_len:u32                               -- 36 bytes
+//   bpayload ::= stored_len bytes: the members' bytes concatenated in table
+//                order; codec raw: as is (stored_len = raw_len); zstd: one zstd
+//                frame with its content size; zstd-dict: one frame made with
+//                the pack's dictionary whose zstd dictID is dict_id (0 otherwise)
+//   footer2  ::= "HPFt" version:u32(=2) object_count:u64 raw_total:u64 reserved:u64
+//
+//   table_xxh  = XXH3-64 of the member table; stored_xxh of bpayload; hdr_xxh =
+//                low 32 bits of XXH3-64 of the first 40 bytes of bhdr
+//   object_count counts objects (entries + block members), not items
+//   1 <= count <= 4096, raw_len = sum of the members' raw_len <= 1 MiB, the
+//   digests of one block distinct; a block holds blobs only (catalogs and
+//   dictionaries stay entries, each written twice, the second a mirror)
+//
+// Writer rules (what makes a pack deterministic, and checked by verify):
+//   - an object whose raw size is below block_target/2 (default target 64 KiB)
+//     goes into a block; blocks fill in the order objects are appended and a
+//     block is closed before the member that would take it past block_target;
+//   - a blob stored raw (level 0 or incompressible) of 64 KiB or more is an
+//     aligned entry: eflags bit 1 set, payload at a multiple of 4096, so a
+//     copy_file_range of it can share blocks (reflink) on XFS and Btrfs. The
+//     padding is computed from the offset, never read from the file: a reader
+//     checks it is the minimal run of zero bytes, verify reports any other.
+//   - blocks and single entries compress with one thread at the pack's level,
+//     so the same objects in the same order give the same bytes.
+//
+// Random access: one index lookup gives the block and the member's position;
+// a read checks bhdr, the table and stored_xxh, decompresses the block up to
+// the end of that member (never past the block) and checks its SHA-256.
+//
+// Corruption bound: one bad byte costs at most one item: an entry (one
+// object, as in v1) or a block (at most 4096 objects, at most block_target of
+// content as written: 64 KiB). Damage in bhdr or the table fails hdr_xxh or
+// table_xxh and a scan resyncs at the next "HPEn" or "HPBk" whose own check
+// holds, as v1 does. A damaged dictionary copy costs nothing while its mirror
+// is intact. Padding damage costs no object (objects carry their own checks).
+//
+// gc copies items verbatim (header, table and payload as stored, checked by
+// their xxh, never recompressed). A block whose members are not all live is
+// copied whole while at least half of its raw bytes are live; its dead members
+// stay in the pack and its index until a later gc finds the block less than
+// half live, and then (only then) its live members are decompressed and go
+// into new blocks. Dedup across packs is unchanged: a writer skips an object
+// some pack already holds, whichever item holds it there.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +101,18 @@
 
 namespace hpak::formats {
 
-constexpr uint16_t kPackVersion = 1;
+constexpr uint16_t kPackVersion = 1;   // v1, still read
+constexpr uint16_t kPackVersion2 = 2;  // blocks of small objects, aligned raw entries
+constexpr size_t kBlockHeaderSize = 48;
+constexpr size_t kBlockMemberSize = 36;
+constexpr uint32_t kBlockMaxCount = 4096;
+constexpr uint32_t kBlockMaxRaw = 1u << 20;
+constexpr uint32_t kDefaultBlockTarget = 64 * 1024;
+constexpr uint64_t kAlign = 4096;
+constexpr uint64_t kAlignMinRaw = 64 * 1024;
+constexpr uint16_t kEflagMirror = 1;
+constexpr uint16_t kEflagAligned = 2;
+constexpr char kBlockMagic[4] = {'H', 'P', 'B', 'k'};
 constexpr size_t kPackHeaderSize = 32;
 constexpr size_t kEntryHeaderSize = 72;
 constexpr size_t kFooterSize = 32;
