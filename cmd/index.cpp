@@ -27,7 +27,7 @@ int run() {
   std::vector<formats::IndexRecord> recs;
   for (uint64_t i = 0; i < idx.count(); i++) recs.push_back(idx.record_at(i));
   if (!o.no_write) {
-    Bytes bytes = formats::encode_index(recs, pack.bytes().size(), pack.stored_trailer());
+    Bytes bytes = formats::encode_index(recs, pack.bytes().size(), pack.stored_trailer(), pack.index_version());
     AtomicFile f(index_path_for(o.pack), 0644);
     f.write(bytes);
     f.commit();

@@ -14,6 +14,7 @@
 
 #include "core/pack_writer.hpp"
 #include "core/util/file.hpp"
+#include "core/util/zstd_codec.hpp"
 
 namespace hpak {
 
@@ -320,6 +321,60 @@ static void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t n
   }
 }
 
+// The members of one v2 block (`recs`, all at one offset) into `w`, by the
+// rule of formats/pack_format.hpp: the whole block verbatim while at least
+// half of its raw bytes are live and none of its members is already written;
+// otherwise only its live members, each into the writer's own blocks (the
+// only recompression gc does). A v1 writer takes them as single entries.
+static void copy_block_members(const PackReader& src, std::span<const IndexRecord> recs, PackWriter& w, const DigestSet& live,
+                               const DigestSet& in_kept, GcResult& res, bool& damaged_live) {
+  uint64_t off = recs[0].offset;
+  bool any_live = false;
+  for (auto& r : recs) any_live |= live.count(r.digest) && !in_kept.count(r.digest) && !w.contains(r.digest);
+  if (!any_live) return;
+  PackReader::Block bl;
+  try {
+    bl = src.checked_block(off);
+  } catch (const Error& e) {
+    damaged_live = true;
+    res.warnings.push_back(std::string("damaged block not copied: ") + e.what());
+    return;
+  }
+  uint64_t live_raw = 0;
+  bool clash = false;
+  for (auto& m : bl.members) {
+    if (live.count(m.digest) && !in_kept.count(m.digest)) live_raw += m.raw_len;
+    clash |= w.contains(m.digest) || in_kept.count(m.digest);
+  }
+  if (w.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len) {
+    w.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
+    res.copied_objects += bl.members.size();
+    res.copied_bytes += block_item_size(bl.header);
+    return;
+  }
+  for (auto& r : recs) {
+    if (!live.count(r.digest) || in_kept.count(r.digest) || w.contains(r.digest)) continue;
+    try {
+      Bytes raw = src.read(r);
+      if (w.is_small(raw.size())) {
+        w.append_small(r.digest, raw);
+      } else {
+        Bytes stored;
+        Codec codec = Codec::Raw;
+        if (src.level() > 0) zstd_compress(raw, src.level(), nullptr, stored);
+        if (src.level() > 0 && stored.size() < raw.size()) codec = Codec::Zstd;
+        else stored = raw;
+        w.append(Kind::Blob, codec, r.digest, raw.size(), stored);
+      }
+      res.copied_objects++;
+      res.copied_bytes += raw.size();
+    } catch (const Error& e) {
+      damaged_live = true;
+      res.warnings.push_back(std::string("damaged entry not copied: ") + e.what());
+    }
+  }
+}
+
 GcResult gc(Library& lib, const GcOptions& opts) {
   GcLock lock(lib);
   GcResult res;
@@ -374,7 +429,9 @@ GcResult gc(Library& lib, const GcOptions& opts) {
       info.objects++;
       if (live.count(d)) {
         info.live++;
-        info.live_bytes += v.record_at(i).stored_len + kEntryHeaderSize;
+        IndexRecord r = v.record_at(i);
+        // v2 records leave stored sizes to the pack: count raw bytes for block members.
+        info.live_bytes += r.member != kNoMember ? r.raw_len + kBlockMemberSize : p->complete_or_same(r).stored_len + kEntryHeaderSize;
       }
     }
     res.bytes_before += info.size;
@@ -468,14 +525,32 @@ GcResult gc(Library& lib, const GcOptions& opts) {
         const IndexView& v = s->reader->index();
         std::vector<IndexRecord> recs;
         for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
-        std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
-        for (auto& r : recs) {
+        std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+        for (size_t k = 0; k < recs.size(); k++) {
+          IndexRecord& r = recs[k];
           if (++done % 4096 == 0) report(opts.progress, "repack", done, total);
+          if (r.member != kNoMember) {
+            // A v2 block: its members are consecutive here.
+            size_t e = k;
+            while (e + 1 < recs.size() && recs[e + 1].offset == r.offset) e++;
+            copy_block_members(*s->reader, std::span<const IndexRecord>(recs.data() + k, e - k + 1), w, live, in_kept, res, s->damaged_live);
+            done += e - k;
+            k = e;
+            continue;
+          }
           if (!live.count(r.digest) || in_kept.count(r.digest)) continue;
           bool mirror = w.contains(r.digest);
           if (mirror && r.kind != Kind::Catalog) continue;
           ByteSpan stored;
           try {
+            r = s->reader->complete(r);
+            if (w.is_small(r.raw_len) && r.kind == Kind::Blob) {
+              // A v1 entry going into a v2 pack: its block (the one recompression).
+              w.append_small(r.digest, s->reader->read(r));
+              res.copied_objects++;
+              res.copied_bytes += r.raw_len;
+              continue;
+            }
             stored = s->reader->checked_stored(r);
           } catch (const Error& e) {
             // A damaged copy is never spread; if no intact copy is written

@@ -428,7 +428,7 @@ std::string Library::publish_pack(const std::string& tmp_path, const PackResult&
   }
   unlink(tmp_path.c_str());
   std::string idx_path = index_path_for(final_pack);
-  Bytes idx_bytes = encode_index(r.records, r.size, r.pack_sum);
+  Bytes idx_bytes = encode_index(r.records, r.size, r.pack_sum, r.index_version());
   if (file_size(idx_path) != int64_t(idx_bytes.size())) { // absent, or a leftover as above
     try {
       AtomicFile idx(idx_path, 0444);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+
+#include <zstd.h>
 
 namespace hpak {
 
@@ -22,45 +25,126 @@ static bool footer_ok(ByteSpan b) {
   }
 }
 
+// The pack's version: its header's when readable, else its footer's.
+static uint16_t pack_version_of(ByteSpan b) {
+  if (b.size() >= 6 && std::memcmp(b.data(), kPackMagic, 4) == 0) {
+    uint16_t v = get_u16(b.data() + 4);
+    if (v == kPackVersion || v == kPackVersion2) return v;
+  }
+  if (footer_ok(b)) return uint16_t(decode_footer(b.subspan(b.size() - kTrailerSize - kFooterSize, kFooterSize), "", 0).version);
+  return kPackVersion;
+}
+
+static bool all_zero(ByteSpan b) {
+  for (uint8_t c : b)
+    if (c != 0) return false;
+  return true;
+}
+
+namespace {
+
+// One pass over the items of a pack (v1: entries; v2: entries, padding, blocks).
+struct Scanner {
+  ByteSpan b;
+  const std::string& where;
+  ScanResult& res;
+  bool v2;
+  uint64_t end;
+
+  // Consumes the item at `pos` if it is one; returns its end, or 0.
+  uint64_t item_at(uint64_t pos) {
+    ByteSpan rest = b.subspan(pos, end - pos);
+    if (looks_like_entry_header(rest)) return entry_at(pos, rest);
+    if (v2 && looks_like_block_header(rest)) return block_at(pos, rest);
+    if (v2 && rest.size() > 0 && rest[0] == 0) return padded_entry_at(pos);
+    res.problems.push_back({pos, "no valid entry header here"});
+    return 0;
+  }
+
+  uint64_t entry_at(uint64_t pos, ByteSpan rest) {
+    EntryHeader h;
+    try {
+      h = decode_entry_header(rest, where, pos);
+    } catch (const Corrupt& e) {
+      // Self-consistent but invalid (e.g. a raw entry whose sizes differ):
+      // damage like any other, never a reason to give up on the whole pack.
+      res.problems.push_back({pos, e.why()});
+      return 0;
+    }
+    if (h.stored_len > end - pos - kEntryHeaderSize) {
+      res.problems.push_back({pos, "entry extends past the end of the pack (truncated?)"});
+      return 0;
+    }
+    if (v2) check_alignment(pos, h);
+    res.records.push_back({h.digest, pos, h.stored_len, h.raw_len, h.stored_xxh, h.kind, h.codec});
+    return pos + kEntryHeaderSize + h.stored_len;
+  }
+
+  // The writer's rule (formats/pack_format.hpp): a large raw blob is aligned,
+  // nothing else is. Broken, it costs no object: reported, the entry kept.
+  void check_alignment(uint64_t pos, const EntryHeader& h) {
+    bool should = h.kind == Kind::Blob && h.codec == Codec::Raw && h.raw_len >= kAlignMinRaw;
+    bool is = (h.eflags & kEflagAligned) != 0;
+    if (should != is) res.problems.push_back({pos, is ? "entry marked aligned that should not be" : "large raw entry is not marked aligned"});
+    else if (is && (pos + kEntryHeaderSize) % kAlign != 0) res.problems.push_back({pos, "aligned entry's payload is not at a multiple of 4096"});
+  }
+
+  // Zero padding, then an aligned entry exactly where the padding rule puts it.
+  uint64_t padded_entry_at(uint64_t pos) {
+    uint64_t pad = align_padding(pos);
+    if (pad > 0 && end - pos > pad && all_zero(b.subspan(pos, pad))) {
+      ByteSpan rest = b.subspan(pos + pad, end - pos - pad);
+      if (looks_like_entry_header(rest) && (get_u16(rest.data() + 6) & kEflagAligned)) return entry_at(pos + pad, rest);
+    }
+    res.problems.push_back({pos, "bad padding (zero bytes not followed by an aligned entry where the padding rule puts it)"});
+    return 0;
+  }
+
+  uint64_t block_at(uint64_t pos, ByteSpan rest) {
+    BlockHeader h = decode_block_header(rest, where, pos); // looks_like_block_header held
+    if (block_item_size(h) > end - pos) {
+      res.problems.push_back({pos, "block extends past the end of the pack (truncated?)"});
+      return 0;
+    }
+    uint64_t tpos = pos + kBlockHeaderSize;
+    try {
+      auto members = decode_block_table(h, b.subspan(tpos, uint64_t(h.count) * kBlockMemberSize), where, tpos);
+      for (uint32_t i = 0; i < h.count; i++) {
+        IndexRecord r{members[i].digest, pos, 0, members[i].raw_len, 0, Kind::Blob, h.codec};
+        r.member = i;
+        res.records.push_back(r);
+      }
+    } catch (const Corrupt& e) {
+      res.problems.push_back({e.offset(), e.why()}); // the block's objects are lost; its extent is known
+    }
+    return pos + block_item_size(h);
+  }
+
+  // The next offset after `pos` that holds a self-consistent item header.
+  uint64_t resync(uint64_t pos) {
+    for (uint64_t p = pos + 1; p + 8 <= end; p++) {
+      const uint8_t* hit = static_cast<const uint8_t*>(memmem(b.data() + p, end - p, "HP", 2));
+      if (!hit) break;
+      p = uint64_t(hit - b.data());
+      ByteSpan rest = b.subspan(p, end - p);
+      if (looks_like_entry_header(rest) || (v2 && looks_like_block_header(rest))) return p;
+    }
+    return end;
+  }
+};
+
+} // namespace
+
 ScanResult scan_pack(ByteSpan b, const std::string& where) {
   ScanResult res;
   uint64_t end = footer_ok(b) ? b.size() - kTrailerSize - kFooterSize : b.size();
   res.end = end;
+  res.version = pack_version_of(b);
+  Scanner sc{b, where, res, res.version == kPackVersion2, end};
   uint64_t pos = kPackHeaderSize;
   while (pos < end) {
-    ByteSpan rest = b.subspan(pos, end - pos);
-    if (looks_like_entry_header(rest)) {
-      EntryHeader h;
-      bool decoded = true;
-      try {
-        h = decode_entry_header(rest, where, pos);
-      } catch (const Corrupt& e) {
-        // Self-consistent but invalid (e.g. a raw entry whose sizes differ):
-        // damage like any other, never a reason to give up on the whole pack.
-        res.problems.push_back({pos, e.why()});
-        decoded = false;
-      }
-      if (decoded && h.stored_len <= end - pos - kEntryHeaderSize) {
-        res.records.push_back({h.digest, pos, h.stored_len, h.raw_len, h.stored_xxh, h.kind, h.codec});
-        pos += kEntryHeaderSize + h.stored_len;
-        continue;
-      }
-      if (decoded) res.problems.push_back({pos, "entry extends past the end of the pack (truncated?)"});
-    } else {
-      res.problems.push_back({pos, "no valid entry header here"});
-    }
-    // Resync: the next offset that holds a self-consistent entry header.
-    uint64_t next = end;
-    for (uint64_t p = pos + 1; p + kEntryHeaderSize <= end; p++) {
-      const uint8_t* hit = static_cast<const uint8_t*>(memmem(b.data() + p, end - p, kEntryMagic, 4));
-      if (!hit) break;
-      p = uint64_t(hit - b.data());
-      if (looks_like_entry_header(b.subspan(p, end - p))) {
-        next = p;
-        break;
-      }
-    }
-    pos = next;
+    uint64_t next = sc.item_at(pos);
+    pos = next ? next : sc.resync(pos);
   }
   return res;
 }
@@ -71,6 +155,7 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
   try {
     PackHeader h = decode_pack_header(b, path);
     level_ = h.level;
+    version_ = h.version;
     header_good = true;
   } catch (const Corrupt& e) {
     bool has_magic = b.size() >= 4 && std::memcmp(b.data(), kPackMagic, 4) == 0;
@@ -82,7 +167,7 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
     }
     damage_.push_back({e.offset(), "pack header: " + e.why()});
   }
-  (void)header_good;
+  if (!header_good) version_ = pack_version_of(b);
   if (b.size() < kPackMinSize) {
     damage_.push_back({b.size(), "pack is truncated (no footer or trailer)"});
   } else {
@@ -98,7 +183,9 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
       try {
         MappedFile im(ip, follow);
         IndexView v(im.bytes(), ip, check_index_trailer);
-        if (v.pack_size() != b.size()) {
+        if (v.version() != index_version()) {
+          index_problem_ = "index '" + ip + "' has version " + std::to_string(v.version()) + ", pack version " + std::to_string(version_) + " needs " + std::to_string(index_version());
+        } else if (v.pack_size() != b.size()) {
           index_problem_ = "index '" + ip + "' is for a pack of " + std::to_string(v.pack_size()) + " bytes, this one has " + std::to_string(b.size());
         } else if (b.size() < kTrailerSize || v.pack_sum() != stored_trailer()) {
           index_problem_ = "index '" + ip + "' belongs to another pack (trailer mismatch)";
@@ -122,12 +209,13 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
     // within the last 64 bytes: size the view as if they followed, or the
     // view would refuse those entries and with them the whole pack.
     uint64_t view_size = std::max<uint64_t>(b.size(), s.end + kFooterSize + kTrailerSize);
-    idx_owned_ = encode_index(std::move(s.records), view_size, trailer);
+    idx_owned_ = encode_index(std::move(s.records), view_size, trailer, s.index_version());
     view_ = IndexView(idx_owned_, path + " (scanned)", false);
   }
   for (uint64_t i = 0; i < view_.count(); i++) {
     IndexRecord r = view_.record_at(i);
     if (r.kind != Kind::Dict) continue;
+    r = complete_or_same(r);
     try {
       Bytes d = read(r);
       // Decompression only: a compression dictionary at the level the pack
@@ -154,14 +242,136 @@ Digest PackReader::stored_trailer() const {
 std::optional<IndexRecord> PackReader::find(const Digest& d) const {
   auto i = view_.find(d);
   if (!i) return std::nullopt;
-  return view_.record_at(*i);
+  return complete_or_same(view_.record_at(*i));
+}
+
+// complete(), or the record as it is when its entry header is damaged (the
+// read that follows reports the damage; a lookup never throws).
+IndexRecord PackReader::complete_or_same(const IndexRecord& r) const {
+  try {
+    return complete(r);
+  } catch (const Corrupt&) {
+    return r;
+  }
+}
+
+IndexRecord PackReader::complete(const IndexRecord& r) const {
+  if (version_ != kPackVersion2 || r.member != kNoMember || r.stored_len != 0 || r.stored_xxh != 0) return r;
+  ByteSpan b = map_.bytes();
+  if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize) throw Corrupt(path(), r.offset, "entry lies outside the pack");
+  EntryHeader h = decode_entry_header(b.subspan(r.offset, kEntryHeaderSize), path(), r.offset);
+  IndexRecord c = r;
+  c.stored_len = h.stored_len;
+  c.stored_xxh = h.stored_xxh;
+  return c;
+}
+
+PackReader::Block PackReader::checked_block(uint64_t offset) const {
+  ByteSpan b = map_.bytes();
+  if (version_ != kPackVersion2) throw Corrupt(path(), offset, "block in a pack of version " + std::to_string(version_));
+  if (offset > b.size() || b.size() - offset < kBlockHeaderSize) throw Corrupt(path(), offset, "block lies outside the pack");
+  Block bl;
+  bl.header = decode_block_header(b.subspan(offset, kBlockHeaderSize), path(), offset);
+  if (block_item_size(bl.header) > b.size() - offset) throw Corrupt(path(), offset, "block extends past the end of the pack");
+  uint64_t tpos = offset + kBlockHeaderSize, tlen = uint64_t(bl.header.count) * kBlockMemberSize;
+  bl.table = b.subspan(tpos, tlen);
+  bl.members = decode_block_table(bl.header, bl.table, path(), tpos);
+  bl.payload = b.subspan(tpos + tlen, bl.header.stored_len);
+  if (xxh64(bl.payload) != bl.header.stored_xxh) throw Corrupt(path(), tpos + tlen, "stored bytes of the block fail their checksum");
+  return bl;
+}
+
+// The block of `r`, checked, with the member's start in the block's raw bytes.
+static uint64_t member_start(const PackReader::Block& bl, const IndexRecord& r, const std::string& path) {
+  if (r.member >= bl.header.count || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len ||
+      bl.header.codec != r.codec || r.kind != Kind::Blob)
+    throw Corrupt(path, r.offset, "block member does not match the index");
+  uint64_t start = 0;
+  for (uint32_t i = 0; i < r.member; i++) start += bl.members[i].raw_len;
+  return start;
+}
+
+// Decompresses a block's frame only as far as `out` reaches (the member's end).
+static void decompress_prefix(ByteSpan frame, std::span<uint8_t> out, const ZSTD_DDict* dict, const std::string& what) {
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_and_parameters);
+  if (dict) ZSTD_DCtx_refDDict(dctx.get(), dict);
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  ZSTD_outBuffer ob{out.data(), out.size(), 0};
+  while (ob.pos < ob.size) {
+    size_t before_in = in.pos, before_out = ob.pos;
+    size_t rc = ZSTD_decompressStream(dctx.get(), &ob, &in);
+    if (ZSTD_isError(rc)) throw Corrupt(what, 0, std::string("undecodable block: ") + ZSTD_getErrorName(rc));
+    if (rc == 0 && ob.pos < ob.size) throw Corrupt(what, 0, "block decodes to fewer bytes than its members");
+    if (in.pos == before_in && ob.pos == before_out) throw Corrupt(what, 0, "block ends before its members do");
+  }
+}
+
+void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) const {
+  Block bl = checked_block(r.offset);
+  uint64_t start = member_start(bl, r, path());
+  if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
+  if (bl.header.codec == Codec::Raw) {
+    if (!out.empty()) std::memcpy(out.data(), bl.payload.data() + start, out.size());
+    return;
+  }
+  const ZSTD_DDict* dd = nullptr;
+  if (bl.header.codec == Codec::ZstdDict) {
+    auto it = dicts_.find(bl.header.dict_id);
+    if (it == dicts_.end()) throw Corrupt(path(), r.offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
+    dd = it->second->ddict();
+  }
+  thread_local Bytes scratch;
+  scratch.resize(start + r.raw_len);
+  decompress_prefix(bl.payload, std::span<uint8_t>(scratch.data(), scratch.size()), dd, path() + ": block at offset " + std::to_string(r.offset));
+  if (!out.empty()) std::memcpy(out.data(), scratch.data() + start, out.size());
+}
+
+Bytes PackReader::read_block(const Block& bl, uint64_t offset) const {
+  if (bl.header.codec == Codec::Raw) return Bytes(bl.payload.begin(), bl.payload.end());
+  const ZSTD_DDict* dd = nullptr;
+  if (bl.header.codec == Codec::ZstdDict) {
+    auto it = dicts_.find(bl.header.dict_id);
+    if (it == dicts_.end()) throw Corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
+    dd = it->second->ddict();
+  }
+  Bytes out(bl.header.raw_len);
+  std::string what = path() + ": block at offset " + std::to_string(offset);
+  decompress_prefix(bl.payload, std::span<uint8_t>(out.data(), out.size()), dd, what);
+  // The frame must end exactly there: no bytes beyond the members.
+  if (ZSTD_getFrameContentSize(bl.payload.data(), bl.payload.size()) != bl.header.raw_len)
+    throw Corrupt(path(), offset, "block frame's content size differs from the block's raw size");
+  return out;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> PackReader::raw_extent(const IndexRecord& r) const {
+  if (r.codec != Codec::Raw) return std::nullopt;
+  if (r.member != kNoMember) {
+    Block bl = checked_block(r.offset);
+    uint64_t start = member_start(bl, r, path());
+    return std::make_pair(uint64_t(bl.payload.data() - map_.bytes().data()) + start, r.raw_len);
+  }
+  IndexRecord c = complete(r);
+  ByteSpan b = map_.bytes();
+  if (c.offset > b.size() || b.size() - c.offset < kEntryHeaderSize || c.stored_len > b.size() - c.offset - kEntryHeaderSize)
+    throw Corrupt(path(), c.offset, "entry lies outside the pack");
+  EntryHeader h = decode_entry_header(b.subspan(c.offset, kEntryHeaderSize), path(), c.offset);
+  if (h.digest != c.digest || h.codec != Codec::Raw || h.raw_len != c.raw_len) throw Corrupt(path(), c.offset, "entry header does not match the index");
+  return std::make_pair(c.offset + kEntryHeaderSize, c.raw_len);
 }
 
 std::string PackReader::what(const IndexRecord& r) const {
   return "object " + to_hex(r.digest) + " in '" + path() + "' at offset " + std::to_string(r.offset);
 }
 
-ByteSpan PackReader::checked_stored(const IndexRecord& r) const {
+ByteSpan PackReader::checked_stored(const IndexRecord& rr) const {
+  if (rr.member != kNoMember) {
+    Block bl = checked_block(rr.offset);
+    uint64_t start = member_start(bl, rr, path());
+    if (bl.header.codec != Codec::Raw) throw Error("internal error: stored bytes of a member of a compressed block: " + what(rr));
+    return bl.payload.subspan(start, rr.raw_len);
+  }
+  IndexRecord r = complete(rr);
   ByteSpan b = map_.bytes();
   if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize || r.stored_len > b.size() - r.offset - kEntryHeaderSize)
     throw Corrupt(path(), r.offset, "entry lies outside the pack");
@@ -183,6 +393,12 @@ const ZstdDict* PackReader::dict_for(ByteSpan frame, const IndexRecord& r) const
 }
 
 void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool verify) const {
+  if (r.member != kNoMember) {
+    read_member_into(r, out);
+    if (verify && sha256(ByteSpan(out.data(), out.size())) != r.digest)
+      throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+    return;
+  }
   ByteSpan stored = checked_stored(r);
   if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
   if (r.codec == Codec::Raw) {
@@ -194,7 +410,14 @@ void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool ve
     throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
 }
 
-Bytes PackReader::read(const IndexRecord& r, bool verify) const {
+Bytes PackReader::read(const IndexRecord& rr, bool verify) const {
+  if (rr.member != kNoMember) {
+    if (rr.raw_len > kBlockMaxRaw) throw Corrupt(path(), rr.offset, "block member larger than a block can be");
+    Bytes out(rr.raw_len);
+    read_into(rr, out, verify);
+    return out;
+  }
+  IndexRecord r = complete(rr);
   ByteSpan stored = checked_stored(r);
   // Refuse sizes the stored bytes cannot possibly produce (decompression bombs
   // lie about raw_len): zstd's maximum ratio is far below 1:2^17 per block.
@@ -205,7 +428,13 @@ Bytes PackReader::read(const IndexRecord& r, bool verify) const {
   return out;
 }
 
-void PackReader::read_stream(const IndexRecord& r, const std::function<void(ByteSpan)>& sink, bool verify) const {
+void PackReader::read_stream(const IndexRecord& rr, const std::function<void(ByteSpan)>& sink, bool verify) const {
+  if (rr.member != kNoMember) {
+    Bytes all = read(rr, verify);
+    sink(all);
+    return;
+  }
+  IndexRecord r = complete(rr);
   ByteSpan stored = checked_stored(r);
   Sha256 sha;
   auto hashing_sink = [&](ByteSpan chunk) {
@@ -225,7 +454,7 @@ std::vector<IndexRecord> PackReader::catalog_records() const {
   std::vector<IndexRecord> out;
   for (uint64_t i = 0; i < view_.count(); i++) {
     IndexRecord r = view_.record_at(i);
-    if (r.kind == Kind::Catalog) out.push_back(r);
+    if (r.kind == Kind::Catalog) out.push_back(complete_or_same(r));
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
   return out;

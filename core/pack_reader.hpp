@@ -32,6 +32,8 @@ struct ScanResult {
   std::vector<formats::IndexRecord> records;
   std::vector<ScanProblem> problems;
   uint64_t end = 0; // where entries end (footer offset when intact)
+  uint16_t version = formats::kPackVersion; // of the pack scanned (from its header, else its footer)
+  uint32_t index_version() const { return version == formats::kPackVersion2 ? formats::kIndexVersion2 : formats::kIndexVersion; }
 };
 
 // Walks the entries of a pack from its header on, resyncing past damage.
@@ -59,15 +61,41 @@ public:
   // The .hidx mapped (empty when the index came from a scan).
   const MappedFile& index_map() const { return idx_map_; }
   int level() const { return level_; }
+  uint16_t version() const { return version_; }
+  uint32_t index_version() const { return version_ == formats::kPackVersion2 ? formats::kIndexVersion2 : formats::kIndexVersion; }
   const formats::IndexView& index() const { return view_; }
   IndexSource index_source() const { return index_source_; }
   const std::string& index_problem() const { return index_problem_; }
   const std::vector<ScanProblem>& damage() const { return damage_; }
   Digest stored_trailer() const;
 
+  // The record of `d`, completed (see complete()).
   std::optional<formats::IndexRecord> find(const Digest& d) const;
+  // A v2 index leaves stored_len and stored_xxh of an entry to the pack: this
+  // fills them from the entry header (checked). Block members keep 0 there
+  // (their stored bytes are the block's). v1 records come back unchanged.
+  formats::IndexRecord complete(const formats::IndexRecord& r) const;
+  // complete(), or `r` unchanged when its entry header is damaged (never throws).
+  formats::IndexRecord complete_or_same(const formats::IndexRecord& r) const;
   // The stored bytes of an entry after checking its header and stored checksum.
+  // For a v2 block member: its raw bytes when the block is stored raw (after
+  // checking the block), and an error for a compressed block (use read*).
   ByteSpan checked_stored(const formats::IndexRecord& r) const;
+  // A v2 block, checked (header, table, stored checksum), for gc's verbatim
+  // copy and for reads of its members.
+  struct Block {
+    formats::BlockHeader header;
+    std::vector<formats::BlockMember> members;
+    ByteSpan table, payload;
+  };
+  Block checked_block(uint64_t offset) const;
+  // All of a block's raw bytes (members concatenated in table order); the
+  // members' SHA-256 are left to the caller (verify checks them all at once).
+  Bytes read_block(const Block& bl, uint64_t offset) const;
+  // Where a raw object's bytes lie in the pack file (for copy_file_range): an
+  // entry stored raw, or a member of a block stored raw; nullopt otherwise.
+  // The stored checksum has been checked, the SHA-256 has not.
+  std::optional<std::pair<uint64_t, uint64_t>> raw_extent(const formats::IndexRecord& r) const;
   // Decodes the object into `out` (exactly r.raw_len bytes).
   void read_into(const formats::IndexRecord& r, std::span<uint8_t> out, bool verify_digest = true) const;
   Bytes read(const formats::IndexRecord& r, bool verify_digest = true) const;
@@ -85,6 +113,7 @@ public:
 
 private:
   std::string what(const formats::IndexRecord& r) const;
+  void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
   const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
 
   MappedFile map_;
@@ -95,6 +124,7 @@ private:
   std::string index_problem_;
   std::vector<ScanProblem> damage_;
   int level_ = 0;
+  uint16_t version_ = formats::kPackVersion;
   std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
 };
 

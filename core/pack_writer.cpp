@@ -4,16 +4,21 @@
 #include <xxhash.h>
 
 #include "core/util/file.hpp"
+#include "core/util/zstd_codec.hpp"
 
 namespace hpak {
 
 using namespace formats;
 
-PackWriter::PackWriter(int fd, std::string where, int level) : fd_(fd), where_(std::move(where)) {
+PackWriter::PackWriter(int fd, std::string where, int level, uint16_t version)
+    : fd_(fd), where_(std::move(where)), level_(level), version_(version) {
+  if (version_ != kPackVersion && version_ != kPackVersion2) throw Error("internal error: pack version " + std::to_string(version_));
   buf_.reserve(1 << 20);
   uint8_t hdr[kPackHeaderSize];
   PackHeader h;
+  h.version = version_;
   h.level = level;
+  if (version_ == kPackVersion2) h.block_target = block_target_;
   encode_pack_header(h, hdr);
   emit(ByteSpan(hdr, sizeof hdr));
 }
@@ -58,6 +63,7 @@ const IndexRecord& PackWriter::append(Kind kind, Codec codec, const Digest& dige
                                       uint16_t eflags, bool allow_duplicate) {
   if (!written_.insert(digest).second && !allow_duplicate)
     throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
+  pad_for_aligned_entry(kind, codec, raw_len, eflags);
   EntryHeader h;
   h.kind = kind;
   h.codec = codec;
@@ -86,9 +92,11 @@ const IndexRecord& PackWriter::append_copy(const IndexRecord& rec, ByteSpan stor
   h.raw_len = rec.raw_len;
   h.digest = rec.digest;
   h.stored_xxh = rec.stored_xxh;
-  h.eflags = allow_duplicate ? 1 : 0;
+  h.eflags = allow_duplicate ? kEflagMirror : 0;
+  pad_for_aligned_entry(rec.kind, rec.codec, rec.raw_len, h.eflags);
   IndexRecord r = rec;
   r.offset = offset_;
+  r.member = kNoMember;
   uint8_t hdr[kEntryHeaderSize];
   encode_entry_header(h, hdr);
   emit(ByteSpan(hdr, sizeof hdr));
@@ -102,6 +110,8 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
                                              const std::function<void(const std::function<void(ByteSpan)>&)>& produce) {
   if (!written_.insert(digest).second)
     throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
+  uint16_t eflags = 0;
+  pad_for_aligned_entry(kind, codec, raw_len, eflags);
   flush();
   hash_valid_ = false;
   uint64_t start = offset_;
@@ -125,6 +135,7 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
   EntryHeader h;
   h.kind = kind;
   h.codec = codec;
+  h.eflags = eflags;
   h.stored_len = stored;
   h.raw_len = raw_len;
   h.digest = digest;
@@ -138,10 +149,91 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
   return result_.records.back();
 }
 
+// v2: a large raw blob gets zero padding so its payload starts at a multiple
+// of kAlign, and eflags bit 1 (the reader checks both).
+void PackWriter::pad_for_aligned_entry(Kind kind, Codec codec, uint64_t raw_len, uint16_t& eflags) {
+  eflags &= uint16_t(~kEflagAligned);
+  if (version_ < kPackVersion2 || kind != Kind::Blob || codec != Codec::Raw || raw_len < kAlignMinRaw) return;
+  static const uint8_t zeros[kAlign] = {};
+  uint64_t pad = align_padding(offset_);
+  if (pad) emit(ByteSpan(zeros, pad));
+  eflags |= kEflagAligned;
+}
+
+bool PackWriter::append_small(const Digest& digest, ByteSpan raw) {
+  if (!is_small(raw.size())) throw Error("internal error: object of " + std::to_string(raw.size()) + " bytes is not small in '" + where_ + "'");
+  if (!written_.insert(digest).second) return false;
+  if (!block_members_.empty() && (block_raw_.size() + raw.size() > block_target_ || block_members_.size() == kBlockMaxCount))
+    close_block();
+  block_raw_.insert(block_raw_.end(), raw.begin(), raw.end());
+  block_members_.push_back({digest, uint32_t(raw.size())});
+  result_.raw_total += raw.size();
+  return true;
+}
+
+void PackWriter::close_block() {
+  if (block_members_.empty()) return;
+  BlockHeader h;
+  h.count = uint32_t(block_members_.size());
+  h.raw_len = uint32_t(block_raw_.size());
+  Bytes stored;
+  if (level_ > 0) zstd_compress(block_raw_, level_, nullptr, stored);
+  if (level_ > 0 && stored.size() < block_raw_.size()) {
+    h.codec = Codec::Zstd;
+  } else {
+    h.codec = Codec::Raw;
+    stored = std::move(block_raw_);
+  }
+  h.stored_len = uint32_t(stored.size());
+  h.stored_xxh = xxh64(stored);
+  Bytes table = encode_block_table(block_members_);
+  h.table_xxh = xxh64(table);
+  uint64_t at = offset_;
+  uint8_t hdr[kBlockHeaderSize];
+  encode_block_header(h, hdr);
+  emit(ByteSpan(hdr, sizeof hdr));
+  // In pieces below emit()'s direct-write size: `table` and `stored` are
+  // local, and a background hasher may only keep pointers to the caller's spans.
+  for (ByteSpan part : {ByteSpan(table), ByteSpan(stored)})
+    for (size_t pos = 0; pos < part.size(); pos += (1 << 18)) emit(part.subspan(pos, std::min<size_t>(1 << 18, part.size() - pos)));
+  push_block_records(h, block_members_, at);
+  block_bytes_ += offset_ - at;
+  block_members_.clear();
+  block_raw_.clear();
+}
+
+void PackWriter::append_block_copy(const BlockHeader& h, const std::vector<BlockMember>& members, ByteSpan table, ByteSpan payload) {
+  if (version_ < kPackVersion2) throw Error("internal error: block copied into a v1 pack '" + where_ + "'");
+  for (auto& m : members)
+    if (written_.count(m.digest)) throw Error("internal error: object " + to_hex(m.digest) + " copied twice to '" + where_ + "'");
+  for (auto& m : members) {
+    written_.insert(m.digest);
+    result_.raw_total += m.raw_len;
+  }
+  uint64_t at = offset_;
+  uint8_t hdr[kBlockHeaderSize];
+  encode_block_header(h, hdr);
+  emit(ByteSpan(hdr, sizeof hdr));
+  emit(table);
+  emit(payload);
+  push_block_records(h, members, at);
+}
+
+void PackWriter::push_block_records(const BlockHeader& h, const std::vector<BlockMember>& members, uint64_t at) {
+  for (uint32_t i = 0; i < members.size(); i++) {
+    IndexRecord r{members[i].digest, at, 0, members[i].raw_len, 0, Kind::Blob, h.codec};
+    r.member = i;
+    result_.records.push_back(r);
+  }
+}
+
 PackResult PackWriter::finish() {
+  close_block();
   Footer f;
+  f.version = version_ == kPackVersion2 ? 2 : 1;
   f.entry_count = result_.records.size();
   f.raw_total = result_.raw_total;
+  result_.version = version_;
   uint8_t foot[kFooterSize];
   encode_footer(f, foot);
   emit(ByteSpan(foot, sizeof foot));

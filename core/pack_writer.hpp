@@ -28,11 +28,19 @@ struct PackResult {
   uint64_t size = 0;
   std::vector<formats::IndexRecord> records;
   uint64_t raw_total = 0;
+  uint16_t version = formats::kPackVersion;
+  // The index format for this pack (2 for a v2 pack).
+  uint32_t index_version() const { return version == formats::kPackVersion2 ? formats::kIndexVersion2 : formats::kIndexVersion; }
 };
+
+// The pack version new packs get (see formats/pack_format.hpp).
+constexpr uint16_t kDefaultWriteVersion = formats::kPackVersion;
 
 class PackWriter {
 public:
-  PackWriter(int fd, std::string where, int level);
+  // `version` 2 writes blocks of small objects (append_small) and aligns
+  // large raw entries; 1 writes what v1 readers read.
+  PackWriter(int fd, std::string where, int level, uint16_t version = kDefaultWriteVersion);
   ~PackWriter();
   PackWriter(const PackWriter&) = delete;
   PackWriter& operator=(const PackWriter&) = delete;
@@ -62,14 +70,39 @@ public:
                                             uint64_t raw_len,
                                             const std::function<void(const std::function<void(ByteSpan)>&)>& produce);
 
+  uint16_t version() const { return version_; }
+  // v2: stored bytes of the blocks written so far (headers and tables included).
+  uint64_t block_bytes() const { return block_bytes_; }
+  // v2: true if an object of this size goes into a block (append_small).
+  bool is_small(uint64_t raw_len) const { return version_ >= formats::kPackVersion2 && raw_len < block_target_ / 2; }
+  // v2: queues a small blob (raw bytes) for the open block, which is written
+  // when the next member would take it past the block target, or at finish().
+  // `raw` is copied. Returns false (and writes nothing) if the digest is
+  // already in this pack.
+  bool append_small(const Digest& digest, ByteSpan raw);
+  // v2: writes the open block now (gc uses it to keep a source's blocks apart).
+  void close_block();
+  // v2: copies a whole block verbatim from another pack (header, table and
+  // payload, checked by the caller). Members already in this pack are
+  // refused: the caller decides (gc copies only blocks without such members).
+  void append_block_copy(const formats::BlockHeader& h, const std::vector<formats::BlockMember>& members, ByteSpan table, ByteSpan payload);
+
   PackResult finish();
 
 private:
   void emit(ByteSpan data);
   void flush();
+  void pad_for_aligned_entry(formats::Kind kind, formats::Codec codec, uint64_t raw_len, uint16_t& eflags);
+  void push_block_records(const formats::BlockHeader& h, const std::vector<formats::BlockMember>& members, uint64_t at);
 
   int fd_;
   std::string where_;
+  int level_ = 0;
+  uint16_t version_ = formats::kPackVersion;
+  uint32_t block_target_ = formats::kDefaultBlockTarget;
+  Bytes block_raw_;
+  uint64_t block_bytes_ = 0;
+  std::vector<formats::BlockMember> block_members_;
   Bytes buf_;
   uint64_t offset_ = 0;
   Sha256 sha_;

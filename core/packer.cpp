@@ -98,6 +98,7 @@ Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
 
 PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
   std::string root = real_path(src);
+  const uint64_t block_bytes_before = writer.block_bytes();
   ScannedTree tree = scan_tree(root, ScanOptions{opts.skip_special, opts.record_mtime, opts.exclude});
   stats.skipped = tree.skipped;
   Catalog cat;
@@ -152,7 +153,7 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
             std::lock_guard lk(claim_mu);
             first = claimed.insert(s.digest).second;
           }
-          if (first && !(opts.have && opts.have(s.digest))) compress_slot(s, opts.level);
+          if (first && !writer.is_small(s.raw.size()) && !(opts.have && opts.have(s.digest))) compress_slot(s, opts.level);
         }
         s.large = large;
         {
@@ -253,12 +254,18 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
           if (opts.have && opts.have(s.digest)) {
             stats.objects_present++;
           } else {
-            if (!s.compressed) compress_slot(s, opts.level);
-            ByteSpan stored = s.codec == Codec::Raw ? ByteSpan(s.raw) : ByteSpan(s.stored);
-            writer.append(Kind::Blob, s.codec, s.digest, s.raw.size(), stored);
-            stats.objects_written++;
-            stats.raw_written += s.raw.size();
-            stats.stored_written += stored.size();
+            if (writer.is_small(s.raw.size())) {
+              writer.append_small(s.digest, s.raw); // compressed with its block
+              stats.objects_written++;
+              stats.raw_written += s.raw.size();
+            } else {
+              if (!s.compressed) compress_slot(s, opts.level);
+              ByteSpan stored = s.codec == Codec::Raw ? ByteSpan(s.raw) : ByteSpan(s.stored);
+              writer.append(Kind::Blob, s.codec, s.digest, s.raw.size(), stored);
+              stats.objects_written++;
+              stats.raw_written += s.raw.size();
+              stats.stored_written += stored.size();
+            }
           }
         }
       }
@@ -302,6 +309,8 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
     }
   }
   cat.nodes = std::move(tree.nodes);
+  writer.close_block(); // v2: the last block of small objects, before the catalogs
+  stats.stored_written += writer.block_bytes() - block_bytes_before;
   PackedTree out;
   out.catalog_digest = append_catalog(writer, cat, opts.level);
   out.catalog = std::move(cat);
@@ -338,7 +347,7 @@ PackFileResult pack_to_file(const std::string& src, const std::string& out_path,
   res.pack = writer.finish();
   std::string idx_path = index_path_for(out_path);
   AtomicFile idx_file(idx_path, 0644);
-  idx_file.write(encode_index(res.pack.records, res.pack.size, res.pack.pack_sum));
+  idx_file.write(encode_index(res.pack.records, res.pack.size, res.pack.pack_sum, res.pack.index_version()));
   pack_file.commit(/*durable=*/true); // the pack durable before its index appears
   try {
     idx_file.commit(/*durable=*/true);

@@ -44,7 +44,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
           std::vector<IndexRecord> recs;
           for (uint64_t i = 0; i < scanned.index().count(); i++) recs.push_back(scanned.index().record_at(i));
           AtomicFile f(index_path_for(p->path()), 0444);
-          f.write(encode_index(recs, scanned.bytes().size(), scanned.stored_trailer()));
+          f.write(encode_index(recs, scanned.bytes().size(), scanned.stored_trailer(), scanned.index_version()));
           f.commit(/*durable=*/true); // replaces the old index: never by an empty one after a crash
         }
         res.indexes_rebuilt++;
@@ -66,7 +66,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
     const IndexView& v = scanned.index();
     std::vector<IndexRecord> recs;
     for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
-    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
     std::optional<AtomicFile> tmp;
     std::optional<PackWriter> w;
     if (!opts.dry_run) {
@@ -87,7 +87,15 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
       if (!good) continue;
       bool mirror = salvaged.count(r.digest) != 0;
       if (mirror && r.kind != Kind::Catalog) continue;
-      if (w) w->append_copy(r, scanned.checked_stored(r), mirror);
+      if (w && r.member != kNoMember) {
+        // A v2 block member: salvaged alone, re-blocked (or a raw entry in a v1 writer).
+        Bytes raw = scanned.read(r);
+        if (w->is_small(raw.size())) w->append_small(r.digest, raw);
+        else w->append(Kind::Blob, Codec::Raw, r.digest, raw.size(), raw);
+      } else if (w) {
+        IndexRecord c = scanned.complete(r); // a v2 index leaves stored_len and stored_xxh to the entry header
+        w->append_copy(c, scanned.checked_stored(c), mirror);
+      }
       if (!mirror) res.objects_salvaged++;
       salvaged.insert(r.digest);
     }

@@ -5,15 +5,16 @@
 
 namespace hpak::formats {
 
-Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Digest& pack_sum) {
+Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Digest& pack_sum, uint32_t version) {
   std::sort(recs.begin(), recs.end(), [](const IndexRecord& a, const IndexRecord& b) {
     int c = std::memcmp(a.digest.data(), b.digest.data(), 32);
-    return c != 0 ? c < 0 : a.offset < b.offset;
+    return c != 0 ? c < 0 : a.offset != b.offset ? a.offset < b.offset : a.member < b.member;
   });
+  size_t rec_size = version == kIndexVersion2 ? kIndexRecordSize2 : kIndexRecordSize;
   Bytes out;
-  out.reserve(kIndexHeaderSize + 1024 + recs.size() * (32 + kIndexRecordSize) + 32);
+  out.reserve(kIndexHeaderSize + 1024 + recs.size() * (32 + rec_size) + 32);
   for (char c : kIndexMagic) put_u8(out, uint8_t(c));
-  put_u32(out, kIndexVersion);
+  put_u32(out, version);
   put_u64(out, recs.size());
   put_u64(out, pack_size);
   put_bytes(out, pack_sum);
@@ -26,6 +27,15 @@ Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Dige
   }
   for (auto& r : recs) put_bytes(out, r.digest);
   for (auto& r : recs) {
+    if (version == kIndexVersion2) {
+      put_u64(out, r.offset);
+      put_u64(out, r.raw_len);
+      put_u32(out, r.member);
+      put_u8(out, uint8_t(r.kind));
+      put_u8(out, uint8_t(r.codec));
+      put_u16(out, 0);
+      continue;
+    }
     put_u64(out, r.offset);
     put_u64(out, r.stored_len);
     put_u64(out, r.raw_len);
@@ -42,14 +52,15 @@ Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Dige
 IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_(b), where_(std::move(where)) {
   if (b.size() < kIndexHeaderSize + 1024 + 32) throw Corrupt(where_, 0, "too short to be an HPAK index");
   if (std::memcmp(b.data(), kIndexMagic, 4) != 0) throw Corrupt(where_, 0, "not an HPAK index (bad magic)");
-  uint32_t version = get_u32(b.data() + 4);
-  if (version != kIndexVersion) throw Corrupt(where_, 4, "unsupported index version " + std::to_string(version));
+  version_ = get_u32(b.data() + 4);
+  if (version_ != kIndexVersion && version_ != kIndexVersion2) throw Corrupt(where_, 4, "unsupported index version " + std::to_string(version_));
+  rec_size_ = version_ == kIndexVersion2 ? kIndexRecordSize2 : kIndexRecordSize;
   count_ = get_u64(b.data() + 8);
   pack_size_ = get_u64(b.data() + 16);
   std::memcpy(pack_sum_.data(), b.data() + 24, 32);
-  if (count_ > (b.size() / (32 + kIndexRecordSize)))
+  if (count_ > (b.size() / (32 + rec_size_)))
     throw Corrupt(where_, 8, "object count " + std::to_string(count_) + " does not fit the index size");
-  uint64_t expect = kIndexHeaderSize + 1024 + count_ * (32 + kIndexRecordSize) + 32;
+  uint64_t expect = kIndexHeaderSize + 1024 + count_ * (32 + rec_size_) + 32;
   if (b.size() != expect)
     throw Corrupt(where_, 0, "index size " + std::to_string(b.size()) + " does not match its count (expected " + std::to_string(expect) + ")");
   if (check_trailer) {
@@ -73,8 +84,12 @@ IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_
     uint32_t hi = get_u32(fanout_ + 4 * d[0]);
     if (i < lo || i >= hi) throw Corrupt(where_, digests_ - b.data() + 32 * i, "digest outside its fanout bucket");
     if (i > 0 && std::memcmp(d - 32, d, 32) > 0) throw Corrupt(where_, digests_ - b.data() + 32 * i, "digests are not sorted");
-    const uint8_t* r = records_ + kIndexRecordSize * i;
+    const uint8_t* r = records_ + rec_size_ * i;
     uint64_t off = uint64_t(r - b.data());
+    if (version_ == kIndexVersion2) {
+      check_record2(r, off);
+      continue;
+    }
     if (r[32] < 1 || r[32] > 3) throw Corrupt(where_, off + 32, "bad kind in index record");
     if (r[33] > 2) throw Corrupt(where_, off + 33, "bad codec in index record");
     // Entries lie between the header and the footer. Computed so that no term
@@ -88,6 +103,21 @@ IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_
   }
 }
 
+// A v2 record: offset of an entry or block header inside the pack, a member
+// position below the block limit, raw sizes a block member can have.
+void IndexView::check_record2(const uint8_t* r, uint64_t off) const {
+  uint64_t eoff = get_u64(r), raw = get_u64(r + 8);
+  uint32_t member = get_u32(r + 16);
+  if (r[20] < 1 || r[20] > 3) throw Corrupt(where_, off + 20, "bad kind in index record");
+  if (r[21] > 2) throw Corrupt(where_, off + 21, "bad codec in index record");
+  if (get_u16(r + 22) != 0) throw Corrupt(where_, off + 22, "reserved index record bytes are not zero");
+  uint64_t entries_end = pack_size_ >= kPackMinSize ? pack_size_ - kFooterSize - kTrailerSize : 0;
+  size_t hdr = member == kNoMember ? kEntryHeaderSize : kBlockHeaderSize;
+  if (eoff < kPackHeaderSize || eoff > entries_end || entries_end - eoff < hdr) throw Corrupt(where_, off, "record points outside the pack");
+  if (member != kNoMember && (member >= kBlockMaxCount || raw > kBlockMaxRaw || r[20] != uint8_t(Kind::Blob)))
+    throw Corrupt(where_, off + 16, "bad block member in index record");
+}
+
 Digest IndexView::digest_at(uint64_t i) const {
   Digest d;
   std::memcpy(d.data(), digests_ + 32 * i, 32);
@@ -97,7 +127,15 @@ Digest IndexView::digest_at(uint64_t i) const {
 IndexRecord IndexView::record_at(uint64_t i) const {
   IndexRecord r;
   std::memcpy(r.digest.data(), digests_ + 32 * i, 32);
-  const uint8_t* p = records_ + kIndexRecordSize * i;
+  const uint8_t* p = records_ + rec_size_ * i;
+  if (version_ == kIndexVersion2) {
+    r.offset = get_u64(p);
+    r.raw_len = get_u64(p + 8);
+    r.member = get_u32(p + 16);
+    r.kind = Kind(p[20]);
+    r.codec = Codec(p[21]);
+    return r;
+  }
   r.offset = get_u64(p);
   r.stored_len = get_u64(p + 8);
   r.raw_len = get_u64(p + 16);

@@ -60,6 +60,10 @@ struct IndexRecord {
   uint64_t stored_xxh = 0;
   Kind kind = Kind::Blob;
   Codec codec = Codec::Raw;
+  // v2: the position in the block at `offset`, or kNoMember for an entry.
+  // A v2 index does not hold stored_len and stored_xxh (0 from IndexView):
+  // PackReader fills them from the item header.
+  uint32_t member = kNoMember;
 };
 
 // Binary search of a sorted digest table with a 256-entry fanout (shared by
@@ -67,7 +71,8 @@ struct IndexRecord {
 std::optional<uint64_t> fanout_find(const uint8_t* fanout, const uint8_t* digests, uint64_t count, const Digest& d);
 
 // Serialises records (sorted here) into index bytes.
-Bytes encode_index(std::vector<IndexRecord> records, uint64_t pack_size, const Digest& pack_sum);
+// `version` 2 for a v2 pack (24-byte records), 1 for a v1 pack.
+Bytes encode_index(std::vector<IndexRecord> records, uint64_t pack_size, const Digest& pack_sum, uint32_t version = kIndexVersion);
 
 // A validated, read-only view over index bytes (typically an mmap). The view
 // checks sizes, fanout, ordering and record fields on construction and the
@@ -78,6 +83,7 @@ public:
   IndexView(ByteSpan bytes, std::string where, bool check_trailer = true);
 
   uint64_t count() const { return count_; }
+  uint32_t version() const { return version_; }
   uint64_t pack_size() const { return pack_size_; }
   const Digest& pack_sum() const { return pack_sum_; }
   Digest digest_at(uint64_t i) const;
@@ -88,9 +94,13 @@ public:
   std::vector<uint64_t> find_prefix(std::string_view hex_prefix) const;
 
 private:
+  void check_record2(const uint8_t* r, uint64_t off) const;
+
   ByteSpan bytes_;
   std::string where_;
   uint64_t count_ = 0;
+  uint32_t version_ = kIndexVersion;
+  size_t rec_size_ = kIndexRecordSize;
   uint64_t pack_size_ = 0;
   Digest pack_sum_{};
   const uint8_t* fanout_ = nullptr;

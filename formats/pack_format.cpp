@@ -1,5 +1,6 @@
 #include "formats/pack_format.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace hpak::formats {
@@ -31,6 +32,7 @@ void encode_pack_header(const PackHeader& h, uint8_t out[kPackHeaderSize]) {
   out[7] = 0;
   set_u32(out + 8, h.flags);
   set_u32(out + 12, uint32_t(h.level));
+  if (h.version >= kPackVersion2) set_u32(out + 16, h.block_target);
 }
 
 PackHeader decode_pack_header(ByteSpan b, const std::string& where) {
@@ -38,14 +40,20 @@ PackHeader decode_pack_header(ByteSpan b, const std::string& where) {
   if (std::memcmp(b.data(), kPackMagic, 4) != 0) throw Corrupt(where, 0, "not an HPAK pack (bad magic)");
   PackHeader h;
   h.version = get_u16(b.data() + 4);
-  if (h.version != kPackVersion)
-    throw Corrupt(where, 4, "unsupported HPAK pack version " + std::to_string(h.version) + " (this hpak reads version " +
-                                std::to_string(kPackVersion) + ")");
+  if (h.version != kPackVersion && h.version != kPackVersion2)
+    throw Corrupt(where, 4, "unsupported HPAK pack version " + std::to_string(h.version) + " (this hpak reads versions " +
+                                std::to_string(kPackVersion) + " and " + std::to_string(kPackVersion2) + ")");
   if (get_u16(b.data() + 6) != kPackHeaderSize) throw Corrupt(where, 6, "bad pack header length");
   h.flags = get_u32(b.data() + 8);
   if (h.flags != 0) throw Corrupt(where, 8, "unknown pack flags");
   h.level = int32_t(get_u32(b.data() + 12));
-  for (size_t i = 16; i < kPackHeaderSize; i++)
+  size_t reserved_from = 16;
+  if (h.version == kPackVersion2) {
+    h.block_target = get_u32(b.data() + 16);
+    if (h.block_target == 0 || h.block_target > kBlockMaxRaw) throw Corrupt(where, 16, "bad block target " + std::to_string(h.block_target));
+    reserved_from = 20;
+  }
+  for (size_t i = reserved_from; i < kPackHeaderSize; i++)
     if (b[i] != 0) throw Corrupt(where, i, "reserved header byte is not zero");
   return h;
 }
@@ -101,7 +109,7 @@ EntryHeader decode_entry_header(ByteSpan b, const std::string& where, uint64_t o
 void encode_footer(const Footer& f, uint8_t out[kFooterSize]) {
   std::memset(out, 0, kFooterSize);
   std::memcpy(out, kFooterMagic, 4);
-  set_u32(out + 4, 1);
+  set_u32(out + 4, f.version);
   set_u64(out + 8, f.entry_count);
   set_u64(out + 16, f.raw_total);
 }
@@ -109,13 +117,104 @@ void encode_footer(const Footer& f, uint8_t out[kFooterSize]) {
 Footer decode_footer(ByteSpan b, const std::string& where, uint64_t offset) {
   if (b.size() < kFooterSize) throw Corrupt(where, offset, "truncated footer");
   if (std::memcmp(b.data(), kFooterMagic, 4) != 0) throw Corrupt(where, offset, "bad footer magic (truncated or damaged pack?)");
-  if (get_u32(b.data() + 4) != 1) throw Corrupt(where, offset + 4, "unsupported footer version");
+  uint32_t version = get_u32(b.data() + 4);
+  if (version != 1 && version != 2) throw Corrupt(where, offset + 4, "unsupported footer version");
   for (size_t i = 24; i < kFooterSize; i++)
     if (b[i] != 0) throw Corrupt(where, offset + i, "reserved footer byte is not zero");
   Footer f;
+  f.version = version;
   f.entry_count = get_u64(b.data() + 8);
   f.raw_total = get_u64(b.data() + 16);
   return f;
+}
+
+static uint32_t block_check(const uint8_t* p) { return uint32_t(xxh64(ByteSpan(p, 40))); }
+
+void encode_block_header(const BlockHeader& h, uint8_t out[kBlockHeaderSize]) {
+  std::memset(out, 0, kBlockHeaderSize);
+  std::memcpy(out, kBlockMagic, 4);
+  out[4] = uint8_t(Kind::Blob);
+  out[5] = uint8_t(h.codec);
+  set_u32(out + 8, h.count);
+  set_u32(out + 12, h.raw_len);
+  set_u32(out + 16, h.stored_len);
+  set_u32(out + 20, h.dict_id);
+  set_u64(out + 24, h.stored_xxh);
+  set_u64(out + 32, h.table_xxh);
+  set_u32(out + 40, block_check(out));
+}
+
+// The reason a block header is invalid, or nullptr.
+static const char* block_header_fault(const uint8_t* b, uint64_t& at) {
+  at = 0;
+  if (std::memcmp(b, kBlockMagic, 4) != 0) return "bad block magic";
+  if (get_u32(b + 40) != block_check(b) || get_u32(b + 44) != 0) return "block header checksum mismatch";
+  at = 4;
+  if (b[4] != uint8_t(Kind::Blob)) return "block of a kind other than blob";
+  at = 5;
+  if (!valid_codec(b[5])) return "unknown block codec";
+  at = 6;
+  if (get_u16(b + 6) != 0) return "unknown block flags";
+  uint32_t count = get_u32(b + 8), raw = get_u32(b + 12), stored = get_u32(b + 16), dict = get_u32(b + 20);
+  at = 8;
+  if (count == 0 || count > kBlockMaxCount) return "block member count out of range";
+  at = 12;
+  if (raw > kBlockMaxRaw) return "block raw size above 1 MiB";
+  at = 16;
+  if (b[5] == uint8_t(Codec::Raw) && stored != raw) return "raw block with stored size != raw size";
+  at = 20;
+  if ((b[5] == uint8_t(Codec::ZstdDict)) != (dict != 0)) return "block dictionary id does not match its codec";
+  return nullptr;
+}
+
+bool looks_like_block_header(ByteSpan b) {
+  uint64_t at;
+  return b.size() >= kBlockHeaderSize && block_header_fault(b.data(), at) == nullptr;
+}
+
+BlockHeader decode_block_header(ByteSpan b, const std::string& where, uint64_t offset) {
+  if (b.size() < kBlockHeaderSize) throw Corrupt(where, offset, "truncated block header");
+  uint64_t at;
+  if (const char* why = block_header_fault(b.data(), at)) throw Corrupt(where, offset + at, why);
+  BlockHeader h;
+  h.codec = Codec(b[5]);
+  h.count = get_u32(b.data() + 8);
+  h.raw_len = get_u32(b.data() + 12);
+  h.stored_len = get_u32(b.data() + 16);
+  h.dict_id = get_u32(b.data() + 20);
+  h.stored_xxh = get_u64(b.data() + 24);
+  h.table_xxh = get_u64(b.data() + 32);
+  return h;
+}
+
+Bytes encode_block_table(const std::vector<BlockMember>& members) {
+  Bytes out;
+  out.reserve(members.size() * kBlockMemberSize);
+  for (auto& m : members) {
+    put_bytes(out, m.digest);
+    put_u32(out, m.raw_len);
+  }
+  return out;
+}
+
+std::vector<BlockMember> decode_block_table(const BlockHeader& h, ByteSpan t, const std::string& where, uint64_t offset) {
+  if (t.size() != uint64_t(h.count) * kBlockMemberSize) throw Corrupt(where, offset, "truncated block member table");
+  if (xxh64(t) != h.table_xxh) throw Corrupt(where, offset, "block member table checksum mismatch");
+  std::vector<BlockMember> out(h.count);
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < h.count; i++) {
+    const uint8_t* p = t.data() + i * kBlockMemberSize;
+    std::memcpy(out[i].digest.data(), p, 32);
+    out[i].raw_len = get_u32(p + 32);
+    sum += out[i].raw_len;
+  }
+  if (sum != h.raw_len) throw Corrupt(where, offset, "block members' sizes do not add up to the block's");
+  std::vector<Digest> sorted;
+  sorted.reserve(out.size());
+  for (auto& m : out) sorted.push_back(m.digest);
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) throw Corrupt(where, offset, "block names one object twice");
+  return out;
 }
 
 } // namespace hpak::formats

@@ -95,6 +95,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/util/bytes.hpp"
 #include "core/util/hash.hpp"
@@ -132,6 +133,7 @@ struct PackHeader {
   uint16_t version = kPackVersion;
   uint32_t flags = 0;
   int32_t level = 0;
+  uint32_t block_target = 0; // v2 only
 };
 
 struct EntryHeader {
@@ -145,8 +147,24 @@ struct EntryHeader {
 };
 
 struct Footer {
-  uint64_t entry_count = 0;
+  uint64_t entry_count = 0; // v2: objects (entries + block members)
   uint64_t raw_total = 0;
+  uint32_t version = 1;
+};
+
+struct BlockHeader {
+  Codec codec = Codec::Zstd;
+  uint32_t count = 0;
+  uint32_t raw_len = 0;
+  uint32_t stored_len = 0;
+  uint32_t dict_id = 0;
+  uint64_t stored_xxh = 0;
+  uint64_t table_xxh = 0;
+};
+
+struct BlockMember {
+  Digest digest{};
+  uint32_t raw_len = 0;
 };
 
 void encode_pack_header(const PackHeader& h, uint8_t out[kPackHeaderSize]);
@@ -159,6 +177,19 @@ void encode_entry_header(const EntryHeader& h, uint8_t out[kEntryHeaderSize]);
 EntryHeader decode_entry_header(ByteSpan bytes, const std::string& where, uint64_t offset);
 // True if `bytes` (>= kEntryHeaderSize) start with a self-consistent entry header.
 bool looks_like_entry_header(ByteSpan bytes);
+
+// v2 blocks. decode_block_header checks magic, hdr_xxh, kind, codec, count and
+// sizes (raw codec: stored_len = raw_len); decode_block_table checks table_xxh,
+// that the raw lengths add up to the header's and that digests are distinct.
+void encode_block_header(const BlockHeader& h, uint8_t out[kBlockHeaderSize]);
+BlockHeader decode_block_header(ByteSpan bytes, const std::string& where, uint64_t offset);
+bool looks_like_block_header(ByteSpan bytes);
+Bytes encode_block_table(const std::vector<BlockMember>& members);
+std::vector<BlockMember> decode_block_table(const BlockHeader& h, ByteSpan table, const std::string& where, uint64_t offset);
+// Whole size of a block item: header + table + payload.
+inline uint64_t block_item_size(const BlockHeader& h) { return kBlockHeaderSize + uint64_t(h.count) * kBlockMemberSize + h.stored_len; }
+// Zero bytes an aligned entry at `pos` needs before its header.
+inline uint64_t align_padding(uint64_t pos) { return (kAlign - (pos + kEntryHeaderSize) % kAlign) % kAlign; }
 
 void encode_footer(const Footer& f, uint8_t out[kFooterSize]);
 Footer decode_footer(ByteSpan bytes, const std::string& where, uint64_t offset);

@@ -66,7 +66,7 @@ TEST_CASE("pack format: header round trip and refusals") {
     return c;
   };
   expect_corrupt([&] { decode_pack_header(with(0, 'X'), "p.hpak"); }, "bad magic", 0);
-  expect_corrupt([&] { decode_pack_header(with(4, 2), "p.hpak"); }, "unsupported HPAK pack version 2", 4);
+  expect_corrupt([&] { decode_pack_header(with(4, 3), "p.hpak"); }, "unsupported HPAK pack version 3", 4);
   expect_corrupt([&] { decode_pack_header(with(5, 1), "p.hpak"); }, "unsupported HPAK pack version 257", 4);
   expect_corrupt([&] { decode_pack_header(with(6, 64), "p.hpak"); }, "bad pack header length", 6);
   expect_corrupt([&] { decode_pack_header(with(8, 1), "p.hpak"); }, "unknown pack flags", 8);
@@ -164,7 +164,7 @@ TEST_CASE("pack format: footer round trip and refusals") {
     return c;
   };
   expect_corrupt([&] { decode_footer(with(0, 'X'), "p.hpak", 500); }, "bad footer magic", 500);
-  expect_corrupt([&] { decode_footer(with(4, 2), "p.hpak", 500); }, "unsupported footer version", 504);
+  expect_corrupt([&] { decode_footer(with(4, 3), "p.hpak", 500); }, "unsupported footer version", 504);
   for (size_t i = 24; i < kFooterSize; i++)
     expect_corrupt([&] { decode_footer(with(i, 9), "p.hpak", 500); }, "reserved footer byte", 500 + i);
   for (size_t len = 0; len < kFooterSize; len++)
