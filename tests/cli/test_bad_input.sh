@@ -74,24 +74,24 @@ run magic1.verify verify "$work/cases/magic.hpak"
 expect_rc magic1.verify 1
 grep -q "bad magic" "$work/magic1.verify.out" || fail "verify does not report the damaged magic: $(out magic1.verify)"
 
-# ---- unsupported version (pack and footer say 2: a future format) ----
+# ---- unsupported version (pack and footer say 3: a future format) ----
 python3 - "$work/env.hpak" "$work/cases/v2.hpak" <<'PY'
 import hashlib, struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-b[4:6] = struct.pack("<H", 2)
-b[-64 + 4:-64 + 8] = struct.pack("<I", 2)
+b[4:6] = struct.pack("<H", 3)
+b[-64 + 4:-64 + 8] = struct.pack("<I", 3)
 b[-32:] = hashlib.sha256(bytes(b[:-32])).digest()
 open(sys.argv[2], "wb").write(b)
 PY
 for cmd in verify ls; do
   run "v2.$cmd" $cmd "$work/cases/v2.hpak"
-  refused "v2.$cmd" "unsupported HPAK pack version 2"
+  refused "v2.$cmd" "unsupported HPAK pack version 3"
 done
 run v2.unpack unpack "$work/cases/v2.hpak" "$work/cases/v2.out"
-refused v2.unpack "unsupported HPAK pack version 2"
-[ ! -e "$work/cases/v2.out" ] || fail "unpack of a version-2 pack created its target"
+refused v2.unpack "unsupported HPAK pack version 3"
+[ ! -e "$work/cases/v2.out" ] || fail "unpack of a version-3 pack created its target"
 run v2.cat cat "$work/cases/v2.hpak" bin/secret
-refused v2.cat "unsupported HPAK pack version 2"
+refused v2.cat "unsupported HPAK pack version 3"
 
 # ---- flipped bytes in an object: verify names it and the paths it breaks ----
 read -r digest offset stored < <(python3 - "$work/lsjson.out" "$work/show.out" <<'PY'
