@@ -4,9 +4,13 @@
 #     the stored bytes of the objects it needs, HTTP requests, wall time vs
 #     curl of the same packs + a local restore;
 #  2. a second environment sharing 90% of its files: its bytes vs the first's;
-#  3. N concurrent fetchers (own caches) against one nginx: all verify.
+#  3. N concurrent fetchers (own caches) against one nginx: all verify;
+#  4. HTTP/1.1 vs HTTP/2 over TLS (nginx with and without http2, a
+#     self-signed CA): a cold fetch in many small ranges, median of 5 runs,
+#     with the connections nginx saw.
 #
-#   bench/remote.sh [BUILD_DIR] [FILES] [FETCHERS]   (defaults: build, 20000, 50)
+#   bench/remote.sh [BUILD_DIR] [FILES] [FETCHERS] [SECTIONS]
+#   (defaults: build, 20000, 50, "http h2"; SECTIONS "h2" runs only part 4)
 # Prints a markdown section (for bench/RESULTS.md) on stdout.
 set -euo pipefail
 export LC_ALL=C
@@ -14,6 +18,7 @@ src_root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath "${1:-$src_root/build}")
 files=${2:-20000}
 fetchers=${3:-50}
+sections=${4:-http h2}
 hpak=$build/hpak
 gen=$build/bench/hpak-gencorpus
 . "$src_root/tests/cli/remote_helpers.sh"
@@ -29,6 +34,8 @@ find "$w/env2" -type f | sort | awk 'NR % 10 == 0' | while read -r f; do printf 
 "$hpak" pack "$w/env1" --into "$w/lib" --name env1 >/dev/null
 "$hpak" pack "$w/env2" --into "$w/lib" --name env2 >/dev/null
 "$hpak" publish "$w/lib" "$w/www/pub" >/dev/null
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+if [[ " $sections " == *" http "* ]]; then
 start_nginx "$w/www" "$w/nginx"
 url="http://127.0.0.1:$nginx_port/pub"
 env1_pack=$(ls -S "$w/www/pub/packs/"*.hpak | head -1) # env1's pack is the larger
@@ -98,3 +105,29 @@ print(f"{n} concurrent fetchers of env1 (own caches) against one nginx: {ok} suc
       f"(hpak verify), {secs:.1f} s for all; per fetcher: requests median {statistics.median(req) if req else 0}, "
       f"bytes median {statistics.median(tr) if tr else 0:.0f}, retries total {sum(rt)}.")
 PY
+fi
+
+if [[ " $sections " == *" h2 "* ]]; then
+echo
+echo "### HTTP/1.1 vs HTTP/2 over TLS (bench/remote.sh, $(date -u +%Y-%m-%d), $files files, cold fetch of env1 with --gap 0 --max-range 65536, median of 5)"
+echo
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "| server | protocol seen by nginx | fetch s (median) | min–max | requests | connections |"
+echo "|---|---|---|---|---|---|"
+for h2 in 0 1; do
+  NGINX_TLS=1 NGINX_H2=$h2 start_nginx "$w/www" "$w/nginx-h$h2"
+  url="https://127.0.0.1:$nginx_port/pub"
+  : >"$w/secs"
+  for rep in 1 2 3 4 5; do
+    rm -rf "$w/cache"
+    : >"$w/nginx-h$h2/access.log"
+    "$hpak" fetch "$url" env1 --into "$w/cache" --cacert "$w/nginx-h$h2/ca.pem" --gap 0 --max-range 65536 --json >"$w/h.json"
+    j seconds <"$w/h.json" >>"$w/secs"
+  done
+  printf '| nginx TLS%s | %s | %.3f | %.3f–%.3f | %s | %s |\n' "$([ $h2 = 1 ] && echo ' + http2' || echo ' (no http2)')" \
+    "$(awk '{print $2}' "$w/nginx-h$h2/access.log" | sort -u | tr '\n' ' ')" "$(median <"$w/secs")" \
+    "$(sort -g "$w/secs" | head -1)" "$(sort -g "$w/secs" | tail -1)" "$(j requests <"$w/h.json")" \
+    "$(awk '{print $1}' "$w/nginx-h$h2/access.log" | sort -u | wc -l)"
+done
+fi

@@ -23,6 +23,7 @@ start_nginx() {
       -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/ca.pem" 2>"$dir/openssl.err" ||
       { echo "openssl req failed: $(cat "$dir/openssl.err")"; return 1; }
     listen_opts=" ssl http2"
+    [ "${NGINX_H2:-1}" = 1 ] || listen_opts=" ssl" # NGINX_H2=0: TLS with HTTP/1.1 only
     tls_conf="ssl_certificate $dir/ca.pem; ssl_certificate_key $dir/key.pem;"
   fi
   for try in 1 2 3 4 5; do
