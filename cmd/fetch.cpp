@@ -7,6 +7,7 @@
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
+#include "core/signing.hpp"
 
 namespace hpak::cmd {
 
@@ -71,8 +72,9 @@ void setup(CLI::App& app) {
 }
 
 int run() {
-  resolve_remote_access(o.url, o.fo, o.allowed_signers);
   auto lib = open_or_create_library(o.into);
+  // A library that requires signatures (hpak init --require-signatures) requires a signed root.
+  resolve_remote_access(o.url, o.fo, o.allowed_signers.empty() ? library_policy_file(*lib) : o.allowed_signers);
   o.fo.local_name = o.as;
   o.fo.progress = progress_bar();
   double t0 = now_seconds();

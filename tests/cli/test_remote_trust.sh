@@ -72,6 +72,12 @@ check_refused eve eve "refusing root .*key SHA256:.* is not an allowed signer"
 check_refused ns ns "refusing root .*namespace 'other', not 'hpak'"
 check_refused badsig badsig "refusing root '.*/badsig/HPAKROOT': "
 
+# A library that requires signatures requires a signed root, without the option.
+run initp init --require-signatures "$allowed" "$work/cp"; expect_rc initp 0
+run fp_uns fetch "$base/unsigned" env1 --into "$work/cp"; refused fp_uns "refusing root .*: it is not signed"
+run fp_ok fetch "$base/pub" env1 --into "$work/cp"; expect_rc fp_ok 0
+run rp_uns restore "$base/unsigned" env1 "$work/t_rp" --cache "$work/cp"; refused rp_uns "refusing root .*: it is not signed"
+
 # --- generations only grow: a replayed old root is refused ---------------------
 run pub2 publish -k "$work/alice" "$work/lib" "$www/pub" --json; expect_rc pub2 0
 [ "$(json pub2 generation)" = 2 ] || fail "second publish: $(out pub2)"
