@@ -46,8 +46,8 @@ echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "| run | wall s | objects fetched | needed stored bytes | bytes transferred | ratio | requests |"
 echo "|---|---|---|---|---|---|---|"
-best_cold=999999; best_base=999999
-for rep in 1 2 3; do
+: >"$w/colds"; : >"$w/bases"
+for rep in 1 2 3 4 5; do
   rm -rf "$w/cache" "$w/t"
   : >"$w/nginx/access.log"
   t0=$(now)
@@ -62,15 +62,16 @@ for rep in 1 2 3; do
   t1=$(now)
   base=$(echo "$t1 - $t0" | bc)
   rm -f "$w/pack.copy"
-  best_cold=$(echo "if ($cold < $best_cold) $cold else $best_cold" | bc)
-  best_base=$(echo "if ($base < $best_base) $base else $best_base" | bc)
+  echo "$cold" >>"$w/colds"
+  echo "$base" >>"$w/bases"
 done
+best_cold=$(median <"$w/colds"); best_base=$(median <"$w/bases")
 f1=$(cat "$w/f1.json")
 need=$(j needed_bytes <<<"$f1"); tr1=$(j transferred_bytes <<<"$f1")
-printf '| cold env1 (fetch + restore), best of 3 | %.3f | %s of %s | %s | %s | %.3f | %s (nginx log: %s) |\n' "$best_cold" \
+printf '| cold env1 (fetch + restore), median of 5 | %.3f | %s of %s | %s | %s | %.3f | %s (nginx log: %s) |\n' "$best_cold" \
   "$(j objects_fetched <<<"$f1")" "$(j objects <<<"$f1")" "$need" "$tr1" "$(echo "$tr1 / $need" | bc -l)" \
   "$(j requests <<<"$f1")" "$(wc -l <"$w/nginx/access.log")"
-printf '| baseline: curl of env1 pack + local restore, best of 3 | %.3f | | | %s | | 1 |\n' "$best_base" "$(stat -c %s "$env1_pack")"
+printf '| baseline: curl of env1 pack + local restore, median of 5 | %.3f | | | %s | | 1 |\n' "$best_base" "$(stat -c %s "$env1_pack")"
 : >"$w/nginx/access.log"
 f2=$("$hpak" fetch "$url" env2 --into "$w/cache" --json)
 tr2=$(j transferred_bytes <<<"$f2")

@@ -155,6 +155,13 @@ struct HttpClient::Transfer {
     return len;
   }
 
+  static int on_seek(void* self, curl_off_t offset, int origin) {
+    auto* t = static_cast<Transfer*>(self);
+    if (origin != SEEK_SET || offset < 0 || size_t(offset) > t->req->upload.size()) return CURL_SEEKFUNC_FAIL;
+    t->sent = size_t(offset);
+    return CURL_SEEKFUNC_OK;
+  }
+
   // SigV4 through libcurl, plus the payload hash header S3 requires.
   void sign_s3(const S3Access& a) {
     sigv4 = "aws:amz:" + a.region + ":s3";
@@ -253,6 +260,8 @@ struct HttpClient::Transfer {
       curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Transfer::on_read);
       curl_easy_setopt(easy, CURLOPT_READDATA, this);
       curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(req->upload.size()));
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Transfer::on_seek); // a rewind on a redirect
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, this);
     } else if (req->method == "DELETE") {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
