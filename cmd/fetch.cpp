@@ -84,12 +84,13 @@ int run() {
   if (o.json)
     printf("{\"url\":%s,\"catalog\":%s,\"digest\":\"%s\",\"generation\":%llu,\"objects\":%llu,\"objects_fetched\":%llu,"
            "\"needed_bytes\":%llu,\"range_bytes\":%llu,\"transferred_bytes\":%llu,\"ranges\":%llu,\"requests\":%llu,"
-           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"seconds\":%.3f}\n",
+           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"signer\":%s,\"seconds\":%.3f}\n",
            json_str(o.url).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(),
            (unsigned long long)r.generation, (unsigned long long)r.objects, (unsigned long long)r.objects_fetched,
            (unsigned long long)r.needed_bytes, (unsigned long long)r.range_bytes, (unsigned long long)r.transferred_bytes,
            (unsigned long long)r.ranges, (unsigned long long)r.requests, (unsigned long long)r.retries,
-           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans, secs);
+           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans,
+           r.signer.empty() ? "null" : json_str(r.signer).c_str(), secs);
   else
     print_fetch_summary(stdout, o.url, o.name, r, secs);
   return kExitOk;

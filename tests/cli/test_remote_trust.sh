@@ -52,7 +52,7 @@ start_nginx "$www" "$work/nginx" || fail "nginx did not start"
 base="http://127.0.0.1:$nginx_port"
 
 run f_ok fetch "$base/pub" env1 --into "$work/c1" --allowed-signers "$allowed" --json; expect_rc f_ok 0
-[ "$(json f_ok generation)" = 1 ] || fail "signed fetch: $(out f_ok)"
+[ "$(json f_ok generation)" = 1 ] && [[ "$(json f_ok signer)" == *alice@example.com* ]] || fail "signed fetch: $(out f_ok)"
 run r_ok restore "$base/pub" env1 "$work/t1" --cache "$work/c2" --allowed-signers "$allowed"; expect_rc r_ok 0
 same_tree "$work/ref" "$work/t1"
 run f_plain fetch "$base/pub" env1 --into "$work/c3"; expect_rc f_plain 0 # without a policy the signature is not needed
