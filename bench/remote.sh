@@ -9,6 +9,10 @@
 #     self-signed CA): a cold fetch in many small ranges, median of 5 runs,
 #     with the connections nginx saw.
 #
+#  5. (SECTIONS with "s3") publish to and cold fetch from an S3-compatible
+#     server that checks SigV4 (@20minutes/s3rver from .cache/s3rver, see
+#     scripts/setup.sh), median of 3.
+#
 #   bench/remote.sh [BUILD_DIR] [FILES] [FETCHERS] [SECTIONS]
 #   (defaults: build, 20000, 50, "http h2"; SECTIONS "h2" runs only part 4)
 # Prints a markdown section (for bench/RESULTS.md) on stdout.
@@ -131,4 +135,32 @@ for h2 in 0 1; do
     "$(sort -g "$w/secs" | head -1)" "$(sort -g "$w/secs" | tail -1)" "$(j requests <"$w/h.json")" \
     "$(awk '{print $1}' "$w/nginx-h$h2/access.log" | sort -u | wc -l)"
 done
+fi
+
+if [[ " $sections " == *" s3 "* ]]; then
+modules=$src_root/.cache/s3rver/node_modules
+node "$src_root/tests/tools/s3_server.js" "$modules" "$w/s3data" "$w/s3.port" bench >"$w/s3.log" 2>&1 &
+server_pids+=($!)
+for i in $(seq 1 200); do [ -s "$w/s3.port" ] && break; sleep 0.05; done
+export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_REGION=us-east-1
+ep="http://127.0.0.1:$(cat "$w/s3.port")"
+echo
+echo "### S3 (bench/remote.sh, $(date -u +%Y-%m-%d), @20minutes/s3rver on 127.0.0.1, SigV4-signed, $files files, median of 3)"
+echo
+echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+: >"$w/pubs"; : >"$w/fets"
+for rep in 1 2 3; do
+  "$hpak" publish "$w/lib" "s3://bench/r$rep" --s3-endpoint "$ep" --json >"$w/p.json"
+  j seconds <"$w/p.json" >>"$w/pubs"
+  rm -rf "$w/cache"
+  "$hpak" fetch "s3://bench/r$rep" env1 --into "$w/cache" --s3-endpoint "$ep" --json >"$w/f.json"
+  j seconds <"$w/f.json" >>"$w/fets"
+done
+echo "| step | s (median) | min–max | bytes | requests |"
+echo "|---|---|---|---|---|"
+printf '| publish (PUT every pack and index, the root records, the root) | %.3f | %.3f–%.3f | %s | |\n' "$(median <"$w/pubs")" \
+  "$(sort -g "$w/pubs" | head -1)" "$(sort -g "$w/pubs" | tail -1)" "$(j bytes_copied <"$w/p.json")"
+printf '| cold fetch of env1 (GET with Range) | %.3f | %.3f–%.3f | %s | %s |\n' "$(median <"$w/fets")" \
+  "$(sort -g "$w/fets" | head -1)" "$(sort -g "$w/fets" | tail -1)" "$(j transferred_bytes <"$w/f.json")" "$(j requests <"$w/f.json")"
 fi
