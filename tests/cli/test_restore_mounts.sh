@@ -8,6 +8,7 @@
 # removed, rewritten, chmod'ed or created, and nothing in the target changes.
 # The same without openat2 (tests/faults/no_openat2.c: ENOSYS and EPERM),
 # where the per-component walk checks statx STATX_ATTR_MOUNT_ROOT.
+# unpack --force refuses a mount point at a catalog path the same way.
 # A target that is itself a mount point is restored normally. A catalog
 # directory that is there but cannot be opened is reported in one line,
 # before any change (run as an unprivileged uid).
@@ -145,6 +146,28 @@ unshare --mount --propagation private bash -c "
   sig '$T/lib/python3' >'$W/mnt.after'
 " || fail "namespace (force)"
 expect_refused "restore --force" "$T/lib/python3"
+
+echo "== ($SECONDS s) unpack --force over a directory holding a mount at a catalog path"
+"$hpak" -q pack "$W/src/env" -o "$W/env.hpak" >/dev/null || fail "pack -o"
+for what in dir file; do
+  T=$W/unpack-$what
+  mkdir -p "$T/lib/python3" && : >"$T/README"
+  sig "$T" >"$W/t.before"
+  precious "$W/data-unpack-$what"
+  printf 'their file\n' >"$W/their-unpack-$what"
+  if [ "$what" = dir ]; then mnt="mount --bind '$W/data-unpack-$what' '$T/lib/python3'" mp=$T/lib/python3
+  else mnt="mount --bind '$W/their-unpack-$what' '$T/README'" mp=$T/README; fi
+  rm -f "$W/rc"
+  unshare --mount --propagation private bash -c "
+    $mnt || exit 99
+    $(declare -f sig)
+    sig '$W/data-unpack-$what' >'$W/mnt.before'
+    '$hpak' -q unpack --force '$W/env.hpak' '$T' 2>'$W/err' >/dev/null </dev/null; echo \$? >'$W/rc'
+    sig '$W/data-unpack-$what' >'$W/mnt.after'
+  " || fail "namespace (unpack $what)"
+  expect_refused "unpack --force, a mounted $what" "$mp"
+  expect_eq "... the mounted file is unchanged" "their file" "$(cat "$W/their-unpack-$what")"
+done
 
 echo "== ($SECONDS s) a target that is itself a mount point is restored normally"
 T=$W/mounted-target
