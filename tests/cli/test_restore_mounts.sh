@@ -169,19 +169,27 @@ for what in dir file; do
   expect_eq "... the mounted file is unchanged" "their file" "$(cat "$W/their-unpack-$what")"
 done
 
-echo "== ($SECONDS s) a target that is itself a mount point is restored normally"
-T=$W/mounted-target
-mkdir -p "$T"
-rc=0
-unshare --mount --propagation private bash -c "
-  mount -t tmpfs -o size=8m hpak-target '$T' || exit 99
-  '$hpak' -q restore '$lib' env '$T' || exit 1
-  echo stray >'$T/stray' && echo changed >'$T/README'
-  '$hpak' -q restore '$lib' env '$T' || exit 2
-  test ! -e '$T/stray' || exit 3
-  cmp -s '$T/README' '$W/src/env/README' || exit 4
-" >"$W/out.txt" 2>"$W/err.txt" || rc=$?
-expect_eq "fresh and dirty restores into a mounted target (exit of the steps)" 0 "$rc"
+for wrap in "" ENOSYS EPERM; do
+  w=""
+  if [ -n "$wrap" ]; then
+    [ -x "$no_openat2" ] && "$no_openat2" ENOSYS true 2>/dev/null || continue
+    w="'$no_openat2' $wrap"
+  fi
+  echo "== ($SECONDS s) ${wrap:+$wrap: }a target that is itself a mount point is restored normally"
+  T=$W/mounted-target-${wrap:-openat2}
+  mkdir -p "$T"
+  rc=0
+  unshare --mount --propagation private bash -c "
+    mount -t tmpfs -o size=8m hpak-target '$T' || exit 99
+    $w '$hpak' -q restore '$lib' env '$T' || exit 1
+    echo stray >'$T/stray' && echo changed >'$T/README' && rm -rf '$T/lib/python3/site-packages/pkg/sub0'
+    $w '$hpak' -q restore '$lib' env '$T' || exit 2
+    test ! -e '$T/stray' || exit 3
+    cmp -s '$T/README' '$W/src/env/README' || exit 4
+    test -d '$T/lib/python3/site-packages/pkg/sub0' || exit 5
+  " >"$W/out.txt" 2>"$W/err.txt" || rc=$?
+  expect_eq "${wrap:+$wrap: }fresh and dirty restores into a mounted target (exit of the steps)" 0 "$rc"
+done
 
 echo "== ($SECONDS s) a catalog directory that is there but cannot be opened"
 if command -v setpriv >/dev/null; then
