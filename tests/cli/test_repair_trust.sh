@@ -18,7 +18,7 @@ done
 forge=${HPAK_MAKE_HOSTILE:-$(dirname "$hpak")/tests/hpak_make_hostile}
 
 member=hpakr$$
-group=hpakr$$
+group=hpakrg$$
 groupadd "$group"
 useradd -M -N -g "$group" -s /usr/sbin/nologin "$member"
 trap 'st=$?; userdel "$member" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
