@@ -4,13 +4,16 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config git
       libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev liburing-dev zlib1g-dev libzip-dev nlohmann-json3-dev
       clang libclang-rt-14-dev zstd strace hyperfine squashfs-tools rsync python3
-      libcurl4-openssl-dev nginx-light curl openssl nodejs npm
+      libcurl4-openssl-dev nginx-light curl openssl
       openssh-client passwd util-linux)
 missing=()
 pkgs+=(dpkg-dev lintian man-db zsh) # packaging: dpkg-shlibdeps, lintian, man -l; zsh completion test
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm (the S3 test server): Debian's, unless a node with its own npm
+# (e.g. NodeSource's package, which conflicts with Debian's npm) is installed.
+command -v npm >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
