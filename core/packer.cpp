@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <fcntl.h>
+#include <future>
 #include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -77,6 +78,106 @@ struct Mapping {
     if (p != MAP_FAILED) munmap(p, n);
   }
 };
+
+// Large files are read through their mapping in windows of this size, each
+// released once read (MADV_DONTNEED on a read-only file mapping only drops
+// this process's page-table entries): memory stays bounded whatever the size.
+constexpr size_t kWindow = 8u << 20;
+
+void advise(ByteSpan span, int advice) {
+  if (span.empty()) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t start = reinterpret_cast<uintptr_t>(span.data()) & ~(page - 1);
+  madvise(reinterpret_cast<void*>(start), reinterpret_cast<uintptr_t>(span.data()) + span.size() - start, advice);
+}
+
+// Calls `f(piece, offset)` for each window of `data`, asking the kernel for
+// the next window ahead and releasing each one after `f`.
+template <class F> void for_each_window(ByteSpan data, F&& f) {
+  for (size_t pos = 0; pos < data.size(); pos += kWindow) {
+    ByteSpan piece = data.subspan(pos, std::min(kWindow, data.size() - pos));
+    if (pos + piece.size() < data.size())
+      advise(data.subspan(pos + piece.size(), std::min(kWindow, data.size() - pos - piece.size())), MADV_WILLNEED);
+    f(piece, pos);
+    advise(piece, MADV_DONTNEED);
+  }
+}
+
+struct LargeScan {
+  Digest digest{};
+  std::vector<uint64_t> relocs;
+};
+
+// The SHA-256 of a large file and its relocations, on two threads (each reads
+// the mapping on its own: both cores busy while the file is read once from
+// the page cache).
+LargeScan scan_large(ByteSpan data, const std::vector<std::string>& roots) {
+  LargeScan out;
+  std::future<std::vector<uint64_t>> relocs;
+  if (!roots.empty())
+    relocs = std::async(std::launch::async, [&] {
+      RelocationScanner scan(roots);
+      for_each_window(data, [&](ByteSpan piece, size_t pos) {
+        scan.feed(data.subspan(pos, std::min(piece.size() + scan.lookahead(), data.size() - pos)), piece.size(), pos);
+      });
+      return scan.finish();
+    });
+  Sha256 sha;
+  for_each_window(data, [&](ByteSpan piece, size_t) { sha.update(piece); });
+  out.digest = sha.finish();
+  if (relocs.valid()) out.relocs = relocs.get();
+  return out;
+}
+
+// Whether compressing a large file at `level` is worth it, judged
+// deterministically from 16 samples of 256 KiB spread evenly over it: below
+// 3% saved (already compressed bytes: model weights, archives, media) it is
+// stored raw, which restores by copy_file_range (a reflink where the file
+// system shares blocks) instead of decompression.
+bool worth_compressing(ByteSpan data, int level) {
+  constexpr size_t kSamples = 16, kSample = 256u << 10;
+  uint64_t raw = 0, packed = 0;
+  Bytes out;
+  if (data.size() <= kSamples * kSample) { // small (a low threshold): judged whole
+    zstd_compress(data, level, nullptr, out);
+    return out.size() * 100 < data.size() * 97;
+  }
+  for (size_t k = 0; k < kSamples; k++) {
+    size_t at = size_t((data.size() - kSample) / (kSamples - 1) * k);
+    ByteSpan sample = data.subspan(at, kSample);
+    zstd_compress(sample, level, nullptr, out);
+    raw += sample.size();
+    packed += std::min(out.size(), sample.size());
+  }
+  return packed * 100 < raw * 97;
+}
+
+// Compresses a large file as one standard zstd frame with zstd's own worker
+// threads (nbWorkers >= 1: the frame's bytes do not depend on how many),
+// streaming its output to `sink` through a reused buffer.
+void compress_large(ByteSpan data, int level, unsigned workers, const std::string& shown,
+                    const std::function<void(ByteSpan)>& sink) {
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> c(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!c) throw std::bad_alloc();
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_nbWorkers, int(std::max(1u, workers))); // fails (0 stays) without libzstd MT
+  ZSTD_CCtx_setPledgedSrcSize(c.get(), data.size());
+  Bytes out(4u << 20);
+  auto check = [&](size_t rem) {
+    if (ZSTD_isError(rem)) throw Error("zstd compression failed for '" + shown + "': " + ZSTD_getErrorName(rem));
+    return rem;
+  };
+  for_each_window(data, [&](ByteSpan piece, size_t pos) {
+    const bool last = pos + piece.size() == data.size();
+    ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+    size_t rem;
+    do {
+      ZSTD_outBuffer ob{out.data(), out.size(), 0};
+      rem = check(ZSTD_compressStream2(c.get(), &ob, &in, last ? ZSTD_e_end : ZSTD_e_continue));
+      if (ob.pos) sink(ByteSpan(out.data(), ob.pos));
+    } while (last ? rem != 0 : in.pos < in.size);
+  });
+}
 
 } // namespace
 
@@ -202,41 +303,26 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
         if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + shown + "'");
         Mapping m;
         m.n = size_t(st.st_size);
-        m.p = mmap(nullptr, m.n, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m.p == MAP_FAILED) throw_errno("unable to map '" + shown + "'");
-        madvise(m.p, m.n, MADV_SEQUENTIAL);
-        ByteSpan data(static_cast<const uint8_t*>(m.p), m.n);
+        if (m.n > 0) m.p = mmap(nullptr, m.n, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m.n > 0 && m.p == MAP_FAILED) throw_errno("unable to map '" + shown + "'");
+        ByteSpan data(m.n > 0 ? static_cast<const uint8_t*>(m.p) : nullptr, m.n);
         node.size = m.n;
-        s.digest = sha256(data);
-        if (!cat.roots.empty()) s.relocs = find_relocations(data, cat.roots);
+        LargeScan scanned = scan_large(data, cat.roots);
+        s.digest = scanned.digest;
+        s.relocs = std::move(scanned.relocs);
         node.digest = s.digest;
         node.relocs = s.relocs;
         bool fresh = seen.insert(s.digest).second;
         if (fresh) stats.unique_objects++;
         if (fresh && !writer.contains(s.digest) && !(opts.have && opts.have(s.digest))) {
           auto store_raw = [&](const std::function<void(ByteSpan)>& sink) {
-            for (size_t pos = 0; pos < m.n; pos += (8u << 20)) sink(data.subspan(pos, std::min<size_t>(8u << 20, m.n - pos)));
+            for_each_window(data, [&](ByteSpan piece, size_t) { sink(piece); });
           };
-          const IndexRecord& rec = opts.level <= 0 ? writer.append_stream(Kind::Blob, Codec::Raw, s.digest, m.n, store_raw)
-                                                   : writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, m.n, [&](const std::function<void(ByteSpan)>& sink) {
-            ZSTD_CCtx* c = ZSTD_createCCtx();
-            ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, opts.level);
-            ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, int(std::max(1u, threads)));
-            ZSTD_CCtx_setPledgedSrcSize(c, m.n);
-            Bytes out(ZSTD_CStreamOutSize());
-            ZSTD_inBuffer in{data.data(), data.size(), 0};
-            size_t rem;
-            do {
-              ZSTD_outBuffer ob{out.data(), out.size(), 0};
-              rem = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
-              if (ZSTD_isError(rem)) {
-                ZSTD_freeCCtx(c);
-                throw Error("zstd compression failed for '" + shown + "': " + ZSTD_getErrorName(rem));
-              }
-              if (ob.pos) sink(ByteSpan(out.data(), ob.pos));
-            } while (rem != 0);
-            ZSTD_freeCCtx(c);
-          });
+          const IndexRecord& rec = opts.level <= 0 || !worth_compressing(data, opts.level)
+                                       ? writer.append_stream(Kind::Blob, Codec::Raw, s.digest, m.n, store_raw)
+                                       : writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, m.n, [&](const std::function<void(ByteSpan)>& sink) {
+                                           compress_large(data, opts.level, threads, shown, sink);
+                                         });
           stats.objects_written++;
           stats.raw_written += m.n;
           stats.stored_written += rec.stored_len;
