@@ -136,8 +136,11 @@ if [[ $XFS == 1 ]]; then
   sync -f "$XFS_MNT"
   used1=$(df -B1 --output=used "$XFS_MNT" | tail -1)
   tree_bytes=$(du -sb --apparent-size "$XFS_MNT/dst" | cut -f1)
-  shared=$(xfs_io -r -c 'fiemap -v' "$XFS_MNT/dst/big.bin" | awk 'NR > 2 && and(strtonum($NF), 0x2000) { n++ } END { print n + 0 }')
-  extents=$(xfs_io -r -c 'fiemap -v' "$XFS_MNT/dst/big.bin" | awk 'NR > 2 { n++ } END { print n + 0 }')
+  shared=0 extents=0
+  while read -r line; do
+    flags=${line##* }
+    case $flags in 0x*) extents=$((extents + 1)); (((flags & 0x2000) != 0)) && shared=$((shared + 1)) ;; esac
+  done < <(xfs_io -r -c 'fiemap -v' "$XFS_MNT/dst/big.bin" | tail -n +3)
   {
     echo "xfs    restore of a level-0 library (align=$ALIGN): $(cut -d' ' -f1 "$W/time.txt") s, peak $(($(cut -d' ' -f2 "$W/time.txt") / 1024)) MiB"
     echo "xfs    used space grew by $(((used1 - used0) >> 20)) MiB for a tree of $((tree_bytes >> 20)) MiB ($(ratio $((used1 - used0)) "$tree_bytes") of it); big.bin: $shared of $extents extents shared"
