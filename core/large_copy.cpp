@@ -80,6 +80,14 @@ void copy_fd_range(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const s
   if (len > 0) copy_with_buffer(in_fd, uint64_t(off), out_fd, len, what_in, what_out);
 }
 
+void advise_stored(const PackReader& pack, const IndexRecord& r) {
+  ByteSpan b = pack.bytes();
+  if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize || r.stored_len > b.size() - r.offset - kEntryHeaderSize)
+    return; // the read reports it
+  ByteSpan stored = b.subspan(r.offset + kEntryHeaderSize, r.stored_len);
+  advise(stored, MADV_WILLNEED); // (not MADV_SEQUENTIAL: a flag on part of a mapping splits it)
+}
+
 void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify) {
   ByteSpan b = pack.bytes();
   if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize || r.stored_len > b.size() - r.offset - kEntryHeaderSize)
@@ -96,7 +104,7 @@ void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify)
   if (!xs) throw std::bad_alloc();
   XXH3_64bits_reset(xs.get());
   Sha256 sha;
-  advise(stored, MADV_SEQUENTIAL);
+  advise(stored.subspan(0, std::min(kLargeChunk, stored.size())), MADV_WILLNEED);
   for (size_t pos = 0; pos < stored.size(); pos += kLargeChunk) {
     ByteSpan piece = stored.subspan(pos, std::min(kLargeChunk, stored.size() - pos));
     if (pos + piece.size() < stored.size())

@@ -10,8 +10,8 @@
 //
 // The checks stay what they are for every object: the entry header against
 // the index record, the XXH3 of the stored bytes, and (verify) the SHA-256 of
-// the content. They run over the pack's mapping in 8 MiB windows (advised
-// sequential, released behind), so peak memory does not grow with the object;
+// the content. They run over the pack's mapping in 8 MiB windows (the next
+// one read ahead with MADV_WILLNEED, each released behind), so peak memory does not grow with the object;
 // above kOverlapThreshold on a second thread while the kernel copies, and the
 // caller removes the file when they fail (like any streamed object: the check
 // completes before the file is closed).
@@ -44,6 +44,10 @@ CopyCounts& copy_counts();
 // `what_out` when the write fails.
 void copy_fd_range(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const std::string& what_in,
                    const std::string& what_out);
+
+// Advises the kernel that the stored bytes of `rec` will be read soon
+// (MADV_WILLNEED on that range of the mapping: read ahead, not a fault per page).
+void advise_stored(const PackReader& pack, const formats::IndexRecord& rec);
 
 // Checks raw object `rec` of `pack` as every read does (entry header, XXH3,
 // and the SHA-256 when `verify`) reading the mapping in windows.

@@ -216,6 +216,7 @@ void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& s
     throw Corrupt(pack.path(), rec.offset, "declared size " + std::to_string(rec.raw_len) + " of " + to_hex(rec.digest) +
                                                " is impossible for " + std::to_string(rec.stored_len) + " stored bytes");
   if (rec.raw_len > kStreamThreshold) {
+    advise_stored(pack, rec); // read ahead, not a fault per page
     if (!relocate) return pack.read_stream(rec, put, verify);
     ChunkRelocator reloc(n.relocs, cat.roots, relocate_to);
     return pack.read_stream(rec, [&](ByteSpan chunk) { reloc.feed(chunk, put); }, verify);
