@@ -6,8 +6,9 @@
 #   unpack   hpak unpack P DIR (re-hashes)       vs  cp -a TREE DIR
 #   restore  hpak restore LIB env DIR            vs  cp -a TREE DIR
 #
-# Each row is the median wall time of RUNS runs and the largest peak RSS
-# (/usr/bin/time -f %M) of those runs; the page cache is warm (the tree, the
+# Each row is the median wall time of RUNS runs, the median CPU time (user +
+# system: steadier than wall time on a shared machine) and the largest peak
+# RSS (/usr/bin/time -f %M) of those runs; the page cache is warm (the tree, the
 # pack and the library are read once first), as for cp -a.  Every extraction
 # goes into a fresh directory that is removed after the run (not timed).
 #
@@ -66,22 +67,25 @@ make_tree() {
   rm -f "$src"
 }
 
-# timed KEY CLEANUP COMMAND...: RUNS runs; T[KEY]=median seconds, M[KEY]=max peak RSS (KiB)
-declare -A T M
+# timed KEY CLEANUP COMMAND...: RUNS runs; T[KEY]=median seconds, C[KEY]=median
+# CPU seconds, M[KEY]=max peak RSS (KiB)
+declare -A T C M
 timed() {
-  local key=$1 clean=$2 i s m ts=() ms=()
+  local key=$1 clean=$2 i s u y m ts=() cs=() ms=()
   shift 2
   for ((i = 0; i < RUNS; i++)); do
     eval "$clean"
-    /usr/bin/time -f '%e %M' -o "$OUT/time.txt" "$@" >"$OUT/cmd.log" 2>&1 || { echo "failed: $*" >&2; cat "$OUT/cmd.log" >&2; exit 1; }
-    read -r s m <"$OUT/time.txt"
+    /usr/bin/time -f '%e %U %S %M' -o "$OUT/time.txt" "$@" >"$OUT/cmd.log" 2>&1 || { echo "failed: $*" >&2; cat "$OUT/cmd.log" >&2; exit 1; }
+    read -r s u y m <"$OUT/time.txt"
     ts+=("$s")
+    cs+=("$(awk -v u="$u" -v y="$y" 'BEGIN { print u + y }')")
     ms+=("$m")
   done
   eval "$clean"
   T[$key]=$(printf '%s\n' "${ts[@]}" | median)
+  C[$key]=$(printf '%s\n' "${cs[@]}" | median)
   M[$key]=$(printf '%s\n' "${ms[@]}" | sort -g | tail -1)
-  printf '  %-28s %8s s  %8s MiB\n' "$key" "${T[$key]}" "$((M[$key] / 1024))" >&2
+  printf '  %-28s %8s s  %8s cpu-s  %8s MiB\n' "$key" "${T[$key]}" "${C[$key]}" "$((M[$key] / 1024))" >&2
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "NA" }'; }
@@ -106,13 +110,13 @@ for medium in $MEDIA; do
   timed "$medium hpak unpack" "rm -rf $W/dst" "$HPAK" -q unpack "$W/p.hpak" "$W/dst"
   timed "$medium hpak restore" "rm -rf $W/dst" "$HPAK" -q restore "$W/lib" env "$W/dst"
   {
-    printf '%-6s %-22s %8s %8s  %s\n' "$medium" job "seconds" "peakMiB" "ratio"
-    for k in "cp -a" "zstd -3 -T2"; do
-      printf '%-6s %-22s %8s %8s\n' "$medium" "$k" "${T[$medium $k]}" "$((M[$medium $k] / 1024))"
-    done
-    printf '%-6s %-22s %8s %8s  %s x zstd -3 -T2\n' "$medium" "hpak pack" "${T[$medium hpak pack]}" "$((M[$medium hpak pack] / 1024))" "$(ratio "${T[$medium hpak pack]}" "${T[$medium zstd -3 -T2]}")"
+    printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" job seconds cpu-s peakMiB "ratio (wall; cpu)"
+    row() { printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" "$1" "${T[$medium $1]}" "${C[$medium $1]}" "$((M[$medium $1] / 1024))" "$2"; }
+    row "cp -a" ""
+    row "zstd -3 -T2" ""
+    row "hpak pack" "$(ratio "${T[$medium hpak pack]}" "${T[$medium zstd -3 -T2]}"); $(ratio "${C[$medium hpak pack]}" "${C[$medium zstd -3 -T2]}") x zstd -3 -T2"
     for k in unpack restore; do
-      printf '%-6s %-22s %8s %8s  %s x cp -a\n' "$medium" "hpak $k" "${T[$medium hpak $k]}" "$((M[$medium hpak $k] / 1024))" "$(ratio "${T[$medium hpak $k]}" "${T[$medium cp -a]}")"
+      row "hpak $k" "$(ratio "${T[$medium hpak $k]}" "${T[$medium cp -a]}"); $(ratio "${C[$medium hpak $k]}" "${C[$medium cp -a]}") x cp -a"
     done
   } >>"$RESULTS"
   rm -rf "$W"

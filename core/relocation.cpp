@@ -13,15 +13,15 @@ void RelocationScanner::feed(ByteSpan data, size_t own, uint64_t base) {
   for (unsigned i = 0; i < roots_.size(); i++) {
     const std::string& r = roots_[i];
     if (r.empty() || r.size() > data.size()) continue;
+    // Candidates by memchr of the first byte (vectorised; several times faster
+    // than memmem on large files), then the rest compared.
     const uint8_t* p = data.data();
-    const uint8_t* end = data.data() + data.size();
-    while (p < data.data() + own && p + r.size() <= end) {
-      const void* hit = memmem(p, size_t(end - p), r.data(), r.size());
-      if (!hit) break;
-      const uint8_t* h = static_cast<const uint8_t*>(hit);
-      if (size_t(h - data.data()) >= own) break; // the next window's
-      hits_.emplace_back(base + uint64_t(h - data.data()), i);
-      p = h + 1;
+    const uint8_t* limit = data.data() + std::min(own, data.size() - r.size() + 1); // starts before it
+    while (p < limit) {
+      p = static_cast<const uint8_t*>(memchr(p, uint8_t(r[0]), size_t(limit - p)));
+      if (!p) break;
+      if (std::memcmp(p + 1, r.data() + 1, r.size() - 1) == 0) hits_.emplace_back(base + uint64_t(p - data.data()), i);
+      p++;
     }
   }
 }
