@@ -8,6 +8,7 @@ pkgs=(build-essential cmake ninja-build pkg-config git
       openssh-client passwd util-linux)
 missing=()
 pkgs+=(dpkg-dev lintian man-db zsh) # packaging: dpkg-shlibdeps, lintian, man -l; zsh completion test
+pkgs+=(xfsprogs) # mkfs.xfs, xfs_io: the reflink restore of tests/cli/test_large_files.sh and bench/large-files.sh XFS=1
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
