@@ -11,20 +11,8 @@
 # 0 (objects stored raw), then damages one object of its own pack.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 
-[ "$(id -u)" -eq 0 ] || { echo "$test_name: skipped: needs root (to make a second user)"; exit 125; }
-for tool in useradd userdel groupadd groupdel setpriv; do
-  command -v "$tool" >/dev/null || { echo "$test_name: skipped: no $tool"; exit 125; }
-done
 forge=${HPAK_MAKE_HOSTILE:-$(dirname "$hpak")/tests/hpak_make_hostile}
-
-member=hpakr$$
-group=hpakrg$$
-groupadd "$group"
-useradd -M -N -g "$group" -s /usr/sbin/nologin "$member"
-trap 'st=$?; userdel "$member" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
-muid=$(id -u "$member")
-mgid=$(getent group "$group" | cut -d: -f3)
-as_member() { HOME=/nonexistent setpriv --reuid="$muid" --regid="$mgid" --clear-groups -- "$@"; }
+make_member hpakr
 
 chmod 755 "$work"
 export XDG_CACHE_HOME=$work/cache # the victim's (root's) verdicts
