@@ -7,6 +7,7 @@
 #include "cmd/command.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
+#include "core/signing.hpp"
 
 namespace hpak::cmd {
 
@@ -19,6 +20,18 @@ void add_fetch_options(CLI::App& app, FetchOptions& o) {
   app.add_option("--gap", o.gap, "Merge objects of a pack into one range across gaps up to this many bytes (default 262144)");
   app.add_option("--max-range", o.max_range, "Largest range to ask for in one request, in bytes (default 16777216)")
       ->check(CLI::Range(uint64_t(4096), uint64_t(1) << 40));
+  app.add_option("--s3-endpoint", s3_endpoint(), "S3-compatible endpoint for s3:// URLs (default $AWS_ENDPOINT_URL, else AWS)");
+  app.add_option("--cacert", o.http.ca_file, "CA certificates (PEM) for https (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
+}
+
+std::string& s3_endpoint() {
+  static std::string endpoint;
+  return endpoint;
+}
+
+void resolve_remote_access(const std::string& url, FetchOptions& o, const std::string& allowed_signers) {
+  if (is_s3_url(url)) o.http.s3 = s3_access_from_env(s3_endpoint());
+  if (!allowed_signers.empty()) o.allowed_signers = sshsig::load_allowed_signers(allowed_signers);
 }
 
 std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
@@ -42,22 +55,26 @@ void print_fetch_summary(FILE* to, const std::string& url, const std::string& na
 
 namespace {
 struct Options {
-  std::string url, name, into, as;
+  std::string url, name, into, as, allowed_signers;
   bool json = false;
   FetchOptions fo;
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("url", o.url, "URL of a published library (http:// or https://)")->required();
+  app.add_option("url", o.url, "URL of a published library (http://, https:// or s3://BUCKET/PREFIX)")->required();
   app.add_option("catalog", o.name, "Catalog name")->required();
   app.add_option("--into", o.into, "Library to fetch into (created if missing)")->required();
   app.add_option("--as", o.as, "Name to give the catalog in the library (default: its remote name)");
+  app.add_option("--allowed-signers", o.allowed_signers,
+                 "Require the remote root to be signed by a key of this OpenSSH allowed_signers file (hpak publish -k)");
   add_fetch_options(app, o.fo);
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
 int run() {
   auto lib = open_or_create_library(o.into);
+  // A library that requires signatures (hpak init --require-signatures) requires a signed root.
+  resolve_remote_access(o.url, o.fo, o.allowed_signers.empty() ? library_policy_file(*lib) : o.allowed_signers);
   o.fo.local_name = o.as;
   o.fo.progress = progress_bar();
   double t0 = now_seconds();
@@ -67,12 +84,13 @@ int run() {
   if (o.json)
     printf("{\"url\":%s,\"catalog\":%s,\"digest\":\"%s\",\"generation\":%llu,\"objects\":%llu,\"objects_fetched\":%llu,"
            "\"needed_bytes\":%llu,\"range_bytes\":%llu,\"transferred_bytes\":%llu,\"ranges\":%llu,\"requests\":%llu,"
-           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"seconds\":%.3f}\n",
+           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"signer\":%s,\"seconds\":%.3f}\n",
            json_str(o.url).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(),
            (unsigned long long)r.generation, (unsigned long long)r.objects, (unsigned long long)r.objects_fetched,
            (unsigned long long)r.needed_bytes, (unsigned long long)r.range_bytes, (unsigned long long)r.transferred_bytes,
            (unsigned long long)r.ranges, (unsigned long long)r.requests, (unsigned long long)r.retries,
-           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans, secs);
+           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans,
+           r.signer.empty() ? "null" : json_str(r.signer).c_str(), secs);
   else
     print_fetch_summary(stdout, o.url, o.name, r, secs);
   return kExitOk;

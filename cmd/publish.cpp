@@ -1,8 +1,11 @@
 // hpak publish LIB DEST: copy a library into a directory any web server can
-// serve (packs and indexes first, the root last); see core/remote_publish.hpp.
+// serve, or an S3 bucket (packs and indexes first, the root last; optionally
+// signed, optionally pruning what old roots alone named); see
+// core/remote_publish.hpp.
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/duration.hpp"
 #include "cmd/output.hpp"
 #include "core/remote_publish.hpp"
 
@@ -10,16 +13,21 @@ namespace hpak::cmd {
 
 namespace {
 struct Options {
-  std::string lib, dest;
+  std::string lib, dest, key, grace = "7d", s3_endpoint, cacert;
   uint64_t generation = 0;
-  bool json = false;
+  bool json = false, prune = false;
 } o;
 
 void setup(CLI::App& app) {
   app.add_option("library", o.lib, "Library directory")->required();
-  app.add_option("dest", o.dest, "Directory served over HTTP (created if missing)")->required();
+  app.add_option("dest", o.dest, "Directory served over HTTP (created if missing), or s3://BUCKET/PREFIX")->required();
   app.add_option("--generation", o.generation, "Generation of the new root (default: one above the published one; must be above it)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 62));
+  app.add_option("-k,--key", o.key, "Sign the root with this OpenSSH Ed25519 private key (checked by fetch --allowed-signers)");
+  app.add_flag("--prune", o.prune, "Delete the packs that only roots superseded longer ago than --grace name");
+  app.add_option("--grace", o.grace, "With --prune: how long a superseded root keeps its packs (default 7d; s, m, h, d, w)");
+  app.add_option("--s3-endpoint", o.s3_endpoint, "S3-compatible endpoint for s3:// (default $AWS_ENDPOINT_URL, else AWS)");
+  app.add_option("--cacert", o.cacert, "CA certificates (PEM) for an https endpoint (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
@@ -27,6 +35,11 @@ int run() {
   Library lib(o.lib);
   PublishOptions po;
   po.generation = o.generation;
+  po.sign_key = o.key;
+  po.prune = o.prune;
+  po.grace_seconds = parse_duration(o.grace);
+  po.http.ca_file = o.cacert;
+  if (is_s3_url(o.dest)) po.http.s3 = s3_access_from_env(o.s3_endpoint);
   po.progress = progress_bar();
   double t0 = now_seconds();
   PublishResult r = publish(lib, o.dest, po);
@@ -34,18 +47,26 @@ int run() {
   clear_progress();
   if (o.json)
     printf("{\"dest\":%s,\"generation\":%llu,\"previous_generation\":%llu,\"packs\":%llu,\"packs_copied\":%llu,"
-           "\"bytes_copied\":%llu,\"catalogs\":%llu,\"seconds\":%.3f}\n",
+           "\"bytes_copied\":%llu,\"catalogs\":%llu,\"signed\":%s,\"packs_removed\":%llu,\"bytes_removed\":%llu,"
+           "\"roots_removed\":%llu,\"roots_kept\":%llu,\"seconds\":%.3f}\n",
            json_str(o.dest).c_str(), (unsigned long long)r.generation, (unsigned long long)r.previous_generation,
            (unsigned long long)r.packs, (unsigned long long)r.packs_copied, (unsigned long long)r.bytes_copied,
-           (unsigned long long)r.catalogs, secs);
-  else
-    printf("published '%s' to '%s' as generation %llu: %llu catalogs, %llu packs (%llu new, %s copied) in %.3f s\n",
-           o.lib.c_str(), o.dest.c_str(), (unsigned long long)r.generation, (unsigned long long)r.catalogs,
-           (unsigned long long)r.packs, (unsigned long long)r.packs_copied, human_bytes(r.bytes_copied).c_str(), secs);
+           (unsigned long long)r.catalogs, r.signed_root ? "true" : "false", (unsigned long long)r.packs_removed,
+           (unsigned long long)r.bytes_removed, (unsigned long long)r.roots_removed, (unsigned long long)r.roots_kept, secs);
+  else {
+    printf("published '%s' to '%s' as generation %llu%s: %llu catalogs, %llu packs (%llu new, %s copied) in %.3f s\n",
+           o.lib.c_str(), o.dest.c_str(), (unsigned long long)r.generation, r.signed_root ? " (signed)" : "",
+           (unsigned long long)r.catalogs, (unsigned long long)r.packs, (unsigned long long)r.packs_copied,
+           human_bytes(r.bytes_copied).c_str(), secs);
+    if (o.prune)
+      printf("pruned: %llu packs (%s) removed, %llu old roots dropped, %llu roots within the grace period kept\n",
+             (unsigned long long)r.packs_removed, human_bytes(r.bytes_removed).c_str(), (unsigned long long)r.roots_removed,
+             (unsigned long long)r.roots_kept);
+  }
   return kExitOk;
 }
 } // namespace
 
-extern const Command cmd_publish{"publish", "Publish a library as plain files for a web server", setup, run};
+extern const Command cmd_publish{"publish", "Publish a library as plain files for a web server or an S3 bucket", setup, run};
 
 } // namespace hpak::cmd

@@ -21,7 +21,7 @@ struct Options {
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory, or URL of a published library (http:// or https://)")->required();
+  app.add_option("library", o.lib, "Library directory, or URL of a published library (http://, https:// or s3://BUCKET/PREFIX)")->required();
   app.add_option("catalog", o.name, "Catalog name")->required();
   app.add_option("target", o.target, "Target directory (created with its missing parents if missing)")->required();
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
@@ -33,28 +33,35 @@ void setup(CLI::App& app) {
   app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
   app.add_option("--allowed-signers", o.allowed_signers,
-                 "Require the name to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
+                 "Require the name (with a URL: the remote root) to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
   app.add_option("--cache", o.cache, "With a URL: the local library to fetch into (default $XDG_CACHE_HOME/hpak)");
   add_fetch_options(app, o.fetch);
 }
 
 // hpak restore URL NAME TARGET: fetch into the cache library first; returns
 // the name the catalog has there (core/remote_fetch.hpp, remote_cache_name).
-std::string fetch_into_cache() {
+// With --allowed-signers (or a cache that requires signatures) the remote
+// root must be signed; the restore then expects the digest that root gives.
+std::string fetch_into_cache(std::optional<Digest>& expect) {
   if (o.cache.empty()) o.cache = default_remote_cache();
   auto cache = open_or_create_library(o.cache);
+  std::string policy = o.allowed_signers.empty() ? library_policy_file(*cache) : o.allowed_signers;
+  resolve_remote_access(o.lib, o.fetch, policy);
   o.fetch.local_name = remote_cache_name(o.lib, o.name);
   o.fetch.progress = progress_bar();
   double t0 = now_seconds();
   FetchResult r = fetch(*cache, o.lib, o.name, o.fetch);
   clear_progress();
   if (!global().quiet && !o.json) print_fetch_summary(stdout, o.lib, o.name, r, now_seconds() - t0);
+  if (o.fetch.allowed_signers) expect = r.catalog_digest;
   o.lib = o.cache;
   return o.fetch.local_name;
 }
 
 int run() {
-  std::string name = is_remote_url(o.lib) ? fetch_into_cache() : o.name;
+  std::optional<Digest> remote_expect;
+  bool remote = is_remote_url(o.lib);
+  std::string name = remote ? fetch_into_cache(remote_expect) : o.name;
   Library lib(o.lib, /*check_index_trailers=*/o.verify);
   RestoreOptions ro;
   ro.threads = o.threads;
@@ -66,8 +73,10 @@ int run() {
   ro.preserve_setid = o.preserve_setid;
   ro.progress = progress_bar();
   // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
+  // With a URL the signed remote root stood for the name (fetch_into_cache).
   std::string policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
-  if (!policy.empty()) ro.expect_catalog = enforce_name_policy(lib, name, sshsig::load_allowed_signers(policy));
+  if (remote) ro.expect_catalog = remote_expect;
+  else if (!policy.empty()) ro.expect_catalog = enforce_name_policy(lib, name, sshsig::load_allowed_signers(policy));
   double t0 = now_seconds();
   RestoreStats s = restore(lib, name, o.target, ro);
   double secs = now_seconds() - t0;

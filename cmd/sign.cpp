@@ -16,7 +16,7 @@ struct Options {
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("-k,--key", o.key, "OpenSSH Ed25519 private key (passphrase-protected keys are signed through ssh-keygen)")->required();
+  app.add_option("-k,--key", o.key, "OpenSSH Ed25519 private key (a passphrase-protected one is signed by the ssh-agent holding it)")->required();
   app.add_option("target", o.args, "A pack file, or a library directory and a catalog name")->required()->expected(1, 2);
 }
 

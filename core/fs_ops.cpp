@@ -38,6 +38,11 @@ int walk_beneath(int dirfd, std::string_view rel, size_t dir_count) {
     }
     int next = openat(cur, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int err = errno;
+    if (next >= 0 && crosses_mount(cur, next)) { // what RESOLVE_NO_XDEV answers
+      close(next);
+      next = -1;
+      err = EXDEV;
+    }
     close(cur);
     errno = err;
     cur = next;
@@ -55,7 +60,7 @@ int open_dir_beneath(int target_fd, const std::string& rel) {
     struct open_how how;
     std::memset(&how, 0, sizeof how);
     how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
     int fd = int(syscall(SYS_openat2, target_fd, rel.c_str(), &how, sizeof how));
     if (fd >= 0 || !openat2_refused(errno)) return fd;
   }
@@ -87,7 +92,7 @@ int create_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
     std::memset(&how, 0, sizeof how);
     how.flags = uint64_t(flags);
     how.mode = (flags & O_CREAT) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
     int fd = int(syscall(SYS_openat2, dirfd, rel, &how, sizeof how));
     if (fd >= 0 || !openat2_refused(errno)) return fd;
   }
@@ -102,6 +107,11 @@ int create_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
   if (parent < 0) return -1;
   int fd = openat(parent, leaf.c_str(), flags | O_NOFOLLOW, mode);
   int err = errno;
+  if (fd >= 0 && crosses_mount(parent, fd)) { // a mounted file: never written
+    close(fd);
+    fd = -1;
+    err = EXDEV;
+  }
   close(parent);
   errno = err;
   return fd;
@@ -118,6 +128,49 @@ void unlink_beneath(int dirfd, const char* rel) {
   if (d < 0) return;
   unlinkat(d, rel + slash + 1, 0);
   close(d);
+}
+
+bool crosses_mount(int parent_fd, int fd) {
+  struct statx sx, px;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &sx) == 0) {
+    if (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+    if (statx(parent_fd, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &px) != 0) return true; // cannot tell: refuse
+    if (sx.stx_dev_major != px.stx_dev_major || sx.stx_dev_minor != px.stx_dev_minor) return true;
+    return (sx.stx_mask & px.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id != px.stx_mnt_id;
+  }
+  struct stat a, b; // no statx (seccomp, old kernel): st_dev only
+  if (fstat(fd, &a) != 0 || fstat(parent_fd, &b) != 0) return true;
+  return a.st_dev != b.st_dev;
+}
+
+int stat_entry(int dirfd, const char* name, dev_t dir_dev, struct stat& st, bool& mount_root) {
+  struct statx sx;
+  if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &sx) == 0) {
+    std::memset(&st, 0, sizeof st);
+    st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    st.st_ino = sx.stx_ino;
+    st.st_mode = sx.stx_mode;
+    st.st_nlink = sx.stx_nlink;
+    st.st_uid = sx.stx_uid;
+    st.st_gid = sx.stx_gid;
+    st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+    st.st_size = off_t(sx.stx_size);
+    st.st_blksize = blksize_t(sx.stx_blksize);
+    st.st_blocks = blkcnt_t(sx.stx_blocks);
+    st.st_atim = {sx.stx_atime.tv_sec, long(sx.stx_atime.tv_nsec)};
+    st.st_mtim = {sx.stx_mtime.tv_sec, long(sx.stx_mtime.tv_nsec)};
+    st.st_ctim = {sx.stx_ctime.tv_sec, long(sx.stx_ctime.tv_nsec)};
+    mount_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ? (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0 : st.st_dev != dir_dev;
+    return 0;
+  }
+  if (errno != ENOSYS && errno != EPERM) return -1;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  mount_root = st.st_dev != dir_dev;
+  return 0;
+}
+
+void refuse_mount_point(const std::string& shown) {
+  throw Error("'" + shown + "' is a mount point: nothing in another mount is removed or written (unmount it, or restore elsewhere)");
 }
 
 void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown) {
@@ -224,8 +277,7 @@ private:
     stack_.push_back(std::move(l)); // owns fd from here
     Level& cur = stack_.back();
     if (!where_is(fd, cur.id)) throw_errno("unable to examine '" + shown + "'");
-    if (!same_mount(cur.id, top_))
-      throw Error("'" + shown + "' is a mount point: neither it nor anything in it is removed (unmount it first)");
+    if (!same_mount(cur.id, top_)) refuse_mount_point(shown);
     std::vector<char> buf(32768);
     for (;;) {
       long got = read_dirents(fd, buf.data(), buf.size());
@@ -237,6 +289,7 @@ private:
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         if (e->d_type != DT_DIR) {
           if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT) continue;
+          if (errno == EBUSY) refuse_mount_point(shown + "/" + e->d_name);
           if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "/" + e->d_name + "'");
         }
         cur.subdirs.emplace_back(e->d_name);
@@ -285,6 +338,7 @@ private:
 
 void remove_entry(int dirfd, const std::string& name, const std::string& shown) {
   if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return;
+  if (errno == EBUSY) refuse_mount_point(shown); // a mounted file (or a busy mount)
   if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "'");
   // A directory: removed iteratively (any depth, at most kHeldLevels + 1 fds),
   // never following a symlink and never entering another mount.

@@ -1,17 +1,22 @@
 // Filesystem helpers for writing inside a target directory safely.
 //
 // Every path below a target is resolved with openat2(RESOLVE_BENEATH |
-// RESOLVE_NO_SYMLINKS), so neither `..` nor a symlink (even one swapped in
-// by another process mid-restore) can lead a write outside the target.
+// RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV), so neither `..` nor a symlink (even
+// one swapped in by another process mid-restore) can lead a write outside the
+// target, and no mount point inside it (a bind mount of someone else's data,
+// another file system) is ever crossed: EXDEV instead.
 // Where openat2 is missing (ENOSYS, Linux < 5.6) or refused (EPERM and the
 // like, a seccomp profile), the same paths are walked one component at a
 // time, each opened with openat(O_NOFOLLOW | O_DIRECTORY) relative to its
-// parent's fd, and `..`, `.` and empty components are refused (EXDEV).
+// parent's fd; `..`, `.` and empty components are refused, and so is a
+// component that is the root of a mount (statx STATX_ATTR_MOUNT_ROOT, Linux
+// 5.8+; before that a change of st_dev or of the statx mount id) (EXDEV).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <sys/stat.h>
 
 #include "core/util/file.hpp"
 
@@ -19,7 +24,7 @@ namespace hpak {
 
 // Opens directory `rel` ("" = the target itself) beneath `target_fd`;
 // returns -1 with errno set if it is missing, not a directory, or reached
-// only through a symlink.
+// only through a symlink (ELOOP) or across a mount point (EXDEV).
 int open_dir_beneath(int target_fd, const std::string& rel);
 
 // Whether openat2(2) works here (Linux 5.6+, not refused by a seccomp
@@ -59,6 +64,20 @@ struct RawDirent {
 // Reads the next records of directory `fd` into buf (getdents64: no DIR*, no
 // dup, no rewind); returns the bytes filled, 0 at the end, -1 with errno set.
 long read_dirents(int fd, char* buf, size_t size);
+
+// What fstatat(AT_SYMLINK_NOFOLLOW) tells of dirfd/name, and whether that
+// entry is the root of a mount (a mount point: a bind-mounted file or
+// directory, another file system) — from statx STATX_ATTR_MOUNT_ROOT where
+// the kernel reports it, else from st_dev differing from dirfd's (`dir_dev`).
+// Same cost as fstatat (one statx). Returns -1 with errno set on failure.
+int stat_entry(int dirfd, const char* name, dev_t dir_dev, struct stat& st, bool& mount_root);
+// Whether the open file or directory `fd` is the root of a mount other than
+// the one `parent_fd` is on (statx STATX_ATTR_MOUNT_ROOT, else mount id, else
+// st_dev).
+bool crosses_mount(int parent_fd, int fd);
+// "'SHOWN' is a mount point: ..." — the one-line refusal for a mount point
+// found inside a target (nothing in it is removed or written).
+[[noreturn]] void refuse_mount_point(const std::string& shown);
 
 // Last component of a '/'-separated path.
 inline std::string_view leaf_of(std::string_view path) {

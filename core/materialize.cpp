@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/fs_ops.hpp"
+#include "core/large_copy.hpp"
 #include "core/relocation.hpp"
 #include "core/util/file.hpp"
 #include "core/util/hash.hpp"
@@ -22,7 +23,8 @@ using namespace formats;
 
 namespace {
 
-constexpr uint64_t kStreamThreshold = 64ull << 20;
+// Objects above this are decoded as a stream through reused buffers, never whole.
+constexpr uint64_t kStreamThreshold = kLargeChunk;
 
 struct UmaskGuard {
   mode_t old;
@@ -203,16 +205,22 @@ void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& s
   if (rec.raw_len != n.size)
     throw Corrupt(pack.path(), rec.offset, "object " + to_hex(n.digest) + " has " + std::to_string(rec.raw_len) + " bytes, catalog says " + std::to_string(n.size));
   bool relocate = !relocate_to.empty() && !n.relocs.empty();
-  if (rec.raw_len > kStreamThreshold && !relocate) {
-    pack.read_stream(rec, [&](ByteSpan chunk) { put(chunk); }, verify);
+  if (rec.codec == Codec::Raw && !relocate && rec.raw_len >= kKernelCopyThreshold) {
+    write_raw_object(pack, rec, fd, verify, shown()); // copy_file_range, checked beside it
     return;
   }
   // A compressed object's declared size is trusted only as far as its stored
   // bytes could produce it (zstd cannot expand 1:2^17): a hostile pack must
-  // not make the relocating path below allocate terabytes for a tiny entry.
+  // not make the paths below allocate or write terabytes for a tiny entry.
   if (rec.codec != Codec::Raw && rec.raw_len / 131072 > rec.stored_len + 1)
     throw Corrupt(pack.path(), rec.offset, "declared size " + std::to_string(rec.raw_len) + " of " + to_hex(rec.digest) +
                                                " is impossible for " + std::to_string(rec.stored_len) + " stored bytes");
+  if (rec.raw_len > kStreamThreshold) {
+    advise_stored(pack, rec); // read ahead, not a fault per page
+    if (!relocate) return pack.read_stream(rec, put, verify);
+    ChunkRelocator reloc(n.relocs, cat.roots, relocate_to);
+    return pack.read_stream(rec, [&](ByteSpan chunk) { reloc.feed(chunk, put); }, verify);
+  }
   ByteSpan content;
   if (rec.codec == Codec::Raw && !relocate) {
     content = pack.checked_stored(rec);

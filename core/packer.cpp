@@ -2,8 +2,8 @@
 
 #include <condition_variable>
 #include <fcntl.h>
+#include <future>
 #include <mutex>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -70,13 +70,118 @@ Bytes read_member(int rootfd, const std::string& rel, const std::string& shown) 
   return data;
 }
 
-struct Mapping {
-  void* p = MAP_FAILED;
-  size_t n = 0;
-  ~Mapping() {
-    if (p != MAP_FAILED) munmap(p, n);
+// A large file is read in windows of this size through reused buffers
+// (pread; no mapping, so no page faults and no resident pages): memory stays
+// bounded whatever the size, and each pass reads at page-cache speed.
+constexpr size_t kWindow = 8u << 20;
+
+struct LargeFile {
+  int fd;
+  uint64_t size;
+  const std::string& shown;
+
+  // Reads [at, at + len) (len <= buf.size()) into `buf`.
+  ByteSpan read_at(uint64_t at, size_t len, Bytes& buf) const {
+    size_t got = 0;
+    while (got < len) {
+      ssize_t n = pread(fd, buf.data() + got, len - got, off_t(at + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw_errno("unable to read '" + shown + "'");
+      if (n == 0) throw Error("'" + shown + "' shrank while being packed");
+      got += size_t(n);
+    }
+    return ByteSpan(buf.data(), len);
+  }
+  // Calls f(window bytes, own, offset) for each window: the bytes run
+  // `extra` past the window's own `own` bytes where the file does.
+  template <class F> void for_each_window(F&& f, size_t extra = 0) const {
+    Bytes buf(std::min<uint64_t>(kWindow + extra, size));
+    for (uint64_t pos = 0; pos < size; pos += kWindow) {
+      size_t own = size_t(std::min<uint64_t>(kWindow, size - pos));
+      f(read_at(pos, size_t(std::min<uint64_t>(own + extra, size - pos)), buf), own, pos);
+    }
   }
 };
+
+struct LargeScan {
+  Digest digest{};
+  std::vector<uint64_t> relocs;
+};
+
+// The SHA-256 of a large file and its relocations, on two threads (each
+// reads the file on its own: both cores busy, the file read from the page
+// cache twice rather than faulted in once).
+LargeScan scan_large(const LargeFile& f, const std::vector<std::string>& roots) {
+  LargeScan out;
+  std::future<std::vector<uint64_t>> relocs;
+  if (!roots.empty())
+    relocs = std::async(std::launch::async, [&] {
+      RelocationScanner scan(roots);
+      f.for_each_window([&](ByteSpan bytes, size_t own, uint64_t pos) { scan.feed(bytes, own, pos); }, scan.lookahead());
+      return scan.finish();
+    });
+  Sha256 sha;
+  f.for_each_window([&](ByteSpan bytes, size_t, uint64_t) { sha.update(bytes); });
+  out.digest = sha.finish();
+  if (relocs.valid()) out.relocs = relocs.get();
+  return out;
+}
+
+// Whether compressing a large file at `level` is worth it, judged
+// deterministically (from the bytes and the level alone) on 4 samples spread
+// evenly over it, each twice the level's window (at least 4 MiB: repeats as
+// far apart as the level can see are inside a sample), compressed at level 1
+// with that window: below 3% saved (already compressed bytes: model weights,
+// archives, media) the file is stored raw, and restores by copy_file_range (a
+// reflink where the file system shares blocks) instead of decompression.
+bool worth_compressing(const LargeFile& f, int level) {
+  constexpr size_t kSamples = 4;
+  const ZSTD_compressionParameters cp = ZSTD_getCParams(level, f.size, 0);
+  const size_t sample = std::max<size_t>(4u << 20, size_t(2) << cp.windowLog);
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> c(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!c) throw std::bad_alloc();
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_windowLog, int(cp.windowLog));
+  const bool whole = f.size <= kSamples * sample; // small (a low threshold): judged whole
+  const size_t len = whole ? size_t(f.size) : sample, count = whole ? 1 : kSamples;
+  Bytes in(len), out(ZSTD_compressBound(len));
+  uint64_t raw = 0, packed = 0;
+  for (size_t k = 0; k < count; k++) {
+    ByteSpan bytes = f.read_at(whole ? 0 : (f.size - sample) / (kSamples - 1) * k, len, in);
+    size_t n = ZSTD_compress2(c.get(), out.data(), out.size(), bytes.data(), bytes.size());
+    if (ZSTD_isError(n)) throw Error("zstd compression failed for '" + f.shown + "': " + ZSTD_getErrorName(n));
+    raw += bytes.size();
+    packed += std::min(n, bytes.size());
+  }
+  return packed * 100 < raw * 97;
+}
+
+// Compresses a large file as one standard zstd frame with zstd's own worker
+// threads (nbWorkers >= 1: the frame's bytes do not depend on how many),
+// streaming its output to `sink` through a reused buffer.
+void compress_large(const LargeFile& f, int level, unsigned workers, const std::function<void(ByteSpan)>& sink) {
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> c(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!c) throw std::bad_alloc();
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_nbWorkers, int(std::max(1u, workers))); // fails (0 stays) without libzstd MT
+  ZSTD_CCtx_setPledgedSrcSize(c.get(), f.size);
+  Bytes out(4u << 20);
+  auto check = [&](size_t rem) {
+    if (ZSTD_isError(rem)) throw Error("zstd compression failed for '" + f.shown + "': " + ZSTD_getErrorName(rem));
+    return rem;
+  };
+  auto feed = [&](ByteSpan piece, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+    size_t rem;
+    do {
+      ZSTD_outBuffer ob{out.data(), out.size(), 0};
+      rem = check(ZSTD_compressStream2(c.get(), &ob, &in, mode));
+      if (ob.pos) sink(ByteSpan(out.data(), ob.pos));
+    } while (mode == ZSTD_e_end ? rem != 0 : in.pos < in.size);
+  };
+  f.for_each_window([&](ByteSpan piece, size_t, uint64_t) { feed(piece, ZSTD_e_continue); });
+  feed(ByteSpan(), ZSTD_e_end);
+}
 
 } // namespace
 
@@ -201,45 +306,27 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
         Fd guard(fd);
         struct stat st;
         if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + shown + "'");
-        Mapping m;
-        m.n = size_t(st.st_size);
-        m.p = mmap(nullptr, m.n, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m.p == MAP_FAILED) throw_errno("unable to map '" + shown + "'");
-        madvise(m.p, m.n, MADV_SEQUENTIAL);
-        ByteSpan data(static_cast<const uint8_t*>(m.p), m.n);
-        node.size = m.n;
-        s.digest = sha256(data);
-        if (!cat.roots.empty()) s.relocs = find_relocations(data, cat.roots);
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        LargeFile file{fd, uint64_t(st.st_size), shown};
+        node.size = file.size;
+        LargeScan scanned = scan_large(file, cat.roots);
+        s.digest = scanned.digest;
+        s.relocs = std::move(scanned.relocs);
         node.digest = s.digest;
         node.relocs = s.relocs;
         bool fresh = seen.insert(s.digest).second;
         if (fresh) stats.unique_objects++;
         if (fresh && !writer.contains(s.digest) && !(opts.have && opts.have(s.digest))) {
           auto store_raw = [&](const std::function<void(ByteSpan)>& sink) {
-            for (size_t pos = 0; pos < m.n; pos += (8u << 20)) sink(data.subspan(pos, std::min<size_t>(8u << 20, m.n - pos)));
+            file.for_each_window([&](ByteSpan piece, size_t, uint64_t) { sink(piece); });
           };
-          const IndexRecord& rec = opts.level <= 0 ? writer.append_stream(Kind::Blob, Codec::Raw, s.digest, m.n, store_raw)
-                                                   : writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, m.n, [&](const std::function<void(ByteSpan)>& sink) {
-            ZSTD_CCtx* c = ZSTD_createCCtx();
-            ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, opts.level);
-            ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, int(std::max(1u, threads)));
-            ZSTD_CCtx_setPledgedSrcSize(c, m.n);
-            Bytes out(ZSTD_CStreamOutSize());
-            ZSTD_inBuffer in{data.data(), data.size(), 0};
-            size_t rem;
-            do {
-              ZSTD_outBuffer ob{out.data(), out.size(), 0};
-              rem = ZSTD_compressStream2(c, &ob, &in, ZSTD_e_end);
-              if (ZSTD_isError(rem)) {
-                ZSTD_freeCCtx(c);
-                throw Error("zstd compression failed for '" + shown + "': " + ZSTD_getErrorName(rem));
-              }
-              if (ob.pos) sink(ByteSpan(out.data(), ob.pos));
-            } while (rem != 0);
-            ZSTD_freeCCtx(c);
-          });
+          const IndexRecord& rec = opts.level <= 0 || !worth_compressing(file, opts.level)
+                                       ? writer.append_stream(Kind::Blob, Codec::Raw, s.digest, file.size, store_raw)
+                                       : writer.append_stream(Kind::Blob, Codec::Zstd, s.digest, file.size, [&](const std::function<void(ByteSpan)>& sink) {
+                                           compress_large(file, opts.level, threads, sink);
+                                         });
           stats.objects_written++;
-          stats.raw_written += m.n;
+          stats.raw_written += file.size;
           stats.stored_written += rec.stored_len;
         } else if (fresh && !writer.contains(s.digest)) {
           stats.objects_present++;

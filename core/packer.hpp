@@ -5,8 +5,11 @@
 // calling thread appends results to the PackWriter strictly in catalog order.
 // Order makes the pack byte-identical whatever the thread count; a bounded
 // window (items and bytes in flight) keeps memory bounded for any tree size.
-// Files above `large_threshold` are mmap'd and streamed by the writer thread
-// with zstd's own worker threads. An object is written once per pack; objects
+// Files above `large_threshold` are read by the writer thread in 8 MiB
+// windows through reused buffers (SHA-256 and relocation scan on two
+// threads), then stored raw when 4 samples show they do not compress, or
+// compressed as one frame by zstd's own worker threads (bytes independent of
+// their number). An object is written once per pack; objects
 // for which `have()` is true (already in a library) are not written at all.
 #pragma once
 

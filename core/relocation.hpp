@@ -15,6 +15,24 @@ namespace hpak {
 // match at one offset the longer wins.
 std::vector<uint64_t> find_relocations(ByteSpan data, const std::vector<std::string>& roots);
 
+// find_relocations over a file seen in windows (the packer's large files):
+// feed(data, own, base) gets the bytes [base, base + data.size()) of the file,
+// which run `lookahead()` bytes past the window's own `own` bytes (or to the
+// end of the file), and keeps the occurrences that start within its own bytes;
+// finish() returns exactly what find_relocations would for the whole file.
+class RelocationScanner {
+public:
+  explicit RelocationScanner(const std::vector<std::string>& roots);
+  size_t lookahead() const { return longest_ ? longest_ - 1 : 0; }
+  void feed(ByteSpan data, size_t own, uint64_t base);
+  std::vector<uint64_t> finish();
+
+private:
+  const std::vector<std::string>& roots_;
+  size_t longest_ = 0;
+  std::vector<std::pair<uint64_t, unsigned>> hits_; // (offset, root)
+};
+
 // Writes `data` with every relocation replaced by `target`, to `sink` in pieces.
 template <class Sink>
 void apply_relocations(ByteSpan data, const std::vector<uint64_t>& relocs, const std::vector<std::string>& roots,

@@ -1,6 +1,9 @@
 #include "core/remote_fetch.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
 
 #include <algorithm>
 #include <deque>
@@ -11,6 +14,8 @@
 #include <memory>
 
 #include "core/gc.hpp"
+#include "core/pack_trust.hpp"
+#include "core/signing.hpp"
 #include "core/util/file.hpp"
 #include "core/util/zstd_codec.hpp"
 #include "formats/remote_root_format.hpp"
@@ -61,18 +66,69 @@ void make_dirs(const std::string& p) {
     }
 }
 
-RemoteRoot fetch_root(HttpClient& http, const std::string& base) {
+// The generation file of a remote URL under the user's private state.
+std::string generation_state(const std::string& url_shown) {
+  std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations");
+  if (dir.empty()) throw Error("refusing root of '" + url_shown + "': no private directory for the generations seen (set XDG_STATE_HOME)");
+  return dir + "/remote-" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(url_shown.data()), url_shown.size())));
+}
+
+// The signature policy for a root (see FetchOptions::allowed_signers): the
+// signature over the root text is checked before the text is parsed, then the
+// generation against the highest seen for the URL, which it then becomes.
+void check_root_signature(const RemoteRootParts& parts, const std::string& where, const std::vector<sshsig::AllowedSigner>& allowed, FetchResult& res) {
+  std::string refuse = "refusing root '" + where + "': ";
+  if (parts.signature.empty()) throw Error(refuse + "it is not signed (a signature is required)");
+  sshsig::Verdict v;
+  try {
+    sshsig::Signature sig = sshsig::parse_signature(sshsig::dearmor(parts.signature, where), where);
+    v = sshsig::check(allowed, sig, kSignatureNamespace,
+                      [&](const std::string& alg) { return sshsig::hash_message(alg, parts.text); }, int64_t(::time(nullptr)));
+  } catch (const Error& e) {
+    throw Error(refuse + e.what());
+  }
+  if (!v.ok) throw Error(refuse + v.why);
+  res.signer = v.signer;
+}
+
+void check_root_generation(const RemoteRoot& root, const std::string& where, const std::string& url_shown) {
+  std::string state = generation_state(url_shown);
+  uint64_t seen = 0;
+  if (path_exists(state)) {
+    struct stat st;
+    if (lstat(state.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+      throw Error("'" + state + "' is not this user's file");
+    Bytes b = read_file(state);
+    seen = std::strtoull(std::string(b.begin(), b.end()).c_str(), nullptr, 10);
+  }
+  if (root.generation < seen)
+    throw Error("refusing root '" + where + "': generation " + std::to_string(root.generation) + " is older than generation " +
+                std::to_string(seen) + " seen before (rolled back or replayed?)");
+  if (root.generation > seen) {
+    AtomicFile f(state, 0600);
+    std::string text = std::to_string(root.generation) + "\n";
+    f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    f.commit(/*durable=*/true);
+  }
+}
+
+RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::string& url_shown, const FetchOptions& o,
+                      FetchResult& res) {
   HttpRequest r;
   r.url = base + "/" + kRemoteRootFile;
-  r.max_size = kRemoteRootMaxSize;
+  r.max_size = kRemoteRootMaxSize + (1 << 16); // the root and its signature
   r.no_cache = true;
   Bytes b;
   try {
     b = http.get(r);
   } catch (const HttpNotFound&) {
-    throw Error("no published library at '" + base + "': '" + r.url + "' not found (HTTP 404)");
+    throw Error("no published library at '" + url_shown + "': '" + r.url + "' not found (HTTP 404)");
   }
-  return decode_remote_root(b, r.url);
+  RemoteRootParts parts = split_remote_root(b);
+  if (o.allowed_signers) check_root_signature(parts, r.url, *o.allowed_signers, res);
+  RemoteRoot root = decode_remote_root(parts.text, r.url);
+  if (o.allowed_signers) check_root_generation(root, r.url, url_shown);
+  return root;
 }
 
 // Checks index bytes against the root's record of them.
@@ -361,11 +417,11 @@ std::vector<Digest> missing_objects(const Library& lib, const Catalog& cat, Fetc
   return out;
 }
 
-FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, const std::string& name,
-                       const FetchOptions& o, FetchResult res) {
+FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, const std::string& url_shown,
+                       const std::string& name, const FetchOptions& o, FetchResult res) {
   Remote r;
   r.base = base;
-  r.root = fetch_root(http, base);
+  r.root = fetch_root(http, base, url_shown, o, res);
   res.generation = r.root.generation;
   auto c = std::find_if(r.root.catalogs.begin(), r.root.catalogs.end(), [&](auto& e) { return e.name == name; });
   if (c == r.root.catalogs.end()) {
@@ -413,10 +469,12 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
 
 } // namespace
 
-bool is_remote_url(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
+bool is_remote_url(const std::string& s) {
+  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || is_s3_url(s);
+}
 
 std::string remote_base_url(const std::string& url) {
-  if (!is_remote_url(url)) throw Error("'" + url + "' is not an http:// or https:// URL");
+  if (!is_remote_url(url)) throw Error("'" + url + "' is not an http://, https:// or s3:// URL");
   std::string b = url;
   while (!b.empty() && b.back() == '/') b.pop_back();
   return b;
@@ -436,7 +494,8 @@ std::string remote_cache_name(const std::string& url, const std::string& name) {
 }
 
 FetchResult fetch(Library& lib, const std::string& url, const std::string& name, const FetchOptions& opts) {
-  std::string base = remote_base_url(url);
+  std::string shown = remote_base_url(url);
+  std::string base = is_s3_url(shown) ? s3_http_url(shown, opts.http.s3) : shown;
   std::string why = Library::check_catalog_name(opts.local_name.empty() ? name : opts.local_name);
   if (!why.empty()) throw Error(why);
   HttpClient http(opts.http);
@@ -448,12 +507,12 @@ FetchResult fetch(Library& lib, const std::string& url, const std::string& name,
     return r;
   };
   try {
-    return finish(fetch_once(lib, http, base, name, opts, res));
+    return finish(fetch_once(lib, http, base, shown, name, opts, res));
   } catch (const HttpNotFound& e) {
     // A remote gc removed a pack an old root named: read the root again, once.
     res.replans = 1;
     try {
-      return finish(fetch_once(lib, http, base, name, opts, res));
+      return finish(fetch_once(lib, http, base, shown, name, opts, res));
     } catch (const HttpNotFound& again) {
       throw Error(std::string(again.what()) + "; the root was read again and still names it");
     }

@@ -33,6 +33,7 @@
 #include "core/library.hpp"
 #include "core/progress.hpp"
 #include "core/remote_http.hpp"
+#include "core/sshsig.hpp"
 
 namespace hpak {
 
@@ -43,6 +44,11 @@ struct FetchOptions {
   double whole_pack = 0.9;
   uint64_t subpack_bytes = 64u << 20;
   std::string local_name; // the name set in the library ("" = the remote name)
+  // Set: the root must carry a valid signature (namespace "hpak") by one of
+  // these signers, checked before anything in it is used, and its generation
+  // must not be below the highest seen for this URL (kept in
+  // $XDG_STATE_HOME/hpak/generations/remote-<sha256 of the URL>).
+  std::optional<std::vector<sshsig::AllowedSigner>> allowed_signers;
   Progress progress;
 };
 
@@ -58,11 +64,12 @@ struct FetchResult {
   uint64_t indexes_fetched = 0;
   uint64_t packs_written = 0;
   uint64_t replans = 0;
+  std::string signer; // the root's signer, when a signature was required
 };
 
-// The base URL without trailing slashes; http:// or https:// (else an Error).
+// The base URL without trailing slashes; http://, https:// or s3:// (else an Error).
 std::string remote_base_url(const std::string& url);
-bool is_remote_url(const std::string& s);
+bool is_remote_url(const std::string& s); // http://, https:// or s3://
 // The default cache library: $XDG_CACHE_HOME/hpak, else $HOME/.cache/hpak.
 std::string default_remote_cache();
 // The name a restore through a cache gives a remote catalog there:

@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 
+#include "core/util/hash.hpp"
+
 namespace hpak {
 
 namespace {
@@ -53,7 +55,42 @@ std::string trim(std::string s) {
   return s.substr(i);
 }
 
+const char* env(const char* name) {
+  const char* v = getenv(name);
+  return v && *v ? v : nullptr;
+}
+
 } // namespace
+
+bool is_s3_url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
+
+std::string s3_http_url(const std::string& s3_url, const S3Access& a) {
+  std::string rest = s3_url.substr(5);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  std::string bucket = rest.substr(0, rest.find('/'));
+  if (bucket.empty() || bucket.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
+    throw Error("'" + s3_url + "' is not an s3://BUCKET/PREFIX URL (bucket names are lower-case letters, digits, '.' and '-')");
+  std::string ep = a.endpoint;
+  while (!ep.empty() && ep.back() == '/') ep.pop_back();
+  if (ep.rfind("http://", 0) != 0 && ep.rfind("https://", 0) != 0)
+    throw Error("S3 endpoint '" + ep + "' is not an http:// or https:// URL");
+  return ep + "/" + rest;
+}
+
+S3Access s3_access_from_env(const std::string& endpoint) {
+  S3Access a;
+  if (const char* r = env("AWS_REGION")) a.region = r;
+  else if (const char* r2 = env("AWS_DEFAULT_REGION")) a.region = r2;
+  if (!endpoint.empty()) a.endpoint = endpoint;
+  else if (const char* e = env("AWS_ENDPOINT_URL_S3")) a.endpoint = e;
+  else if (const char* e2 = env("AWS_ENDPOINT_URL")) a.endpoint = e2;
+  else a.endpoint = "https://s3." + a.region + ".amazonaws.com";
+  if (const char* k = env("AWS_ACCESS_KEY_ID")) a.key_id = k;
+  if (const char* k = env("AWS_SECRET_ACCESS_KEY")) a.secret = k;
+  if (const char* t = env("AWS_SESSION_TOKEN")) a.token = t;
+  if (!a.key_id.empty() && a.secret.empty()) throw Error("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+  return a;
+}
 
 std::string describe(const HttpRequest& r) {
   if (!r.ranged) return "'" + r.url + "'";
@@ -76,6 +113,9 @@ struct HttpClient::Transfer {
   double retry_after = -1;
   bool slice_done = false;  // a 200 carried the whole file: the slice is in, stop
   bool too_long = false;
+  size_t sent = 0;          // upload bytes handed to libcurl in this attempt
+  std::string error_page;   // the start of an error answer's body
+  std::string userpwd, sigv4;
   char errbuf[CURL_ERROR_SIZE] = {};
 
   ~Transfer() { drop(); }
@@ -107,6 +147,32 @@ struct HttpClient::Transfer {
     return size * n;
   }
 
+  static size_t on_read(char* p, size_t size, size_t n, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    size_t len = std::min(size * n, t->req->upload.size() - t->sent);
+    memcpy(p, t->req->upload.data() + t->sent, len);
+    t->sent += len;
+    return len;
+  }
+
+  static int on_seek(void* self, curl_off_t offset, int origin) {
+    auto* t = static_cast<Transfer*>(self);
+    if (origin != SEEK_SET || offset < 0 || size_t(offset) > t->req->upload.size()) return CURL_SEEKFUNC_FAIL;
+    t->sent = size_t(offset);
+    return CURL_SEEKFUNC_OK;
+  }
+
+  // SigV4 through libcurl, plus the payload hash header S3 requires.
+  void sign_s3(const S3Access& a) {
+    sigv4 = "aws:amz:" + a.region + ":s3";
+    userpwd = a.key_id + ":" + a.secret;
+    curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, sigv4.c_str());
+    curl_easy_setopt(easy, CURLOPT_USERPWD, userpwd.c_str());
+    std::string payload = req->method == "PUT" ? to_hex(sha256(req->upload)) : std::string("UNSIGNED-PAYLOAD");
+    headers = curl_slist_append(headers, ("x-amz-content-sha256: " + payload).c_str());
+    if (!a.token.empty()) headers = curl_slist_append(headers, ("x-amz-security-token: " + a.token).c_str());
+  }
+
   static size_t on_body(char* p, size_t size, size_t n, void* self) {
     auto* t = static_cast<Transfer*>(self);
     size_t len = size * n;
@@ -114,8 +180,12 @@ struct HttpClient::Transfer {
     curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     uint64_t at = t->seen;
     t->seen += len;
-    if (code != 200 && code != 206) return len; // an error page: not kept
+    if (code < 200 || code > 299 || (code != 200 && code != 206 && t->req->method.empty())) { // an error page: its start kept for the message
+      if (t->error_page.size() < 2048) t->error_page.append(p, std::min<size_t>(len, 2048 - t->error_page.size()));
+      return len;
+    }
     const HttpRequest& r = *t->req;
+    if (!r.method.empty()) return len;          // PUT/DELETE: the answer is not kept
     if (!r.ranged) {
       if (t->body.size() + len > r.max_size) {
         t->too_long = true;
@@ -150,6 +220,8 @@ struct HttpClient::Transfer {
     content_range.clear();
     retry_after = -1;
     slice_done = too_long = false;
+    sent = 0;
+    error_page.clear();
     errbuf[0] = 0;
     easy = curl_easy_init();
     if (!easy) throw Error("unable to start an HTTP transfer (libcurl)");
@@ -179,12 +251,38 @@ struct HttpClient::Transfer {
       std::string range = std::to_string(req->start) + "-" + std::to_string(req->end - 1);
       curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str()); // copied by libcurl
     }
+    std::string ca = o.ca_file;
+    if (ca.empty() && env("CURL_CA_BUNDLE")) ca = env("CURL_CA_BUNDLE");
+    if (ca.empty() && env("SSL_CERT_FILE")) ca = env("SSL_CERT_FILE");
+    if (!ca.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca.c_str()); // copied by libcurl
+    if (req->method == "PUT") {
+      curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Transfer::on_read);
+      curl_easy_setopt(easy, CURLOPT_READDATA, this);
+      curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(req->upload.size()));
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Transfer::on_seek); // a rewind on a redirect
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, this);
+    } else if (req->method == "DELETE") {
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    if (!o.s3.key_id.empty()) sign_s3(o.s3);
     if (req->no_cache) {
       headers = curl_slist_append(headers, "Cache-Control: no-cache");
       headers = curl_slist_append(headers, "Pragma: no-cache");
-      curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     }
+    if (headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     if (curl_multi_add_handle(m, easy) != CURLM_OK) throw Error("unable to start an HTTP transfer (libcurl)");
+  }
+
+  // "HTTP 403" and, from an S3 error answer, " (SignatureDoesNotMatch)".
+  std::string http_status() const {
+    std::string out = "HTTP " + std::to_string(status);
+    size_t a = error_page.find("<Code>"), b = error_page.find("</Code>");
+    if (a != std::string::npos && b != std::string::npos && b > a + 6 && b - a < 80) {
+      std::string code = error_page.substr(a + 6, b - a - 6);
+      if (std::all_of(code.begin(), code.end(), ::isalnum)) out += " (" + code + ")";
+    }
+    return out;
   }
 
   // "" when the transfer delivered what was asked; else why not. Sets
@@ -202,11 +300,16 @@ struct HttpClient::Transfer {
       retry = retryable(rc);
       return errbuf[0] ? std::string(errbuf) : curl_easy_strerror(rc);
     }
+    if (!r.method.empty()) { // PUT or DELETE: any 2xx (DELETE of a missing key: 204 or 404)
+      if ((status >= 200 && status <= 299) || (r.method == "DELETE" && status == 404)) return "";
+      retry = retryable_status(status);
+      return http_status();
+    }
     if (status == 404 || status == 410)
       throw HttpNotFound("unable to fetch " + describe(r) + ": HTTP " + std::to_string(status) + " (not found)");
     if (retryable_status(status)) {
       retry = true;
-      return "HTTP " + std::to_string(status);
+      return http_status();
     }
     if (status == 206 && r.ranged) {
       std::string want_cr = "bytes " + std::to_string(r.start) + "-";
@@ -215,7 +318,7 @@ struct HttpClient::Transfer {
         return "the server answered another range ('" + content_range.substr(0, 60) + "')";
       }
     } else if (status != 200) {
-      return "HTTP " + std::to_string(status);
+      return http_status();
     }
     if (r.ranged && body.size() != want()) {
       retry = true;
@@ -288,7 +391,8 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
         continue;
       }
       if (!retry || ++t->attempt >= opts_.attempts)
-        throw Error("unable to fetch " + describe(*t->req) + ": " + why +
+        throw Error(std::string(t->req->method == "PUT" ? "unable to upload to " : t->req->method == "DELETE" ? "unable to delete " : "unable to fetch ") +
+                    describe(*t->req) + ": " + why +
                     (retry ? " (" + std::to_string(opts_.attempts) + " attempts)" : ""));
       stats_.retries++;
       double delay = t->retry_after >= 0 ? std::min(t->retry_after, opts_.max_retry_after)

@@ -22,12 +22,22 @@
 
 namespace hpak {
 
+// An S3-compatible store addressed path-style (ENDPOINT/BUCKET/KEY); requests
+// are signed with AWS SigV4 (libcurl's CURLOPT_AWS_SIGV4) when a key is given.
+struct S3Access {
+  std::string endpoint;           // http(s)://host[:port]
+  std::string region = "us-east-1";
+  std::string key_id, secret, token; // key_id "": unsigned (a public bucket)
+};
+
 struct HttpOptions {
   unsigned parallel = 8;     // transfers at once
   int attempts = 6;          // per request, the first included
   double backoff = 0.25;     // seconds before the first retry; doubles, at most 8
   double max_retry_after = 30; // cap on a server's Retry-After
   long timeout = 30;         // seconds to connect, and without a byte before giving up
+  std::string ca_file;       // CA certificates (PEM) for https ("" = $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)
+  S3Access s3;               // signs every request when s3.key_id is set
 };
 
 struct HttpRequest {
@@ -36,6 +46,8 @@ struct HttpRequest {
   uint64_t start = 0, end = 0; // ranged: bytes [start, end)
   uint64_t max_size = 0;       // not ranged: refuse a longer body
   bool no_cache = false;       // ask caches to revalidate (the root)
+  std::string method;          // "" = GET; "PUT" (sends `upload`), "DELETE"
+  ByteSpan upload;
 };
 
 class HttpNotFound : public Error {
@@ -74,5 +86,14 @@ private:
 
 // "URL" or "URL (bytes A-B)" for messages.
 std::string describe(const HttpRequest& r);
+
+bool is_s3_url(const std::string& s);
+// s3://BUCKET/PREFIX -> ENDPOINT/BUCKET/PREFIX (path style; no trailing slash).
+std::string s3_http_url(const std::string& s3_url, const S3Access& a);
+// The S3 access an s3:// URL gets: endpoint from `endpoint` (an option), else
+// $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com;
+// region from $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1; credentials
+// from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN.
+S3Access s3_access_from_env(const std::string& endpoint);
 
 } // namespace hpak

@@ -1,12 +1,17 @@
 #include "core/remote_publish.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/signing.hpp"
+#include "core/sshsig.hpp"
 #include "core/util/file.hpp"
 #include "formats/remote_root_format.hpp"
 
@@ -16,62 +21,145 @@ using namespace formats;
 
 namespace {
 
+constexpr const char* kHistoryFile = "roots/history";
+const std::string kHistoryHead = "hpak-remote-history 1\n";
+
+ByteSpan span_of(const std::string& s) { return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Where a publish writes: a directory or an S3 prefix. Paths are relative
+// ("HPAKROOT", "packs/pack-<hex>.hpak").
+class Dest {
+public:
+  virtual ~Dest() = default;
+  virtual std::string where(const std::string& rel) const = 0;
+  // nullopt when missing.
+  virtual std::optional<Bytes> read(const std::string& rel, size_t max) = 0;
+  // Is `rel` there with `size` bytes? (`known`: the published root says so.)
+  virtual bool has(const std::string& rel, uint64_t size, bool known) = 0;
+  // Writes atomically and durably; checks the SHA-256 of `data` against `want` first when given.
+  virtual void write(const std::string& rel, ByteSpan data, const Digest* want) = 0;
+  virtual void remove(const std::string& rel) = 0; // a missing file is fine
+  virtual void sync() {}                            // the renames so far survive a power loss
+};
+
 void make_dir(const std::string& p) {
   std::error_code ec;
   std::filesystem::create_directories(p, ec);
   if (ec) throw Error("unable to create directory '" + p + "': " + ec.message());
 }
 
-// Holds DEST/.hpak-publish.lock: one publish into DEST at a time.
-Fd lock_dest(const std::string& dest) {
-  std::string p = dest + "/.hpak-publish.lock";
-  Fd fd(open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (!fd) throw_errno("unable to open '" + p + "'");
-  while (flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
-  return fd;
+[[noreturn]] void not_its_name(const std::string& what) {
+  throw Error("pack '" + what + "' does not match its name (damaged?); run 'hpak verify' on the library; nothing published");
 }
 
-// The generation of DEST's current root, 0 if there is none.
-uint64_t published_generation(const std::string& dest) {
-  std::string p = dest + "/" + kRemoteRootFile;
-  if (!path_exists(p)) return 0;
-  Bytes b = read_file(p);
-  return decode_remote_root(b, p).generation;
-}
-
-uint64_t file_size(const std::string& p) {
-  struct stat st;
-  if (stat(p.c_str(), &st) != 0) return UINT64_MAX;
-  return uint64_t(st.st_size);
-}
-
-// Writes the mapped pack `p` to `dst` (temp name, fsync, rename), checking on
-// the way that its SHA-256 is `want` (its name). The mapping stays valid even
-// if a gc of the library removes the file meanwhile.
-void copy_checked(const PackReader& p, const std::string& dst, const Digest& want) {
-  AtomicFile out(dst, 0644);
-  Sha256 sha;
-  ByteSpan all = p.bytes();
-  for (size_t off = 0; off < all.size(); off += 4 << 20) {
-    ByteSpan chunk = all.subspan(off, std::min<size_t>(4 << 20, all.size() - off));
-    sha.update(chunk);
-    out.write(chunk);
+class DirDest : public Dest {
+public:
+  explicit DirDest(std::string dir) : dir_(std::move(dir)) {
+    make_dir(dir_);
+    make_dir(dir_ + "/packs");
+    make_dir(dir_ + "/roots");
+    std::string p = dir_ + "/.hpak-publish.lock"; // one publish into DEST at a time
+    lock_ = Fd(open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!lock_) throw_errno("unable to open '" + p + "'");
+    while (flock(lock_.get(), LOCK_EX) != 0)
+      if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
   }
-  if (sha.finish() != want)
-    throw Error("pack '" + p.path() + "' does not match its name (damaged?); run 'hpak verify' on the library; nothing published");
-  out.commit(/*fsync_first=*/true);
+  std::string where(const std::string& rel) const override { return dir_ + "/" + rel; }
+  std::optional<Bytes> read(const std::string& rel, size_t) override {
+    if (!path_exists(where(rel))) return std::nullopt;
+    return read_file(where(rel));
+  }
+  bool has(const std::string& rel, uint64_t size, bool) override {
+    struct stat st;
+    return stat(where(rel).c_str(), &st) == 0 && uint64_t(st.st_size) == size;
+  }
+  void write(const std::string& rel, ByteSpan data, const Digest* want) override {
+    AtomicFile out(where(rel), 0644);
+    Sha256 sha;
+    for (size_t off = 0; off < data.size(); off += 4 << 20) { // hashed as it is written: one pass
+      ByteSpan chunk = data.subspan(off, std::min<size_t>(4 << 20, data.size() - off));
+      if (want) sha.update(chunk);
+      out.write(chunk);
+    }
+    if (want && sha.finish() != *want) not_its_name(rel);
+    out.commit(/*fsync_first=*/true);
+  }
+  void remove(const std::string& rel) override {
+    if (unlink(where(rel).c_str()) != 0 && errno != ENOENT) throw_errno("unable to remove '" + where(rel) + "'");
+  }
+  void sync() override {
+    sync_dir(dir_ + "/packs");
+    sync_dir(dir_ + "/roots");
+    sync_dir(dir_);
+  }
+
+private:
+  std::string dir_;
+  Fd lock_;
+};
+
+// s3://BUCKET/PREFIX through an S3-compatible API (PUT and DELETE, SigV4).
+// A PUT is atomic: no temp names. Without a listing, what is there is what
+// the published root names.
+class S3Dest : public Dest {
+public:
+  S3Dest(const std::string& url, const HttpOptions& http) : base_(s3_http_url(url, http.s3)), http_(http) {}
+  std::string where(const std::string& rel) const override { return base_ + "/" + rel; }
+  std::optional<Bytes> read(const std::string& rel, size_t max) override {
+    HttpRequest r;
+    r.url = where(rel);
+    r.max_size = max;
+    r.no_cache = true;
+    try {
+      return http_.get(r);
+    } catch (const HttpNotFound&) {
+      return std::nullopt;
+    }
+  }
+  bool has(const std::string&, uint64_t, bool known) override { return known; }
+  void write(const std::string& rel, ByteSpan data, const Digest* want) override {
+    if (want && sha256(data) != *want) not_its_name(rel);
+    HttpRequest r;
+    r.url = where(rel);
+    r.method = "PUT";
+    r.upload = data;
+    http_.run({r}, [](size_t, Bytes&) {});
+  }
+  void remove(const std::string& rel) override {
+    HttpRequest r;
+    r.url = where(rel);
+    r.method = "DELETE";
+    http_.run({r}, [](size_t, Bytes&) {});
+  }
+
+private:
+  std::string base_;
+  HttpClient http_;
+};
+
+std::unique_ptr<Dest> open_dest(const std::string& dest, const PublishOptions& opts) {
+  if (is_s3_url(dest)) return std::make_unique<S3Dest>(dest, opts.http);
+  if (dest.rfind("http://", 0) == 0 || dest.rfind("https://", 0) == 0)
+    throw Error("'" + dest + "': publish writes to a directory or an s3:// URL, not over HTTP");
+  return std::make_unique<DirDest>(dest);
 }
 
-void write_file(const std::string& dst, ByteSpan bytes) {
-  AtomicFile out(dst, 0644);
-  out.write(bytes);
-  out.commit(/*fsync_first=*/true);
+// The published root (unsigned part decoded), if any.
+std::optional<RemoteRoot> published_root(Dest& d, Bytes* raw) {
+  auto b = d.read(kRemoteRootFile, kRemoteRootMaxSize + (1 << 16));
+  if (!b) return std::nullopt;
+  RemoteRoot r = decode_remote_root(split_remote_root(*b).text, d.where(kRemoteRootFile));
+  if (raw) *raw = std::move(*b);
+  return r;
 }
 
 // Each visible pack of `lib`, copied to DEST/packs unless already there.
-std::vector<RemotePackEntry> publish_packs(const Library& lib, const std::string& dest, const PublishOptions& opts,
-                                           PublishResult& res) {
+std::vector<RemotePackEntry> publish_packs(const Library& lib, Dest& dest, const std::set<std::string>& known,
+                                           const PublishOptions& opts, PublishResult& res) {
   std::vector<RemotePackEntry> out;
   auto packs = lib.packs();
   for (const PackReader* p : packs) {
@@ -86,14 +174,17 @@ std::vector<RemotePackEntry> publish_packs(const Library& lib, const std::string
     if (check.pack_size() != e.size) throw Error("index '" + src_idx + "' does not match its pack; run 'hpak repair'");
     e.index_sum = sha256(idx);
     e.index_size = idx.size();
-    std::string dst_pack = dest + "/packs/" + name, dst_idx = dest + "/packs/" + pack_index_name(name);
-    if (file_size(dst_pack) != e.size) {
-      copy_checked(*p, dst_pack, *digest_from_hex(std::string_view(name).substr(5, 64)));
+    std::string dst_pack = "packs/" + name, dst_idx = "packs/" + pack_index_name(name);
+    bool was_published = known.count(name) > 0;
+    if (!dest.has(dst_pack, e.size, was_published)) {
+      Digest want = *digest_from_hex(std::string_view(name).substr(5, 64));
+      dest.write(dst_pack, p->bytes(), &want); // the mapping stays valid if a gc of the library removes the file
       res.packs_copied++;
       res.bytes_copied += e.size;
     }
-    if (file_size(dst_idx) != e.index_size || sha256(read_file(dst_idx)) != e.index_sum) {
-      write_file(dst_idx, idx);
+    if (!dest.has(dst_idx, e.index_size, was_published) ||
+        (!was_published && sha256(dest.read(dst_idx, e.index_size).value_or(Bytes{})) != e.index_sum)) {
+      dest.write(dst_idx, idx, nullptr);
       res.bytes_copied += idx.size();
     }
     out.push_back(std::move(e));
@@ -118,31 +209,144 @@ std::vector<RemoteCatalogEntry> published_catalogs(const Library& lib) {
   return out;
 }
 
+// --- the history of published roots (roots/history) --------------------------
+
+struct HistoryEntry {
+  std::string sum; // hex SHA-256 of the root file
+  uint64_t generation = 0;
+  int64_t ms = 0;  // when it was published (unix milliseconds)
+};
+
+std::vector<HistoryEntry> read_history(Dest& d) {
+  std::vector<HistoryEntry> out;
+  auto b = d.read(kHistoryFile, 64u << 20);
+  if (!b) return out;
+  std::string text(b->begin(), b->end());
+  if (text.rfind(kHistoryHead, 0) != 0) throw Error("'" + d.where(kHistoryFile) + "' is not an hpak root history");
+  size_t at = kHistoryHead.size();
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) throw Error("'" + d.where(kHistoryFile) + "' is truncated");
+    std::string line = text.substr(at, nl - at);
+    at = nl + 1;
+    char sum[65] = {};
+    unsigned long long gen = 0;
+    long long ms = 0;
+    if (sscanf(line.c_str(), "root %64s %llu %lld", sum, &gen, &ms) != 3 || strlen(sum) != 64 || !digest_from_hex(sum))
+      throw Error("'" + d.where(kHistoryFile) + "' has a malformed line '" + line.substr(0, 80) + "'");
+    out.push_back({sum, gen, ms});
+  }
+  return out;
+}
+
+void write_history(Dest& d, const std::vector<HistoryEntry>& h) {
+  std::string text = kHistoryHead;
+  for (auto& e : h) text += "root " + e.sum + " " + std::to_string(e.generation) + " " + std::to_string(e.ms) + "\n";
+  d.write(kHistoryFile, span_of(text), nullptr);
+}
+
+std::string root_copy(const std::string& sum) { return "roots/" + sum + ".root"; }
+
+// Records `root_bytes` (about to become the root) in the history: its copy
+// first, then the history line. A root published before the history existed
+// is recorded too, as superseded now.
+void record_root(Dest& d, const std::optional<Bytes>& old_root, const Bytes& root_bytes, uint64_t generation) {
+  std::vector<HistoryEntry> h = read_history(d);
+  int64_t ms = now_ms();
+  auto add = [&](const Bytes& b, uint64_t gen) {
+    std::string sum = to_hex(sha256(b));
+    if (std::any_of(h.begin(), h.end(), [&](auto& e) { return e.sum == sum; })) return;
+    Digest want = sha256(b);
+    d.write(root_copy(sum), b, &want);
+    h.push_back({sum, gen, ms});
+  };
+  if (old_root)
+    add(*old_root, decode_remote_root(split_remote_root(*old_root).text, d.where(kRemoteRootFile)).generation);
+  add(root_bytes, generation);
+  d.sync();
+  write_history(d, h);
+}
+
+// The packs named by the recorded root `sum`; nullopt if its copy is gone.
+std::optional<std::vector<RemotePackEntry>> packs_of(Dest& d, const std::string& sum) {
+  auto b = d.read(root_copy(sum), kRemoteRootMaxSize + (1 << 16));
+  if (!b) return std::nullopt;
+  if (to_hex(sha256(*b)) != sum) throw Error("'" + d.where(root_copy(sum)) + "' does not match its name; nothing pruned");
+  return decode_remote_root(split_remote_root(*b).text, d.where(root_copy(sum))).packs;
+}
+
+// Removes the packs that only roots superseded more than `grace` ago name
+// (see the header), then those roots' records.
+void prune(Dest& d, int64_t grace_ms, PublishResult& res) {
+  std::vector<HistoryEntry> h = read_history(d);
+  int64_t now = now_ms();
+  std::vector<HistoryEntry> keep, drop;
+  for (size_t i = 0; i < h.size(); i++) {
+    bool current_lately = i + 1 == h.size() || h[i + 1].ms >= now - grace_ms;
+    (current_lately ? keep : drop).push_back(h[i]);
+  }
+  std::set<std::string> kept_packs;
+  for (auto& e : keep) {
+    auto packs = packs_of(d, e.sum);
+    if (!packs) throw Error("'" + d.where(root_copy(e.sum)) + "' is missing: unable to tell which packs it needs; nothing pruned");
+    for (auto& p : *packs) kept_packs.insert(p.name);
+  }
+  std::map<std::string, uint64_t> gone;
+  for (auto& e : drop)
+    if (auto packs = packs_of(d, e.sum))
+      for (auto& p : *packs)
+        if (!kept_packs.count(p.name)) gone[p.name] = p.size;
+  for (auto& [name, size] : gone) {
+    d.remove("packs/" + pack_index_name(name));
+    d.remove("packs/" + name);
+    res.packs_removed++;
+    res.bytes_removed += size;
+  }
+  for (auto& e : drop) d.remove(root_copy(e.sum));
+  d.sync();
+  write_history(d, keep); // last: a prune cut short is done again by the next one
+  res.roots_removed = drop.size();
+  res.roots_kept = keep.size();
+}
+
 } // namespace
 
-PublishResult publish(const Library& lib, const std::string& dest, const PublishOptions& opts) {
+PublishResult publish(const Library& lib, const std::string& dest_url, const PublishOptions& opts) {
   PublishResult res;
-  make_dir(dest);
-  make_dir(dest + "/packs");
-  Fd lock = lock_dest(dest);
-  res.previous_generation = published_generation(dest);
+  std::unique_ptr<Dest> dest = open_dest(dest_url, opts);
+  std::optional<Bytes> old_bytes;
+  Bytes raw;
+  if (auto old = published_root(*dest, &raw)) {
+    res.previous_generation = old->generation;
+    old_bytes = std::move(raw);
+  }
+  std::set<std::string> known; // the packs the published root names
+  if (old_bytes)
+    for (auto& p : decode_remote_root(split_remote_root(*old_bytes).text, dest_url).packs) known.insert(p.name);
   RemoteRoot root;
   root.generation = opts.generation ? opts.generation : res.previous_generation + 1;
   if (root.generation <= res.previous_generation)
     throw Error("generation " + std::to_string(root.generation) + " is not above generation " +
-                std::to_string(res.previous_generation) + " published in '" + dest + "'; nothing published");
+                std::to_string(res.previous_generation) + " published in '" + dest_url + "'; nothing published");
   lib.refresh();
   // Names first (so a gc racing this publish can only have left more packs
   // than the names need, never fewer), then the packs that hold them.
   root.catalogs = published_catalogs(lib);
-  root.packs = publish_packs(lib, dest, opts, res);
-  sync_dir(dest + "/packs");
+  root.packs = publish_packs(lib, *dest, known, opts, res);
+  dest->sync();
   std::string text = encode_remote_root(root);
-  write_file(dest + "/" + kRemoteRootFile, ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-  sync_dir(dest);
+  if (!opts.sign_key.empty()) {
+    text += sshsig::sign_with_key_file(opts.sign_key, kSignatureNamespace, span_of(text));
+    res.signed_root = true;
+  }
+  Bytes root_bytes(text.begin(), text.end());
+  record_root(*dest, old_bytes, root_bytes, root.generation);
+  dest->write(kRemoteRootFile, root_bytes, nullptr);
+  dest->sync();
   res.generation = root.generation;
   res.packs = root.packs.size();
   res.catalogs = root.catalogs.size();
+  if (opts.prune) prune(*dest, opts.grace_seconds * 1000, res);
   return res;
 }
 

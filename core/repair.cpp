@@ -1,10 +1,12 @@
 #include "core/repair.hpp"
 
+#include <pwd.h>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/gc.hpp"
+#include "core/pack_trust.hpp"
 #include "core/pack_writer.hpp"
 #include "core/util/file.hpp"
 #include "core/verify.hpp"
@@ -12,6 +14,25 @@
 namespace hpak {
 
 using namespace formats;
+
+namespace {
+
+// Whether repair may copy bytes out of `p` into a pack of this user's: the
+// trust rule of add and restore (core/pack_trust.hpp) — a private library, or
+// a pack (and index) owned by this user or root and writable by no one else.
+// Another member's pack of a shared library is never salvaged: the copy would
+// be this user's pack, which every member (and this user's restores) then
+// trusts without verifying — a forgery laundered by whoever ran repair.
+bool salvage_allowed(const Library& lib, const PackReader& p) {
+  return std::string(PackTrust(p, lib.shared()).state_name()) == "trusted";
+}
+
+std::string owner_name(uid_t uid) {
+  const passwd* pw = getpwuid(uid);
+  return (pw && pw->pw_name ? "'" + std::string(pw->pw_name) + "' " : std::string()) + "(uid " + std::to_string(uid) + ")";
+}
+
+} // namespace
 
 RepairResult repair(Library& lib, const RepairOptions& opts) {
   GcLock lock(lib);
@@ -25,6 +46,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
     std::set<uint64_t> bad_offsets;
   };
   std::vector<Damaged> damaged;
+  std::vector<const PackReader*> left_alone; // damaged packs of other members (see salvage_allowed)
   DigestSet intact_elsewhere; // digests with an intact copy in a pack that is not rewritten
   std::vector<VerifyReport> reports;
   for (const PackReader* p : packs) {
@@ -54,12 +76,24 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
       for (uint64_t i = 0; i < v.count(); i++) intact_elsewhere.insert(v.digest_at(i));
       continue;
     }
+    if (!salvage_allowed(lib, *p)) {
+      left_alone.push_back(p);
+      res.notes.push_back("left alone '" + p->path() + "' (owned by " + owner_name(p->map().stat().st_uid) +
+                          "): it has damaged or forged entries and is another member's pack; nothing is copied out of it "
+                          "(its owner can repair it, or remove it)");
+      continue;
+    }
     Damaged d{p, {}};
     for (auto& b : r.bad_objects) d.bad_offsets.insert(b.offset);
     damaged.push_back(std::move(d));
   }
 
   DigestSet lost;
+  // What only a pack left alone holds is lost to this user: its restores do
+  // not take bytes from a pack that fails verification either.
+  for (const PackReader* p : left_alone)
+    for (uint64_t i = 0; i < p->index().count(); i++)
+      if (!intact_elsewhere.count(p->index().digest_at(i))) lost.insert(p->index().digest_at(i));
   for (auto& d : damaged) {
     // Re-read the pack by scanning, so entries missing from a damaged index are found too.
     PackReader scanned(d.pack->path(), /*use_index_file=*/false, true, Follow::NoLinks);

@@ -162,6 +162,25 @@ void refuse_foreign_target(const std::optional<RestoreState>& old, const std::st
               ": a restore would delete everything there the catalog does not name; use --force to restore over it");
 }
 
+// A directory of the catalog that is there but cannot be opened beneath the
+// target: a mount point (EXDEV: it, or the shallowest mount on its path, is
+// named) or unreadable. One line, before anything in it is touched.
+[[noreturn]] void refuse_unopenable_dir(int tfd, const std::string& target, const std::string& rel, int err) {
+  if (err == EXDEV) {
+    for (size_t at = rel.find('/'); at != std::string::npos; at = rel.find('/', at + 1)) {
+      int fd = open_dir_beneath(tfd, rel.substr(0, at));
+      if (fd >= 0) {
+        close(fd);
+      } else if (errno == EXDEV) {
+        refuse_mount_point(target + "/" + rel.substr(0, at));
+      }
+    }
+    refuse_mount_point(target + "/" + rel);
+  }
+  throw Error("directory '" + target + "/" + rel + "' exists but cannot be opened (" + std::strerror(err) +
+              "): fix its permissions or remove it, then restore again");
+}
+
 struct DirtyPlan {
   std::vector<std::pair<uint32_t, std::string>> removals; // (dir slot, name)
   std::vector<size_t> write_files, make_dirs, make_links, make_symlinks, fix_modes;
@@ -331,18 +350,28 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
       const std::string no_rel;
       const std::string& rel = slot == 0 ? no_rel : cat.nodes[dir_node[slot]].path;
       int fd = open_dir_beneath(tfd.get(), rel);
-      if (fd < 0) return; // missing or not a directory: its parent's pass handles it
+      if (fd < 0) {
+        // Missing, a symlink or not a directory: its parent's pass replaces it.
+        if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return;
+        refuse_unopenable_dir(tfd.get(), target, rel, errno);
+      }
       dir_fd[slot] = fd;
       struct stat dst;
-      if (fstat(fd, &dst) == 0) {
-        disk_mode[slot] = dst.st_mode & 07777;
-        disk_mtime[slot] = mtime_ns_of(dst);
-      }
+      if (fstat(fd, &dst) != 0) throw_errno("unable to examine '" + target + (rel.empty() ? "" : "/" + rel) + "'");
+      disk_mode[slot] = dst.st_mode & 07777;
+      disk_mtime[slot] = mtime_ns_of(dst);
       // slot 0's fd is a dup of the target's: its offset is shared.
       if (slot == 0 && lseek(fd, 0, SEEK_SET) != 0) throw_errno("unable to read '" + target + "'");
       std::vector<std::pair<uint32_t, std::string>> my_removals;
       std::vector<size_t> my_compare;
       auto shown = [&](std::string_view name) { return target + "/" + (rel.empty() ? "" : rel + "/") + std::string(name); };
+      // An entry to remove: never a mount point (refused before any change).
+      auto stray = [&](const char* name) {
+        struct stat s;
+        bool mount_root = false;
+        if (stat_entry(fd, name, dst.st_dev, s, mount_root) == 0 && mount_root) refuse_mount_point(shown(name));
+        my_removals.emplace_back(uint32_t(slot), std::string(name));
+      };
       std::vector<char>& buf = dirbufs[tid].buf;
       for (;;) {
         long got = read_dirents(fd, buf.data(), buf.size());
@@ -356,12 +385,12 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
           if (slot == 0 && name == kStateName) continue;
           if (slot == 0 && name.rfind(std::string(".tmp") + kStateName, 0) == 0) {
             // A temp state left by a killed restore (we hold the lock: no one writes one now).
-            my_removals.emplace_back(uint32_t(slot), std::string(name));
+            stray(e->d_name);
             continue;
           }
           auto found = find_child(slot, name);
           if (!found) {
-            my_removals.emplace_back(uint32_t(slot), std::string(name));
+            stray(e->d_name);
             continue;
           }
           size_t j = *found;
@@ -371,10 +400,14 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
             continue;
           }
           struct stat s;
-          if (fstatat(fd, e->d_name, &s, AT_SYMLINK_NOFOLLOW) != 0) {
+          bool mount_root = false;
+          if (stat_entry(fd, e->d_name, dst.st_dev, s, mount_root) != 0) {
             if (errno == ENOENT) continue;
             throw_errno("unable to stat '" + shown(name) + "'");
           }
+          // A mounted file or directory at a catalog path: never compared,
+          // rewritten, chmod'ed or removed; the restore stops before any change.
+          if (mount_root) refuse_mount_point(shown(name));
           switch (n.type) {
           case NodeType::Dir:
             if (S_ISDIR(s.st_mode)) present[j] = 1;
@@ -579,8 +612,9 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
         std::string name(leaf_of(n.path));
         if (mkdirat(pfd, name.c_str(), wanted_mode(n, opts.preserve_setid) | 0700) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + target + "/" + n.path + "'");
         if (dir_fd[s] >= 0) close(dir_fd[s]);
-        dir_fd[s] = openat(pfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dir_fd[s] < 0) throw_errno("unable to open directory '" + target + "/" + n.path + "'");
+        // Beneath its parent: never through a symlink, never into a mount.
+        dir_fd[s] = open_dir_beneath(pfd, name);
+        if (dir_fd[s] < 0) refuse_unopenable_dir(tfd.get(), target, n.path, errno);
         disk_mode[s] = wanted_mode(n, opts.preserve_setid) | 0700;
         disk_mtime[s] = INT64_MIN; // set last, below
         stats.dirs_created++;

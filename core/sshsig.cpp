@@ -8,6 +8,8 @@
 #include <openssl/evp.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -323,6 +325,39 @@ Bytes hash_file(const std::string& alg, const std::string& path) {
   return hash_message(alg, m.bytes());
 }
 
+namespace {
+
+// The SSHSIG blob of an Ed25519 signature `sig` (64 bytes) by `pub` over
+// signed_data(ns, "sha512", hash).
+Bytes sshsig_blob(const PublicKey& pub, const std::string& ns, ByteSpan sig) {
+  Bytes sigblob;
+  put_string(sigblob, kKeyType);
+  put_string(sigblob, sig);
+  Bytes out(kMagic.begin(), kMagic.end());
+  put_u32be(out, 1);
+  put_string(out, pub.blob);
+  put_string(out, ns);
+  put_string(out, std::string());
+  put_string(out, std::string("sha512"));
+  put_string(out, sigblob);
+  return out;
+}
+
+} // namespace
+
+PublicKey private_key_file_public(const std::string& text, const std::string& where) {
+  Bytes b = pem_body(text, kKeyBegin, kKeyEnd, where, "an OpenSSH private key");
+  static const char magic[] = "openssh-key-v1"; // followed by a NUL
+  if (b.size() < sizeof magic || std::memcmp(b.data(), magic, sizeof magic) != 0)
+    throw Error("'" + where + "' is not an openssh-key-v1 private key");
+  Reader r(ByteSpan(b).subspan(sizeof magic), where);
+  r.text(); // cipher
+  r.text(); // kdf
+  r.string(); // kdf options
+  if (r.u32() != 1) throw Error("'" + where + "' holds more than one key");
+  return parse_public_key_blob(r.string(), where);
+}
+
 Bytes sign(const PrivateKey& k, const std::string& ns, ByteSpan message_hash) {
   Bytes data = signed_data(ns, "sha512", message_hash);
   Pkey key(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, k.seed.data(), 32));
@@ -332,17 +367,7 @@ Bytes sign(const PrivateKey& k, const std::string& ns, ByteSpan message_hash) {
   if (!key || !ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) != 1 ||
       EVP_DigestSign(ctx.get(), sig, &n, data.data(), data.size()) != 1 || n != 64)
     throw Error("Ed25519 signing failed");
-  Bytes sigblob;
-  put_string(sigblob, kKeyType);
-  put_string(sigblob, ByteSpan(sig, 64));
-  Bytes out(kMagic.begin(), kMagic.end());
-  put_u32be(out, 1);
-  put_string(out, k.pub.blob);
-  put_string(out, ns);
-  put_string(out, std::string());
-  put_string(out, std::string("sha512"));
-  put_string(out, sigblob);
-  return out;
+  return sshsig_blob(k.pub, ns, ByteSpan(sig, 64));
 }
 
 std::string armor(ByteSpan blob) {
@@ -508,12 +533,148 @@ std::string sign_via_ssh_keygen(const std::string& key_path, const std::string& 
 
 } // namespace
 
+namespace {
+
+// The ssh-agent protocol (draft-miller-ssh-agent, OpenSSH PROTOCOL.agent):
+// each message is u32 length, byte type, payload.
+constexpr uint8_t kAgentFailure = 5, kAgentRequestIdentities = 11, kAgentIdentitiesAnswer = 12;
+constexpr uint8_t kAgentSignRequest = 13, kAgentSignResponse = 14;
+constexpr uint32_t kAgentMaxReply = 256 * 1024;
+
+class Agent {
+public:
+  // Connects to $SSH_AUTH_SOCK; false with `why` set when there is no agent.
+  bool connect(std::string& why) {
+    const char* sock = getenv("SSH_AUTH_SOCK");
+    if (!sock || !*sock) {
+      why = "no ssh-agent is running (SSH_AUTH_SOCK is not set)";
+      return false;
+    }
+    path_ = sock;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path_.size() >= sizeof addr.sun_path) {
+      why = "the ssh-agent socket path '" + path_ + "' is too long";
+      return false;
+    }
+    std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+    fd_ = Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    timeval tv{120, 0}; // an agent that asks for confirmation gets two minutes
+    if (fd_) {
+      setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+    if (!fd_ || ::connect(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      why = "the ssh-agent at '" + path_ + "' cannot be reached (" + std::strerror(errno) + ")";
+      return false;
+    }
+    return true;
+  }
+  // Sends one request, returns the reply (its type first).
+  Bytes request(uint8_t type, ByteSpan payload) {
+    Bytes msg;
+    put_u32be(msg, uint32_t(payload.size() + 1));
+    msg.push_back(type);
+    msg.insert(msg.end(), payload.begin(), payload.end());
+    for (size_t done = 0; done < msg.size();) {
+      ssize_t n = send(fd_.get(), msg.data() + done, msg.size() - done, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw_errno("unable to talk to the ssh-agent at '" + path_ + "'");
+      done += size_t(n);
+    }
+    uint8_t len[4];
+    read_exact(len, 4);
+    uint32_t n = uint32_t(len[0]) << 24 | uint32_t(len[1]) << 16 | uint32_t(len[2]) << 8 | len[3];
+    if (n == 0 || n > kAgentMaxReply) throw Error("the ssh-agent at '" + path_ + "' sent a malformed reply");
+    Bytes reply(n);
+    read_exact(reply.data(), n);
+    return reply;
+  }
+
+private:
+  void read_exact(uint8_t* p, size_t n) {
+    for (size_t done = 0; done < n;) {
+      ssize_t got = recv(fd_.get(), p + done, n - done, 0);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw_errno("no answer from the ssh-agent at '" + path_ + "'");
+      if (got == 0) throw Error("the ssh-agent at '" + path_ + "' closed the connection");
+      done += size_t(got);
+    }
+  }
+  Fd fd_;
+  std::string path_;
+};
+
+// Whether the agent lists `pub` among its identities.
+bool agent_holds(Agent& agent, const PublicKey& pub) {
+  Bytes reply = agent.request(kAgentRequestIdentities, ByteSpan());
+  if (reply[0] != kAgentIdentitiesAnswer) return false;
+  Reader r(ByteSpan(reply).subspan(1), "the ssh-agent's list of keys");
+  uint32_t count = r.u32();
+  for (uint32_t i = 0; i < count; i++) {
+    ByteSpan blob = r.string();
+    r.string(); // comment
+    if (blob.size() == pub.blob.size() && std::memcmp(blob.data(), pub.blob.data(), blob.size()) == 0) return true;
+  }
+  return false;
+}
+
+// Signs `data` (the SSHSIG signed data) with `pub` held by the ssh-agent;
+// returns the 64-byte Ed25519 signature, or nullopt with `why` set when no
+// agent holds the key.
+std::optional<Bytes> agent_sign(const PublicKey& pub, ByteSpan data, std::string& why) {
+  Agent agent;
+  if (!agent.connect(why)) return std::nullopt;
+  if (!agent_holds(agent, pub)) {
+    why = "the ssh-agent does not hold it";
+    return std::nullopt;
+  }
+  Bytes req;
+  put_string(req, pub.blob);
+  put_string(req, data);
+  put_u32be(req, 0); // flags: none (Ed25519 has one signature algorithm)
+  Bytes reply = agent.request(kAgentSignRequest, req);
+  if (reply[0] == kAgentFailure) throw Error("the ssh-agent refused to sign with key " + pub.fingerprint() + " (was confirmation denied?)");
+  if (reply[0] != kAgentSignResponse) throw Error("the ssh-agent sent an unexpected reply to a sign request");
+  Reader r(ByteSpan(reply).subspan(1), "the ssh-agent's signature");
+  Reader sig(r.string(), "the ssh-agent's signature");
+  if (sig.text() != kKeyType) throw Error("the ssh-agent signed with another key type than ssh-ed25519");
+  ByteSpan raw = sig.string();
+  if (raw.size() != 64) throw Error("the ssh-agent sent a malformed Ed25519 signature");
+  return Bytes(raw.begin(), raw.end());
+}
+
+// Whether a passphrase can be asked for: a controlling terminal (what
+// ssh-keygen prompts on).
+bool can_prompt() {
+  if (!isatty(STDIN_FILENO)) return false;
+  int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+} // namespace
+
 std::string sign_with_key_file(const std::string& key_path, const std::string& ns, ByteSpan message) {
   Bytes b = read_file(key_path);
   std::string text(b.begin(), b.end());
+  Bytes hash = hash_message("sha512", message);
   std::optional<PrivateKey> k = parse_private_key(text, key_path);
-  if (!k) return sign_via_ssh_keygen(key_path, ns, message);
-  return armor(sign(*k, ns, hash_message("sha512", message)));
+  if (k) return armor(sign(*k, ns, hash));
+  // Passphrase-protected: signed by the ssh-agent that holds it, else by
+  // ssh-keygen asking for the passphrase on the terminal, else refused.
+  PublicKey pub = private_key_file_public(text, key_path);
+  std::string why;
+  if (std::optional<Bytes> sig = agent_sign(pub, signed_data(ns, "sha512", hash), why)) {
+    Bytes blob = sshsig_blob(pub, ns, *sig);
+    if (!signature_valid(parse_signature(blob, "the ssh-agent's signature"), hash))
+      throw Error("the ssh-agent returned a signature that does not verify with key " + pub.fingerprint());
+    return armor(blob);
+  }
+  if (can_prompt()) return sign_via_ssh_keygen(key_path, ns, message);
+  throw Error("key '" + key_path + "' (" + pub.fingerprint() + ") is passphrase-protected and " + why +
+              ": load it with 'ssh-add " + key_path + "', or sign from a terminal");
 }
 
 } // namespace hpak::sshsig

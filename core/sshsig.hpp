@@ -55,8 +55,11 @@ struct PrivateKey {
   std::array<uint8_t, 32> seed{};
   std::string comment;
 };
-// nullopt when the key is passphrase-protected (sign through ssh-keygen then).
+// nullopt when the key is passphrase-protected (sign through ssh-agent then).
 std::optional<PrivateKey> parse_private_key(const std::string& text, const std::string& where);
+// The public key of a private key file, passphrase-protected or not (the
+// openssh-key-v1 header holds it in clear).
+PublicKey private_key_file_public(const std::string& text, const std::string& where);
 
 struct Signature {
   PublicKey key;
@@ -104,8 +107,12 @@ Verdict check(const std::vector<AllowedSigner>& allowed, const Signature& s, con
               const std::function<Bytes(const std::string& alg)>& hash_for, int64_t now, const std::string& identity = "");
 
 // Signs `message` with the key file at `key_path`: in process when the key is
-// an unencrypted Ed25519 key, otherwise through `ssh-keygen -Y sign` (which
-// asks for the passphrase or uses ssh-agent). Returns the armored signature.
+// an unencrypted Ed25519 key. A passphrase-protected key is signed by the
+// ssh-agent at $SSH_AUTH_SOCK when it holds the key (agent protocol
+// SSH_AGENTC_SIGN_REQUEST over the SSHSIG signed data; the raw Ed25519
+// signature is checked, then wrapped in SSHSIG); else, with a terminal to ask
+// on, by `ssh-keygen -Y sign` (which prompts for the passphrase); else a
+// one-line Error says to load it with ssh-add. Returns the armored signature.
 std::string sign_with_key_file(const std::string& key_path, const std::string& ns, ByteSpan message);
 
 } // namespace hpak::sshsig

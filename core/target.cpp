@@ -1,6 +1,9 @@
 #include "core/target.hpp"
 
+#include "core/fs_ops.hpp"
+
 #include <climits>
+#include <set>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -124,9 +127,46 @@ std::string target_path(int fd, const std::string& shown) {
   throw Error("target '" + shown + "' was moved or replaced while it was being opened");
 }
 
+namespace {
+
+// --force writes over the paths the catalog names: refuse (one line, before
+// any change) when one of them is a mount point — a bind-mounted file or
+// directory, another file system — whose contents would be overwritten or
+// removed. Below a path that is not a directory (it is replaced), nothing is
+// looked at.
+void refuse_mounts_at_catalog_paths(int tfd, const std::string& path, const formats::Catalog& cat) {
+  struct stat tst;
+  if (fstat(tfd, &tst) != 0) throw_errno("unable to examine target '" + path + "'");
+  std::set<std::string> not_dirs;
+  auto under_not_dir = [&](const std::string& p) {
+    for (size_t at = p.find('/'); at != std::string::npos; at = p.find('/', at + 1))
+      if (not_dirs.count(p.substr(0, at))) return true;
+    return false;
+  };
+  for (auto& n : cat.nodes) {
+    if (under_not_dir(n.path)) {
+      if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path);
+      continue;
+    }
+    struct stat st;
+    bool mount_root = false;
+    if (stat_entry(tfd, n.path.c_str(), tst.st_dev, st, mount_root) != 0) {
+      if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path);
+      continue;
+    }
+    if (mount_root) refuse_mount_point(path + "/" + n.path);
+    if (n.type == formats::NodeType::Dir && !S_ISDIR(st.st_mode)) not_dirs.insert(n.path);
+  }
+}
+
+} // namespace
+
 Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool force) {
   Fd fd = open_or_create_dir(path);
-  if (force) return fd;
+  if (force) {
+    refuse_mounts_at_catalog_paths(fd.get(), path, cat);
+    return fd;
+  }
   int dup_fd = dup(fd.get());
   DIR* d = fdopendir(dup_fd);
   if (!d) throw_errno("unable to read target directory '" + path + "'");

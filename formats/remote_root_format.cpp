@@ -85,6 +85,14 @@ std::string encode_remote_root(RemoteRoot root) {
   return s;
 }
 
+RemoteRootParts split_remote_root(ByteSpan bytes) {
+  static const std::string begin = "\n-----BEGIN SSH SIGNATURE-----\n";
+  std::string_view all(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  size_t at = all.find(begin);
+  if (at == std::string_view::npos) return {bytes, {}};
+  return {bytes.first(at + 1), std::string(all.substr(at + 1))};
+}
+
 RemoteRoot decode_remote_root(ByteSpan bytes, const std::string& where) {
   if (bytes.size() > kRemoteRootMaxSize) throw Corrupt(where, 0, "larger than 16 MiB");
   Lines in{std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), where};

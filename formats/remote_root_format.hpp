@@ -15,6 +15,12 @@
 // root by one with a lower or equal generation. The final "end" line tells a
 // complete root from a truncated one. Packs are listed in name order, catalogs
 // in name order, with no duplicates; at most 16 MiB.
+//
+// A signed root (`hpak publish -k KEY`) is the root text followed at once by
+// an armored SSHSIG (core/sshsig.hpp, namespace "hpak") over exactly the root
+// text, "hpak-remote 1\n" to "end\n" included:
+//
+//   signed   ::= root "-----BEGIN SSH SIGNATURE-----\n" base64 lines "-----END SSH SIGNATURE-----\n"
 #pragma once
 
 #include <cstdint>
@@ -53,6 +59,14 @@ bool is_pack_name(const std::string& name);
 std::string pack_index_name(const std::string& pack_name);
 
 std::string encode_remote_root(RemoteRoot root);
+
+// The root text and its signature ("" when unsigned), split where a line
+// starts with "-----BEGIN SSH SIGNATURE-----" (no root line starts with '-').
+struct RemoteRootParts {
+  ByteSpan text;
+  std::string signature;
+};
+RemoteRootParts split_remote_root(ByteSpan bytes);
 // Throws Corrupt (naming `where`) on any deviation from the grammar.
 RemoteRoot decode_remote_root(ByteSpan bytes, const std::string& where);
 

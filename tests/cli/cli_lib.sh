@@ -27,6 +27,26 @@ fail() {
   exit 1
 }
 
+# make_member PREFIX: a second user (PREFIX<pid>) in its own group
+# (PREFIX<pid>g), removed again on exit; skips the test (125) unless root with
+# useradd & co. Sets $member, $group, $muid, $mgid; as_member CMD... runs CMD
+# as that user (no supplementary groups, HOME=/nonexistent).
+make_member() {
+  [ "$(id -u)" -eq 0 ] || { echo "$test_name: skipped: needs root (to make a second user)"; exit 125; }
+  local tool
+  for tool in useradd userdel groupadd groupdel setpriv; do
+    command -v "$tool" >/dev/null || { echo "$test_name: skipped: no $tool"; exit 125; }
+  done
+  member=$1$$
+  group=$1$$g # not the user's name: userdel would remove a same-named group first
+  groupadd "$group"
+  useradd -M -N -g "$group" -s /usr/sbin/nologin "$member"
+  trap 'st=$?; userdel "$member" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
+  muid=$(id -u "$member")
+  mgid=$(getent group "$group" | cut -d: -f3)
+}
+as_member() { HOME=/nonexistent setpriv --reuid="$muid" --regid="$mgid" --clear-groups -- "$@"; }
+
 # run NAME ARGS...: runs hpak; stdout/stderr in $work/NAME.out/.err, status in $rc.
 run() {
   local name=$1

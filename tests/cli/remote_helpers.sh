@@ -2,6 +2,10 @@
 # nginx and the misbehaving test server on 127.0.0.1, stopped by stop_servers
 # (call it from an EXIT trap).
 #   start_nginx WWW_DIR LOG_DIR   -> $nginx_port (serves WWW_DIR)
+#   NGINX_TLS=1 start_nginx ...   -> the same over TLS with HTTP/2 (h2 by ALPN,
+#                                    HTTP/1.1 too); CA: LOG_DIR/ca.pem (a self-signed
+#                                    certificate for 127.0.0.1, made by openssl req)
+# The access log (LOG_DIR/access.log) is "CONNECTION PROTOCOL REQUEST STATUS BYTES".
 #   start_bad MODE ROOT_DIR LOG [AFTER] -> $bad_port
 server_pids=()
 # The system python when there is one: a pyenv shim costs seconds per start under load.
@@ -12,8 +16,16 @@ free_port() {
 }
 
 start_nginx() {
-  local www=$1 dir=$2 try
+  local www=$1 dir=$2 try listen_opts="" tls_conf=""
   mkdir -p "$dir/tmp"
+  if [ "${NGINX_TLS:-0}" = 1 ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
+      -addext subjectAltName=IP:127.0.0.1 -keyout "$dir/key.pem" -out "$dir/ca.pem" 2>"$dir/openssl.err" ||
+      { echo "openssl req failed: $(cat "$dir/openssl.err")"; return 1; }
+    listen_opts=" ssl http2"
+    [ "${NGINX_H2:-1}" = 1 ] || listen_opts=" ssl" # NGINX_H2=0: TLS with HTTP/1.1 only
+    tls_conf="ssl_certificate $dir/ca.pem; ssl_certificate_key $dir/key.pem;"
+  fi
   for try in 1 2 3 4 5; do
     nginx_port=$(free_port)
     cat >"$dir/nginx.conf" <<CONF
@@ -23,13 +35,15 @@ pid $dir/nginx.pid;
 error_log $dir/error.log;
 events { worker_connections 1024; }
 http {
-  access_log $dir/access.log;
+  log_format hpak '\$connection \$server_protocol "\$request" \$status \$body_bytes_sent';
+  access_log $dir/access.log hpak;
   client_body_temp_path $dir/tmp;
   default_type application/octet-stream;
   sendfile on;
   keepalive_requests 100000;
   server {
-    listen 127.0.0.1:$nginx_port;
+    listen 127.0.0.1:$nginx_port$listen_opts;
+    $tls_conf
     root $www;
     location / { }
   }
@@ -39,7 +53,9 @@ CONF
     server_pids+=($!)
     local i
     for i in $(seq 1 100); do
-      if curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" 2>/dev/null; then return 0; fi
+      if [ -n "$tls_conf" ]; then
+        curl -s -o /dev/null --cacert "$dir/ca.pem" "https://127.0.0.1:$nginx_port/" 2>/dev/null && return 0
+      elif curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" 2>/dev/null; then return 0; fi
       kill -0 "${server_pids[-1]}" 2>/dev/null || break
       sleep 0.05
     done

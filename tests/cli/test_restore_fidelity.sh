@@ -156,6 +156,13 @@ if mount -t tmpfs -o size=1m tmpfs "$small" 2>/dev/null; then
   rm -rf "${small:?}"/*
   run fits restore "$lib" dup2 "$small/t"
   rc_is fits 0
+  # A dirty restore (switching the space to the bigger catalog) is checked
+  # too, before its first change: the space keeps what it had.
+  before_sw=$(cd "$small/t" && find . -printf '%P|%y|%s|%T@\n' | sort)
+  run fulld restore "$lib" dup "$small/t"
+  rc_is fulld 2
+  one_line_error fulld "not enough space .*needs [0-9.]+ [KMG]iB, has [0-9.]+ [KMG]iB"
+  expect_eq "a refused dirty restore changes nothing" "$before_sw" "$(cd "$small/t" && find . -printf '%P|%y|%s|%T@\n' | sort)"
   umount "$small"
   trap cli_cleanup EXIT
 else

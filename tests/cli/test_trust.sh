@@ -7,21 +7,9 @@
 # "EVIL!". A verdict remembered for a pack is voided when the file changes.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 
-[ "$(id -u)" -eq 0 ] || { echo "$test_name: skipped: needs root (to make a second user)"; exit 125; }
-for tool in useradd userdel groupadd groupdel setpriv; do
-  command -v "$tool" >/dev/null || { echo "$test_name: skipped: no $tool"; exit 125; }
-done
 forge=${HPAK_MAKE_HOSTILE:-$(dirname "$hpak")/tests/hpak_make_hostile}
 [ -x "$forge" ] || { echo "$test_name: skipped: no hpak_make_hostile"; exit 125; }
-
-member=hpakm$$
-group=hpakg$$
-groupadd "$group"
-useradd -M -N -g "$group" -s /usr/sbin/nologin "$member"
-trap 'st=$?; userdel "$member" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
-muid=$(id -u "$member")
-mgid=$(getent group "$group" | cut -d: -f3)
-as_member() { setpriv --reuid="$muid" --regid="$mgid" --clear-groups -- "$@"; }
+make_member hpakm
 
 chmod 755 "$work"
 export XDG_CACHE_HOME=$work/cache # the victim's (root's) verdicts

@@ -12,31 +12,16 @@
  * Exit 125 (skipped) if seccomp is unavailable.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <unistd.h>
+
+#include "seccomp_deny.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437
 #endif
 
-#if defined(__x86_64__)
-#define ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define ARCH AUDIT_ARCH_AARCH64
-#elif defined(__i386__)
-#define ARCH AUDIT_ARCH_I386
-#else
-#error "hpak_no_openat2: unknown architecture"
-#endif
+static long probe(void) { return syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0); }
 
 int main(int argc, char** argv) {
   if (argc < 3 || (strcmp(argv[1], "ENOSYS") && strcmp(argv[1], "EPERM"))) {
@@ -44,26 +29,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   unsigned err = strcmp(argv[1], "ENOSYS") == 0 ? ENOSYS : EPERM;
-  struct sock_filter filter[] = {
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-  };
-  struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
-    fprintf(stderr, "hpak_no_openat2: unable to install the seccomp filter: %s\n", strerror(errno));
-    return 125;
-  }
-  long r = syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0);
-  if (r >= 0 || errno != (int)err) {
-    fprintf(stderr, "hpak_no_openat2: the filter did not take effect (openat2 gave %ld, %s)\n", r, strerror(errno));
-    return 125;
-  }
-  execvp(argv[2], argv + 2);
-  fprintf(stderr, "hpak_no_openat2: unable to run '%s': %s\n", argv[2], strerror(errno));
-  return 127;
+  return deny_then_exec("hpak_no_openat2", SYS_openat2, err, probe, argv + 2);
 }

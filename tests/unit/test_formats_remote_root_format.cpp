@@ -73,3 +73,19 @@ TEST_CASE("remote root: pack names") {
   CHECK_FALSE(is_pack_name("pack-" + hex64('0').substr(1) + ".hpak"));
   CHECK(pack_index_name("pack-" + hex64('0') + ".hpak") == "pack-" + hex64('0') + ".hidx");
 }
+
+TEST_CASE("remote root: a signature is split off at its armor line") {
+  std::string text = encode_remote_root(sample());
+  std::string sig = "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n";
+  Bytes signed_root = bytes_of(text + sig);
+  RemoteRootParts parts = split_remote_root(signed_root);
+  CHECK(std::string(parts.text.begin(), parts.text.end()) == text);
+  CHECK(parts.signature == sig);
+  CHECK(decode_remote_root(parts.text, "root").generation == 7);
+  Bytes plain = bytes_of(text);
+  RemoteRootParts none = split_remote_root(plain);
+  CHECK(none.text.size() == text.size());
+  CHECK(none.signature.empty());
+  // The whole signed root is not a root: a client that ignores the split refuses it.
+  CHECK_THROWS_AS(decode_remote_root(signed_root, "root"), Corrupt);
+}
