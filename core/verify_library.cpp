@@ -149,14 +149,26 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     seen.push_back(std::move(ps));
   }
   rep.objects = blobs_visible.size();
-  std::set<std::string> verified;
-  for (auto& ps : seen) verified.insert(ps.name);
 
   auto intact_in = [&](const Digest& d, bool want_visible) {
     std::vector<std::string> out;
     for (auto& ps : seen)
       if (ps.visible == want_visible && ps.good.count(d)) out.push_back(ps.name);
     return out;
+  };
+  // An object found in a pack that was not visible when step 1 looked at it
+  // (its index was published since: adds run while we verify): intact if step 1
+  // found it intact there, or, for a pack listed after step 1, if it reads now.
+  auto intact_where_found = [&](const ObjectRef& ref, const Digest& d) {
+    std::string name = base_of(ref.pack->path());
+    for (auto& ps : seen)
+      if (ps.name == name) return ps.good.count(d) > 0;
+    try {
+      ref.pack->read_stream(ref.rec, [](ByteSpan) {});
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
   };
   auto entry_for = [&](const Digest& d, const char* kind) -> LibraryBadObject& {
     auto [it, fresh] = bad_at.emplace(d, rep.bad_objects.size());
@@ -179,14 +191,7 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     bool intact = intact_visible.count(d) > 0;
     auto ref = lib.locate(d); // rescans on a miss: packs are published while we verify
     bool locatable = ref.has_value();
-    if (locatable && !intact && !verified.count(base_of(ref->pack->path()))) {
-      // In a pack published after the packs were listed: check this object now.
-      try {
-        ref->pack->read_stream(ref->rec, [](ByteSpan) {});
-        intact = true;
-      } catch (const Error&) {
-      }
-    }
+    if (locatable && !intact) intact = intact_where_found(*ref, d);
     if (!locatable) {
       LibraryBadObject& b = entry_for(d, kind);
       if (intact)
