@@ -266,19 +266,25 @@ IndexRecord PackReader::complete(const IndexRecord& r) const {
   return c;
 }
 
+PackReader::Block parse_block(ByteSpan item, const std::string& where, uint64_t offset) {
+  if (item.size() < kBlockHeaderSize) throw Corrupt(where, offset, "block lies outside the pack");
+  PackReader::Block bl;
+  bl.header = decode_block_header(item.first(kBlockHeaderSize), where, offset);
+  if (block_item_size(bl.header) > item.size()) throw Corrupt(where, offset, "block extends past the end of the pack");
+  uint64_t tlen = uint64_t(bl.header.count) * kBlockMemberSize;
+  bl.table = item.subspan(kBlockHeaderSize, tlen);
+  bl.members = decode_block_table(bl.header, bl.table, where, offset + kBlockHeaderSize);
+  bl.payload = item.subspan(kBlockHeaderSize + tlen, bl.header.stored_len);
+  if (xxh64(bl.payload) != bl.header.stored_xxh)
+    throw Corrupt(where, offset + kBlockHeaderSize + tlen, "stored bytes of the block fail their checksum");
+  return bl;
+}
+
 PackReader::Block PackReader::checked_block(uint64_t offset) const {
   ByteSpan b = map_.bytes();
   if (version_ != kPackVersion2) throw Corrupt(path(), offset, "block in a pack of version " + std::to_string(version_));
-  if (offset > b.size() || b.size() - offset < kBlockHeaderSize) throw Corrupt(path(), offset, "block lies outside the pack");
-  Block bl;
-  bl.header = decode_block_header(b.subspan(offset, kBlockHeaderSize), path(), offset);
-  if (block_item_size(bl.header) > b.size() - offset) throw Corrupt(path(), offset, "block extends past the end of the pack");
-  uint64_t tpos = offset + kBlockHeaderSize, tlen = uint64_t(bl.header.count) * kBlockMemberSize;
-  bl.table = b.subspan(tpos, tlen);
-  bl.members = decode_block_table(bl.header, bl.table, path(), tpos);
-  bl.payload = b.subspan(tpos + tlen, bl.header.stored_len);
-  if (xxh64(bl.payload) != bl.header.stored_xxh) throw Corrupt(path(), tpos + tlen, "stored bytes of the block fail their checksum");
-  return bl;
+  if (offset > b.size()) throw Corrupt(path(), offset, "block lies outside the pack");
+  return parse_block(b.subspan(offset), path(), offset);
 }
 
 // The block of `r`, checked, with the member's start in the block's raw bytes.
@@ -327,21 +333,25 @@ void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) 
   if (!out.empty()) std::memcpy(out.data(), scratch.data() + start, out.size());
 }
 
-Bytes PackReader::read_block(const Block& bl, uint64_t offset) const {
+Bytes decode_block(const PackReader::Block& bl, const ZSTD_DDict* dict, const std::string& where, uint64_t offset) {
   if (bl.header.codec == Codec::Raw) return Bytes(bl.payload.begin(), bl.payload.end());
+  Bytes out(bl.header.raw_len);
+  std::string what = where + ": block at offset " + std::to_string(offset);
+  decompress_prefix(bl.payload, std::span<uint8_t>(out.data(), out.size()), dict, what);
+  // The frame must end exactly there: no bytes beyond the members.
+  if (ZSTD_getFrameContentSize(bl.payload.data(), bl.payload.size()) != bl.header.raw_len)
+    throw Corrupt(where, offset, "block frame's content size differs from the block's raw size");
+  return out;
+}
+
+Bytes PackReader::read_block(const Block& bl, uint64_t offset) const {
   const ZSTD_DDict* dd = nullptr;
   if (bl.header.codec == Codec::ZstdDict) {
     auto it = dicts_.find(bl.header.dict_id);
     if (it == dicts_.end()) throw Corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
     dd = it->second->ddict();
   }
-  Bytes out(bl.header.raw_len);
-  std::string what = path() + ": block at offset " + std::to_string(offset);
-  decompress_prefix(bl.payload, std::span<uint8_t>(out.data(), out.size()), dd, what);
-  // The frame must end exactly there: no bytes beyond the members.
-  if (ZSTD_getFrameContentSize(bl.payload.data(), bl.payload.size()) != bl.header.raw_len)
-    throw Corrupt(path(), offset, "block frame's content size differs from the block's raw size");
-  return out;
+  return decode_block(bl, dd, path(), offset);
 }
 
 std::optional<std::pair<uint64_t, uint64_t>> PackReader::raw_extent(const IndexRecord& r) const {

@@ -128,4 +128,11 @@ private:
   std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
 };
 
+// A v2 block from `item` (bytes from its header on, `offset` in `where`),
+// checked as checked_block does: header, table, stored checksum.
+PackReader::Block parse_block(ByteSpan item, const std::string& where, uint64_t offset);
+// All of a checked block's raw bytes (members in table order); `dict` for a
+// zstd-dict block. The members' SHA-256 are left to the caller.
+Bytes decode_block(const PackReader::Block& bl, const ZSTD_DDict* dict, const std::string& where, uint64_t offset);
+
 } // namespace hpak

@@ -34,7 +34,7 @@ struct PackResult {
 };
 
 // The pack version new packs get (see formats/pack_format.hpp).
-constexpr uint16_t kDefaultWriteVersion = formats::kPackVersion;
+constexpr uint16_t kDefaultWriteVersion = formats::kPackVersion2;
 
 class PackWriter {
 public:

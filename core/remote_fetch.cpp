@@ -37,6 +37,16 @@ struct RemotePack {
   std::string url;
   Bytes index_bytes;
   IndexView index;
+  // v2: the distinct item offsets of the index, ascending. A v2 index does
+  // not give an item's length: an item ends at most where the next begins.
+  std::vector<uint64_t> items;
+
+  // Where the item at `offset` ends at the latest (exactly, for v1).
+  uint64_t item_end(const IndexRecord& rec) const {
+    if (index.version() == kIndexVersion) return rec.offset + kEntryHeaderSize + rec.stored_len;
+    auto next = std::upper_bound(items.begin(), items.end(), rec.offset);
+    return next == items.end() ? entry.size - kFooterSize - kTrailerSize : *next;
+  }
 };
 
 struct Remote {
@@ -51,11 +61,22 @@ struct Want {
   IndexRecord rec;
 };
 
-// One planned range of one pack, with the entries it carries.
+// One planned range of one pack, with the entries it carries (the index
+// records of the objects wanted; for a v2 block, every wanted member).
 struct Range {
   size_t pack = 0;
   uint64_t start = 0, end = 0;
   std::vector<IndexRecord> recs;
+  std::vector<uint64_t> ends; // per record, where its item ends at the latest
+};
+
+// One checked item of a fetched range: an entry (its record completed from
+// the entry header) or a v2 block, decoded, every member's name checked.
+struct CheckedItem {
+  IndexRecord rec;
+  ByteSpan stored;
+  std::optional<PackReader::Block> block;
+  Bytes block_raw;
 };
 
 void make_dirs(const std::string& p) {
@@ -131,6 +152,14 @@ RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::stri
   return root;
 }
 
+// The distinct item offsets of a v2 index, ascending.
+void list_items(RemotePack& p) {
+  p.items.reserve(p.index.count());
+  for (uint64_t i = 0; i < p.index.count(); i++) p.items.push_back(p.index.record_at(i).offset);
+  std::sort(p.items.begin(), p.items.end());
+  p.items.erase(std::unique(p.items.begin(), p.items.end()), p.items.end());
+}
+
 // Checks index bytes against the root's record of them.
 bool index_matches(const RemotePackEntry& e, const Bytes& b) { return b.size() == e.index_size && sha256(b) == e.index_sum; }
 
@@ -173,6 +202,7 @@ std::vector<RemotePack> load_indexes(Library& lib, HttpClient& http, const std::
   for (RemotePack& p : packs) {
     p.index = IndexView(p.index_bytes, p.url.substr(0, p.url.size() - 5) + ".hidx");
     if (p.index.pack_size() != p.entry.size) throw Error("index of '" + p.url + "' gives another pack size than the root");
+    if (p.index.version() != kIndexVersion) list_items(p);
   }
   return packs;
 }
@@ -183,24 +213,30 @@ std::optional<Want> locate_remote(const Remote& r, const Digest& d) {
   return std::nullopt;
 }
 
-uint64_t entry_end(const IndexRecord& rec) { return rec.offset + kEntryHeaderSize + rec.stored_len; }
-
-// Checks one entry of a fetched range (see the header, step 5); returns its
-// stored payload.
-ByteSpan check_entry(const Range& rg, const Bytes& body, const IndexRecord& rec, const std::string& url) {
+// Checks one entry of a fetched range (see the header, step 5); returns it
+// with its record completed from its header (a v2 index leaves stored_len and
+// stored_xxh to the pack). `end` bounds the item.
+CheckedItem check_entry(ByteSpan body, uint64_t body_start, const IndexRecord& rec, uint64_t end, const std::string& url) {
   std::string what = "object " + to_hex(rec.digest) + " from '" + url + "' (offset " + std::to_string(rec.offset) + ")";
-  ByteSpan entry(body.data() + (rec.offset - rg.start), kEntryHeaderSize + rec.stored_len);
+  ByteSpan item = body.subspan(rec.offset - body_start, end - rec.offset);
+  if (item.size() < kEntryHeaderSize) throw Mismatch(what + " has no room for its entry header: refused, not stored");
   EntryHeader h;
   try {
-    h = decode_entry_header(entry.first(kEntryHeaderSize), url, rec.offset);
+    h = decode_entry_header(item.first(kEntryHeaderSize), url, rec.offset);
   } catch (const Corrupt& e) {
     throw Mismatch(what + " has a bad entry header: refused, not stored");
   }
-  if (h.digest != rec.digest || h.kind != rec.kind || h.codec != rec.codec || h.stored_len != rec.stored_len ||
-      h.raw_len != rec.raw_len || h.stored_xxh != rec.stored_xxh)
+  bool v1 = rec.stored_len || rec.stored_xxh;
+  if (h.digest != rec.digest || h.kind != rec.kind || h.codec != rec.codec || h.raw_len != rec.raw_len ||
+      (v1 && (h.stored_len != rec.stored_len || h.stored_xxh != rec.stored_xxh)) ||
+      h.stored_len > item.size() - kEntryHeaderSize)
     throw Mismatch(what + " does not match the remote index: refused, not stored");
-  ByteSpan stored = entry.subspan(kEntryHeaderSize);
-  if (xxh64(stored) != rec.stored_xxh) throw Mismatch(what + " does not match its checksum: refused, not stored");
+  CheckedItem out;
+  out.rec = rec;
+  out.rec.stored_len = h.stored_len;
+  out.rec.stored_xxh = h.stored_xxh;
+  ByteSpan stored = item.subspan(kEntryHeaderSize, h.stored_len);
+  if (xxh64(stored) != h.stored_xxh) throw Mismatch(what + " does not match its checksum: refused, not stored");
   Digest got;
   if (rec.codec == Codec::Raw) {
     if (stored.size() != rec.raw_len) throw Mismatch(what + " has the wrong size: refused, not stored");
@@ -217,7 +253,56 @@ ByteSpan check_entry(const Range& rg, const Bytes& body, const IndexRecord& rec,
     throw Error(what + " is dictionary-compressed; fetching such objects is not supported");
   }
   if (got != rec.digest) throw Mismatch(what + " does not match its name (SHA-256): refused, not stored");
-  return stored;
+  out.stored = stored;
+  return out;
+}
+
+// Checks one v2 block of a fetched range: header, table and checksum, every
+// member's SHA-256 (all of them are stored), and that it holds each wanted
+// record at the position the index gives.
+CheckedItem check_block(ByteSpan body, uint64_t body_start, const std::vector<IndexRecord>& wanted, uint64_t end,
+                        const std::string& url) {
+  const uint64_t off = wanted.front().offset;
+  std::string what = "block at offset " + std::to_string(off) + " of '" + url + "'";
+  CheckedItem out;
+  try {
+    out.block = parse_block(body.subspan(off - body_start, end - off), url, off);
+  } catch (const Corrupt& e) {
+    throw Mismatch(what + " is damaged (" + e.what() + "): refused, not stored");
+  }
+  const PackReader::Block& bl = *out.block;
+  if (bl.header.codec == Codec::ZstdDict) throw Error(what + " is dictionary-compressed; fetching such objects is not supported");
+  for (const IndexRecord& r : wanted)
+    if (r.member >= bl.members.size() || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len ||
+        r.codec != bl.header.codec || r.kind != Kind::Blob)
+      throw Mismatch(what + " does not hold object " + to_hex(r.digest) + " where the remote index says: refused, not stored");
+  try {
+    out.block_raw = decode_block(bl, nullptr, url, off);
+  } catch (const Corrupt& e) {
+    throw Mismatch(what + " does not decompress: refused, not stored");
+  }
+  uint64_t at = 0;
+  for (const BlockMember& m : bl.members) {
+    if (sha256(ByteSpan(out.block_raw).subspan(at, m.raw_len)) != m.digest)
+      throw Mismatch("object " + to_hex(m.digest) + " in the " + what + " does not match its name (SHA-256): refused, not stored");
+    at += m.raw_len;
+  }
+  out.rec = wanted.front();
+  return out;
+}
+
+// Checks the items of a fetched range, one per distinct offset, in order.
+std::vector<CheckedItem> check_range(const Range& rg, const Bytes& body, const std::string& url) {
+  std::vector<CheckedItem> out;
+  for (size_t k = 0; k < rg.recs.size();) {
+    size_t e = k + 1;
+    while (e < rg.recs.size() && rg.recs[e].offset == rg.recs[k].offset) e++;
+    const IndexRecord& rec = rg.recs[k];
+    if (rec.member == kNoMember) out.push_back(check_entry(body, rg.start, rec, rg.ends[k], url));
+    else out.push_back(check_block(body, rg.start, {rg.recs.begin() + k, rg.recs.begin() + e}, rg.ends[k], url));
+    k = e;
+  }
+  return out;
 }
 
 // Fetched entries become new packs of the library, one every `limit` bytes.
@@ -227,13 +312,42 @@ public:
   ~PackSink() { discard(); }
 
   void append(const IndexRecord& rec, ByteSpan stored, bool mirror = false) {
-    if (!writer_) {
-      tmp_ = std::make_unique<AtomicFile>(lib_.tmp_dir() + "/pack", 0644);
-      writer_ = std::make_unique<PackWriter>(tmp_->fd(), tmp_->temp_path(), std::max(lib_.default_level(), 0));
-    }
+    open();
     if (writer_->contains(rec.digest) && !mirror) return;
     writer_->append_copy(rec, stored, mirror);
     if (writer_->bytes_written() >= limit_) publish();
+  }
+  // A checked item: an entry as is, a block verbatim when the pack being
+  // written holds none of its members, else its other members one by one.
+  // Returns the objects added.
+  uint64_t append(const CheckedItem& it) {
+    if (!it.block) {
+      bool fresh = !writer_ || !writer_->contains(it.rec.digest);
+      append(it.rec, it.stored);
+      return fresh;
+    }
+    open();
+    const PackReader::Block& bl = *it.block;
+    bool clash = false;
+    for (const BlockMember& m : bl.members) clash = clash || writer_->contains(m.digest);
+    uint64_t added = 0;
+    if (!clash) {
+      writer_->append_block_copy(bl.header, bl.members, bl.table, bl.payload);
+      added = bl.members.size();
+    } else {
+      uint64_t at = 0;
+      for (const BlockMember& m : bl.members) {
+        if (!writer_->contains(m.digest)) {
+          ByteSpan raw = ByteSpan(it.block_raw).subspan(at, m.raw_len);
+          if (writer_->is_small(m.raw_len)) writer_->append_small(m.digest, raw);
+          else writer_->append(Kind::Blob, Codec::Raw, m.digest, m.raw_len, raw);
+          added++;
+        }
+        at += m.raw_len;
+      }
+    }
+    if (writer_->bytes_written() >= limit_) publish();
+    return added;
   }
   // Publishes the pack being written (if any) into the library.
   void publish() {
@@ -254,6 +368,12 @@ public:
   uint64_t packs() const { return packs_; }
 
 private:
+  void open() {
+    if (writer_) return;
+    tmp_ = std::make_unique<AtomicFile>(lib_.tmp_dir() + "/pack", 0644);
+    writer_ = std::make_unique<PackWriter>(tmp_->fd(), tmp_->temp_path(), std::max(lib_.default_level(), 0));
+  }
+
   Library& lib_;
   uint64_t limit_;
   std::unique_ptr<AtomicFile> tmp_;
@@ -261,28 +381,34 @@ private:
   uint64_t packs_ = 0;
 };
 
-// The ranges that carry `wants` (step 4 of the header).
+// The ranges that carry `wants` (step 4 of the header). The wanted members
+// of one v2 block share its range.
 std::vector<Range> plan_ranges(std::vector<Want> wants, const Remote& r, const FetchOptions& o) {
   std::sort(wants.begin(), wants.end(), [](const Want& a, const Want& b) {
-    return a.pack != b.pack ? a.pack < b.pack : a.rec.offset < b.rec.offset;
+    return a.pack != b.pack ? a.pack < b.pack : a.rec.offset != b.rec.offset ? a.rec.offset < b.rec.offset : a.rec.member < b.rec.member;
   });
   std::map<size_t, uint64_t> needed;
-  for (const Want& w : wants) needed[w.pack] += kEntryHeaderSize + w.rec.stored_len;
+  for (size_t k = 0; k < wants.size(); k++)
+    if (k == 0 || wants[k].pack != wants[k - 1].pack || wants[k].rec.offset != wants[k - 1].rec.offset)
+      needed[wants[k].pack] += r.packs[wants[k].pack].item_end(wants[k].rec) - wants[k].rec.offset;
   std::vector<Range> out;
   for (const Want& w : wants) {
-    uint64_t gap = double(needed[w.pack]) >= o.whole_pack * double(r.packs[w.pack].entry.size) ? UINT64_MAX : o.gap;
-    uint64_t s = w.rec.offset, e = entry_end(w.rec);
-    if (e > r.packs[w.pack].entry.size || s < kPackHeaderSize)
-      throw Error("index of '" + r.packs[w.pack].url + "' places object " + to_hex(w.rec.digest) + " outside the pack");
+    const RemotePack& p = r.packs[w.pack];
+    uint64_t gap = double(needed[w.pack]) >= o.whole_pack * double(p.entry.size) ? UINT64_MAX : o.gap;
+    uint64_t s = w.rec.offset, e = p.item_end(w.rec);
+    if (e > p.entry.size || s < kPackHeaderSize || e < s)
+      throw Error("index of '" + p.url + "' places object " + to_hex(w.rec.digest) + " outside the pack");
     if (!out.empty()) {
       Range& last = out.back();
-      if (last.pack == w.pack && s >= last.end && s - last.end <= gap && e - last.start <= o.max_range) {
-        last.end = e;
+      bool same_item = last.pack == w.pack && last.recs.back().offset == s;
+      if (same_item || (last.pack == w.pack && s >= last.end && s - last.end <= gap && e - last.start <= o.max_range)) {
+        last.end = std::max(last.end, e);
         last.recs.push_back(w.rec);
+        last.ends.push_back(e);
         continue;
       }
     }
-    out.push_back(Range{w.pack, s, e, {w.rec}});
+    out.push_back(Range{w.pack, s, e, {w.rec}, {e}});
   }
   return out;
 }
@@ -293,7 +419,7 @@ std::vector<Range> plan_ranges(std::vector<Want> wants, const Remote& r, const F
 // one range per core is being checked; its body is held until then.
 class RangeChecker {
 public:
-  using Store = std::function<void(const IndexRecord&, ByteSpan)>;
+  using Store = std::function<void(const CheckedItem&)>;
   RangeChecker(const Progress& progress, uint64_t total, Store store)
       : progress_(progress), total_(total), store_(std::move(store)),
         max_(std::max(2u, std::thread::hardware_concurrency())) {}
@@ -303,9 +429,7 @@ public:
     job->rg = &rg;
     job->body = std::move(body);
     Job* j = job.get();
-    job->done = std::async(std::launch::async, [j, url] {
-      for (const IndexRecord& rec : j->rg->recs) j->stored.push_back(check_entry(*j->rg, j->body, rec, url));
-    });
+    job->done = std::async(std::launch::async, [j, url] { j->items = check_range(*j->rg, j->body, url); });
     jobs_.push_back(std::move(job));
     drain(max_);
   }
@@ -315,7 +439,7 @@ public:
                                                          std::future_status::ready)) {
       Job& j = *jobs_.front();
       j.done.get(); // rethrows a Mismatch
-      for (size_t k = 0; k < j.stored.size(); k++) store_(j.rg->recs[k], j.stored[k]);
+      for (const CheckedItem& it : j.items) store_(it);
       done_bytes_ += j.rg->end - j.rg->start;
       report(progress_, "fetch", done_bytes_, total_);
       jobs_.pop_front();
@@ -326,7 +450,7 @@ private:
   struct Job {
     const Range* rg = nullptr;
     Bytes body;
-    std::vector<ByteSpan> stored;
+    std::vector<CheckedItem> items;
     std::future<void> done; // last: its destructor waits for the thread
   };
   const Progress& progress_;
@@ -354,10 +478,9 @@ void fetch_objects(const Remote& r, HttpClient& http, const std::vector<Want>& w
   res.ranges += ranges.size();
   res.range_bytes += total;
   try {
-    RangeChecker checker(o.progress, total, [&](const IndexRecord& rec, ByteSpan stored) {
-      sink.append(rec, stored);
-      res.objects_fetched++;
-      res.needed_bytes += kEntryHeaderSize + rec.stored_len;
+    RangeChecker checker(o.progress, total, [&](const CheckedItem& it) {
+      res.objects_fetched += sink.append(it);
+      res.needed_bytes += it.block ? block_item_size(it.block->header) : kEntryHeaderSize + it.rec.stored_len;
     });
     http.run(reqs, [&](size_t i, Bytes& body) { checker.add(ranges[i], std::move(body), reqs[i].url); });
     checker.drain(0);
@@ -394,9 +517,11 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, HttpClient& http, cons
   q.start = rg[0].start;
   q.end = rg[0].end;
   Bytes body = http.get(q);
-  ByteSpan stored = check_entry(rg[0], body, w->rec, q.url);
-  fc.rec = w->rec;
-  fc.stored.assign(stored.begin(), stored.end());
+  if (w->rec.member != kNoMember) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is listed inside a block of '" + q.url + "'; catalogs are entries");
+  if (body.size() != rg[0].end - rg[0].start) throw Error("'" + q.url + "' sent " + std::to_string(body.size()) + " bytes for a range of " + std::to_string(rg[0].end - rg[0].start));
+  CheckedItem it = check_entry(body, rg[0].start, w->rec, rg[0].end, q.url);
+  fc.rec = it.rec;
+  fc.stored.assign(it.stored.begin(), it.stored.end());
   Bytes raw(w->rec.raw_len);
   if (w->rec.codec == Codec::Zstd) zstd_decompress(fc.stored, raw, nullptr, q.url);
   else raw = fc.stored;

@@ -159,14 +159,19 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
   // An object found in a pack that was not visible when step 1 looked at it
   // (its index was published since: adds run while we verify): intact if step 1
   // found it intact there, or, for a pack listed after step 1, if it reads now.
-  auto intact_where_found = [&](const ObjectRef& ref, const Digest& d) {
+  // `why` gets what was wrong when it is not.
+  auto intact_where_found = [&](const ObjectRef& ref, const Digest& d, std::string& why) {
     std::string name = base_of(ref.pack->path());
     for (auto& ps : seen)
-      if (ps.name == name) return ps.good.count(d) > 0;
+      if (ps.name == name) {
+        if (!ps.good.count(d)) why = "pack '" + name + "' lists it, but verifying that pack found no intact copy";
+        return ps.good.count(d) > 0;
+      }
     try {
       ref.pack->read_stream(ref.rec, [](ByteSpan) {});
       return true;
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      why = std::string("reading it from pack '") + name + "' failed: " + e.what();
       return false;
     }
   };
@@ -191,7 +196,8 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
     bool intact = intact_visible.count(d) > 0;
     auto ref = lib.locate(d); // rescans on a miss: packs are published while we verify
     bool locatable = ref.has_value();
-    if (locatable && !intact) intact = intact_where_found(*ref, d);
+    std::string why;
+    if (locatable && !intact) intact = intact_where_found(*ref, d, why);
     if (!locatable) {
       LibraryBadObject& b = entry_for(d, kind);
       if (intact)
@@ -203,7 +209,7 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
       s = 2;
     } else if (!intact) {
       LibraryBadObject& b = entry_for(d, kind);
-      if (b.bad_copies.empty()) b.missing = "listed by a pack's index, but no intact entry holds it";
+      if (b.bad_copies.empty()) b.missing = "listed by a pack's index, but no intact entry holds it" + (why.empty() ? "" : " (" + why + ")");
       s = 2;
     } else if (bad_at.count(d)) {
       s = 1;
