@@ -15,7 +15,7 @@ namespace {
 struct Options {
   std::string lib, grace = "1h", unused;
   unsigned min_garbage = 0;
-  bool dry_run = false, json = false;
+  bool dry_run = false, json = false, upgrade = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -25,6 +25,7 @@ void setup(CLI::App& app) {
   app.add_option("--unused", o.unused, "Also drop catalogs not restored for this long (e.g. 30d)");
   app.add_option("--min-garbage", o.min_garbage, "Rewrite a pack only if at least this percentage of it is garbage (default 0)")
       ->check(CLI::Range(0, 100));
+  app.add_flag("--upgrade", o.upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
@@ -34,6 +35,7 @@ int run() {
   go.dry_run = o.dry_run;
   go.grace_seconds = parse_duration(o.grace);
   go.min_garbage_pct = o.min_garbage;
+  go.upgrade = o.upgrade;
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
   // Test hooks for crash-consistency and race tests: HPAK_TEST_GC_KILL_AT=STEP

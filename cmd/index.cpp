@@ -15,7 +15,7 @@ struct Options {
 
 void setup(CLI::App& app) {
   app.add_option("pack", o.pack, "Pack file")->required();
-  app.add_flag("--show", o.show, "List the objects: digest, kind, codec, offset, stored and raw size");
+  app.add_flag("--show", o.show, "List the objects: digest, kind, codec, offset, stored and raw size (and block:N for the Nth member of a block)");
   app.add_flag("--json", o.json, "With --show: JSON lines");
   app.add_flag("--no-write", o.no_write, "Do not write the index file (with --show: list only)");
 }
@@ -33,15 +33,20 @@ int run() {
     f.commit();
   }
   if (o.show) {
-    for (auto& r : recs) {
+    // An entry's stored size from its header (a v2 index leaves it to the
+    // pack); a block member has none of its own: it shows 0 and its position.
+    for (auto& rec : recs) {
+      formats::IndexRecord r = pack.complete_or_same(rec);
+      bool member = r.member != formats::kNoMember;
       if (o.json)
-        printf("{\"digest\":\"%s\",\"kind\":\"%s\",\"codec\":\"%s\",\"offset\":%llu,\"stored\":%llu,\"raw\":%llu}\n",
+        printf("{\"digest\":\"%s\",\"kind\":\"%s\",\"codec\":\"%s\",\"offset\":%llu,\"stored\":%llu,\"raw\":%llu%s}\n",
                to_hex(r.digest).c_str(), formats::kind_name(r.kind), formats::codec_name(r.codec), (unsigned long long)r.offset,
-               (unsigned long long)r.stored_len, (unsigned long long)r.raw_len);
+               (unsigned long long)r.stored_len, (unsigned long long)r.raw_len,
+               member ? (",\"member\":" + std::to_string(r.member)).c_str() : "");
       else
-        printf("%s %-7s %-9s %12llu %10llu %10llu\n", to_hex(r.digest).c_str(), formats::kind_name(r.kind),
+        printf("%s %-7s %-9s %12llu %10llu %10llu%s\n", to_hex(r.digest).c_str(), formats::kind_name(r.kind),
                formats::codec_name(r.codec), (unsigned long long)r.offset, (unsigned long long)r.stored_len,
-               (unsigned long long)r.raw_len);
+               (unsigned long long)r.raw_len, member ? (" block:" + std::to_string(r.member)).c_str() : "");
     }
   }
   return pack.damage().empty() ? kExitOk : kExitProblem;

@@ -14,6 +14,7 @@ namespace {
 struct Options {
   std::string src, out, name, into;
   int level = -1; // -1: 3, or the library's level with --into
+  unsigned pack_version = 2;
   unsigned threads = 0;
   bool no_mtime = false, skip_special = false, no_relocate = false, json = false;
   std::vector<std::string> relocate;
@@ -25,6 +26,8 @@ void setup(CLI::App& app) {
   auto* into = app.add_option("--into", o.into, "Add to this library instead (created if missing); needs --name");
   out->excludes(into);
   app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed; default 3, or the library's own with --into)")->check(CLI::Range(0, 19));
+  app.add_option("--pack-version", o.pack_version, "Pack format to write: 2 (default; small objects compressed together in blocks) or 1 (each object alone, as builds before format 2 write and read)")
+      ->check(CLI::IsMember({1u, 2u}));
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_option("-n,--name", o.name, "Catalog name (default: the directory's name)");
   app.add_option("--relocate", o.relocate, "Also record occurrences of this absolute path (repeatable)");
@@ -64,6 +67,7 @@ int run_into(PackOptions& po) {
 int run() {
   PackOptions po;
   po.level = o.level < 0 ? 3 : o.level;
+  po.pack_version = uint16_t(o.pack_version);
   po.threads = o.threads;
   po.record_mtime = !o.no_mtime;
   po.skip_special = o.skip_special;

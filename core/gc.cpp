@@ -222,6 +222,7 @@ struct PackInfo {
   int64_t age = 0;
   uint64_t objects = 0, live = 0, live_bytes = 0;
   bool young = false, merge = false, damaged_live = false;
+  bool upgrade = false; // a v1 pack rewritten as v2 (GcOptions::upgrade)
 };
 
 // Every digest the named catalogs need (catalog objects included). Throws if
@@ -451,6 +452,9 @@ GcResult gc(Library& lib, const GcOptions& opts) {
     uint64_t garbage = pack_bytes > p->live_bytes ? pack_bytes - p->live_bytes : 0;
     p->merge = p->live == 0 || (p->live < p->objects && garbage * 100 >= pack_bytes * uint64_t(opts.min_garbage_pct));
   }
+  if (opts.upgrade)
+    for (auto* p : old)
+      if (p->reader->version() < kPackVersion2 && p->live > 0) p->merge = p->upgrade = true;
   std::sort(old.begin(), old.end(), [](auto* a, auto* b) { return a->live_bytes < b->live_bytes; });
   size_t roll = 0;
   uint64_t prefix = 0;
@@ -463,7 +467,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   size_t merging = 0;
   for (auto* p : old) merging += p->merge;
   bool worthwhile = false;
-  for (auto* p : old) worthwhile |= p->merge && (p->live < p->objects || merging >= 2);
+  for (auto* p : old) worthwhile |= p->merge && (p->live < p->objects || merging >= 2 || p->upgrade);
 
   // Objects that stay reachable in packs we keep need no copy.
   DigestSet in_kept;
@@ -484,8 +488,10 @@ GcResult gc(Library& lib, const GcOptions& opts) {
       plan.action = "young";
       plan.why = "younger than the grace period (" + std::to_string(p.age) + " s old)";
     } else if (p.merge && worthwhile) {
-      plan.action = p.live == 0 ? "delete" : (p.live < p.objects ? "rewrite" : "merge");
-      plan.why = p.live < p.objects ? std::to_string(p.objects - p.live) + " unreferenced objects" : "small pack rolled up with others";
+      plan.action = p.live == 0 ? "delete" : p.live < p.objects ? "rewrite" : p.upgrade ? "upgrade" : "merge";
+      plan.why = p.live < p.objects ? std::to_string(p.objects - p.live) + " unreferenced objects"
+                 : p.upgrade        ? "pack format version 1, rewritten as version 2 (--upgrade)"
+                                    : "small pack rolled up with others";
     } else {
       plan.action = "keep";
       plan.why = p.live < p.objects ? "garbage below threshold" : "all objects referenced";

@@ -55,6 +55,7 @@ struct GcOptions {
   int64_t grace_seconds = 3600;
   int64_t unused_seconds = -1; // drop catalogs not used for this long (-1: keep all)
   unsigned min_garbage_pct = 0; // rewrite a pack only if at least this much of it is garbage
+  bool upgrade = false; // also rewrite every (old enough) pack of format version 1 as version 2
   unsigned threads = 0;
   Progress progress;
   // Test hook: called with a step name ("published", "condemned", "deleted").
@@ -64,7 +65,7 @@ struct GcOptions {
 struct GcPackPlan {
   std::string pack;    // file name
   uint64_t size = 0, objects = 0, live_objects = 0, live_bytes = 0;
-  std::string action;  // "keep", "rewrite", "merge", "delete", "young"
+  std::string action;  // "keep", "rewrite", "merge", "upgrade", "delete", "young"
   std::string why;
 };
 

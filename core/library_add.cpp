@@ -52,7 +52,7 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   Catalog cat;
   {
     AtomicFile tmp(tmp_dir() + "/pack", 0644);
-    PackWriter w(tmp.fd(), tmp.temp_path(), opts.level);
+    PackWriter w(tmp.fd(), tmp.temp_path(), opts.level, opts.pack_version);
     PackedTree packed = pack_tree(src, w, opts, res.stats);
     res.catalog_digest = packed.catalog_digest;
     cat = std::move(packed.catalog);

@@ -428,7 +428,7 @@ PackFileResult pack_to_file(const std::string& src, const std::string& out_path,
   PackOptions opts = in_opts;
   opts.exclude = exclude_output(src, out_path, in_opts.exclude);
   AtomicFile pack_file(out_path, 0644);
-  PackWriter writer(pack_file.fd(), out_path, opts.level);
+  PackWriter writer(pack_file.fd(), out_path, opts.level, opts.pack_version);
   PackedTree packed = pack_tree(src, writer, opts, res.stats);
   res.catalog_digest = packed.catalog_digest;
   res.pack = writer.finish();

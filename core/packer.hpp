@@ -25,6 +25,7 @@ namespace hpak {
 
 struct PackOptions {
   int level = 3; // zstd level; 0 stores objects uncompressed
+  uint16_t pack_version = 2; // pack format written: 2 (blocks of small objects) or 1
   unsigned threads = 0; // 0 = all cores
   bool skip_special = false;
   bool record_mtime = true;

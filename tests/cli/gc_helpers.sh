@@ -89,7 +89,8 @@ tiny_tree() {
 # add_env LIB NAME SRC
 add_env() {
   local out
-  out=$(H pack "$3" --no-relocate --into "$1" --name "$2" 2>&1) || fail "adding '$2' from '$3' to '$1': $out"
+  # shellcheck disable=SC2086 # ADD_ENV_ARGS: extra pack options, word-split on purpose
+  out=$(H pack "$3" --no-relocate ${ADD_ENV_ARGS:-} --into "$1" --name "$2" 2>&1) || fail "adding '$2' from '$3' to '$1': $out"
 }
 
 # tree_diff SRC TARGET: prints nothing when TARGET holds SRC byte for byte

@@ -15,6 +15,10 @@ source "$root/tests/cli/gc_helpers.sh"
 watchdog 600
 t_start=$SECONDS
 cd "$work" || exit 1
+# The cases below damage single entries (one object each): their packs are
+# written in format 1, where every object is an entry. A damaged block of a
+# format-2 pack is the last case.
+ADD_ENV_ARGS="--pack-version 1"
 
 # records PACK: "digest kind codec offset stored raw", one line per entry.
 records() { H index "$1" --show --no-write; }
@@ -197,6 +201,30 @@ grep -qF "breaks gb:$bad_path" out.txt || fail "repair does not name gb:$bad_pat
 H gc G --grace 0 >out.txt 2>err.txt || fail "gc after repair failed: $(cat err.txt)"
 grep -q "damaged" err.txt && fail "gc after repair still sees damage: $(cat err.txt)"
 no_condemned G
+
+# ---------------------------------------------------------------------------
+echo "== a damaged block (pack format 2): its members are lost, nothing else"
+ADD_ENV_ARGS=
+mk_tree src/v2 41 120
+H init V >/dev/null || fail "init V"
+add_env V v2 src/v2
+pv=$(ls V/packs/pack-*.hpak)
+# The block holding the first blob member: flip a byte in its payload.
+brec=$(records "$pv" | awk '$2 == "blob" && $7 ~ /^block:/' | head -1)
+[ -n "$brec" ] || fail "the format-2 pack has no block: $(records "$pv" | head -3)"
+boff=$(awk '{ print $4 }' <<<"$brec")
+members=$(records "$pv" | awk -v o="$boff" '$4 == o && $7 ~ /^block:/ { print $1 }' | LC_ALL=C sort -u)
+others=$(records "$pv" | awk -v o="$boff" '$2 == "blob" && $4 != o { print $1 }' | LC_ALL=C sort -u)
+[ "$(wc -l <<<"$members")" -ge 2 ] || fail "the block holds fewer than 2 objects"
+count=$(python3 -c 'import sys; b = open(sys.argv[1], "rb").read()[int(sys.argv[2]) + 8:int(sys.argv[2]) + 12]; print(int.from_bytes(b, "little"))' "$pv" "$boff")
+flip "$pv" $((boff + 48 + 36 * count + 4))
+H repair V --json >v2.json 2>v2.err
+rc=$?
+[ "$rc" -eq 1 ] || fail "repair of a damaged block exited $rc, not 1: $(cat v2.json v2.err)"
+[ "$(json_lost v2.json | cut -d' ' -f1 | LC_ALL=C sort -u)" = "$members" ] ||
+  fail "repair does not report exactly the block's members lost: $(json_lost v2.json | head -3)"
+missing=$(comm -23 <(echo "$others") <(lib_blobs V))
+[ -z "$missing" ] || fail "objects outside the damaged block are gone after repair: $(echo "$missing" | head -3)"
 
 stop_watchdog
 echo "test_repair: ok ($((SECONDS - t_start)) s)"

@@ -98,6 +98,7 @@ Bytes raw_catalog(const RawCatalog& c) {
 }
 
 const Bytes kHello = bytes_of("hello from a hostile pack\n");
+const Bytes kHello2 = bytes_of("a second hostile file\n");
 const Bytes kPwned = bytes_of("pwned: this file must never be written\n");
 
 RawNode dir(std::string path, uint32_t mode = 0755) {
@@ -156,6 +157,14 @@ struct PackSpec {
   std::vector<Bytes> catalogs;          // raw catalog bytes, each stored twice
   std::optional<uint64_t> catalog_raw_len; // lie about the catalog's size
   bool write_index = false;
+  // Format 2: blocks written verbatim (header fields as given, checksums
+  // computed), before the blobs. Cases without blocks stay format 1.
+  struct RawBlock {
+    BlockHeader header;
+    std::vector<BlockMember> members;
+    Bytes payload;
+  };
+  std::vector<RawBlock> blocks;
 };
 
 PackResult write_pack(const std::string& name, const PackSpec& spec) {
@@ -168,7 +177,15 @@ PackResult write_pack(const std::string& name, const PackSpec& spec) {
   }
   PackResult res;
   {
-    PackWriter pw(fd, path, 3);
+    PackWriter pw(fd, path, 3, spec.blocks.empty() ? kPackVersion : kPackVersion2);
+    for (auto& bl : spec.blocks) {
+      BlockHeader h = bl.header;
+      h.stored_len = uint32_t(bl.payload.size());
+      h.stored_xxh = xxh64(bl.payload);
+      Bytes table = encode_block_table(bl.members);
+      h.table_xxh = xxh64(table);
+      pw.append_block_copy(h, bl.members, table, bl.payload);
+    }
     for (auto& b : spec.blobs) pw.append(b.kind, b.codec, b.digest, b.raw_len, b.stored, 0, true);
     for (auto& raw : spec.catalogs) {
       Bytes stored;
@@ -184,7 +201,7 @@ PackResult write_pack(const std::string& name, const PackSpec& spec) {
   std::string ip = index_path_for(path);
   ::unlink(ip.c_str());
   if (spec.write_index) {
-    Bytes idx = encode_index(res.records, res.size, res.pack_sum);
+    Bytes idx = encode_index(res.records, res.size, res.pack_sum, spec.blocks.empty() ? kIndexVersion : kIndexVersion2);
     int ifd = ::open(ip.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     write_all(ifd, idx, ip);
     ::close(ifd);
@@ -553,6 +570,57 @@ int main(int argc, char** argv) {
     write_bytes("index-other-pack.hidx", foreign);
     note("index-other-pack.hpak", "verify=1 ls=0 unpack=0", "intact pack; beside it the index of another pack");
     note("index-other-pack.hidx", "-", "the other pack's index");
+  }
+
+  // ---- format 2: blocks of small objects ----
+  {
+    // A raw block whose second member's bytes are not what its name says.
+    PackSpec s;
+    PackSpec::RawBlock bl;
+    bl.header.codec = Codec::Raw;
+    bl.members = {{sha256(kHello), uint32_t(kHello.size())}, {sha256(kHello2), uint32_t(kPwned.size())}};
+    bl.payload = kHello;
+    bl.payload.insert(bl.payload.end(), kPwned.begin(), kPwned.end());
+    bl.header.count = 2;
+    bl.header.raw_len = uint32_t(bl.payload.size());
+    s.blocks = {bl};
+    RawNode b = file("b", kHello2);
+    b.size = kPwned.size();
+    s.catalogs = {raw_catalog(cat({file("a", kHello), b}))};
+    write_pack("v2-block-wrong-digest.hpak", s);
+    note("v2-block-wrong-digest.hpak", "verify=1 ls=0 unpack=2", "format 2: a block member whose bytes do not hash to its name");
+  }
+  {
+    // A zstd block whose frame expands to 10 MiB; the header says 26 bytes.
+    PackSpec s;
+    PackSpec::RawBlock bl;
+    bl.header.codec = Codec::Zstd;
+    bl.members = {{sha256(kHello), uint32_t(kHello.size())}};
+    Bytes big(10 << 20, 0);
+    std::memcpy(big.data(), kHello.data(), kHello.size());
+    zstd_compress(big, 19, nullptr, bl.payload);
+    bl.header.count = 1;
+    bl.header.raw_len = uint32_t(kHello.size());
+    s.blocks = {bl};
+    s.catalogs = {raw_catalog(cat({file("a", kHello)}))};
+    s.write_index = true;
+    write_pack("v2-block-bomb.hpak", s);
+    note("v2-block-bomb.hpak", "verify=1 ls=0 unpack=0", "format 2: a block declaring 26 bytes whose frame expands to 10 MiB (+ .hidx): a read decodes only up to its member (restores); verify reports the frame");
+    note("v2-block-bomb.hidx", "-", "its index");
+  }
+  {
+    // Members whose sizes add up to more than the block holds (checksums valid).
+    PackSpec s;
+    PackSpec::RawBlock bl;
+    bl.header.codec = Codec::Raw;
+    bl.members = {{sha256(kHello), uint32_t(kHello.size())}, {sha256(kPwned), 1u << 30}};
+    bl.payload = kHello;
+    bl.header.count = 2;
+    bl.header.raw_len = uint32_t(kHello.size());
+    s.blocks = {bl};
+    s.catalogs = {raw_catalog(cat({file("a", kHello), file("b", kPwned)}))};
+    write_pack("v2-block-sizes-lie.hpak", s);
+    note("v2-block-sizes-lie.hpak", "verify=1 ls=0 unpack=2", "format 2: a block table whose member sizes exceed the block (1 GiB member)");
   }
 
   // ---- whole-pack refusals ----
