@@ -222,15 +222,18 @@ EOF2
 read -r bad_digest bad_path <<<"$pick"
 check "found an object used once by env-a and once by env-b ($bad_digest $bad_path)" test -n "$bad_digest"
 cp -a "$lib" "$W/lib-intact"
-flip_object_byte() { # PACK DIGEST
-  local off stored
-  read -r off stored < <("$hpak" index "$1" --show --json --no-write | python3 -c '
+flip_object_byte() { # PACK DIGEST: a byte of its stored bytes (an entry's payload, or its block's)
+  local at
+  at=$("$hpak" index "$1" --show --json --no-write | python3 -c '
 import json, sys
 for l in sys.stdin:
     r = json.loads(l)
-    if r["digest"] == sys.argv[1]: print(r["offset"], r["stored"]); break
-' "$2")
-  local at=$((off + 72 + stored / 2))
+    if r["digest"] != sys.argv[1]: continue
+    if "member" not in r: print(r["offset"] + 72 + r["stored"] // 2); break
+    with open(sys.argv[2], "rb") as f:  # a block: past its 48-byte header and 36-byte table rows
+        f.seek(r["offset"]); h = f.read(48)
+    print(r["offset"] + 48 + 36 * int.from_bytes(h[8:12], "little") + int.from_bytes(h[16:20], "little") // 2); break
+' "$2" "$1")
   local b
   b=$(od -An -tu1 -j"$at" -N1 "$1" | tr -d ' ')
   chmod u+w "$1"
