@@ -19,10 +19,18 @@ static void exercise(ByteSpan b, bool check_trailer, const uint8_t* data, size_t
   } catch (const Error&) {
     return;
   }
-  FUZZ_CHECK(v.count() <= b.size() / 72, "count %llu for %zu bytes", (unsigned long long)v.count(), b.size());
+  const size_t per_record = 32 + (v.version() == kIndexVersion ? kIndexRecordSize : kIndexRecordSize2);
+  FUZZ_CHECK(v.version() == kIndexVersion || v.version() == kIndexVersion2, "index version %u accepted", v.version());
+  FUZZ_CHECK(v.count() <= b.size() / per_record, "count %llu for %zu bytes", (unsigned long long)v.count(), b.size());
   for (uint64_t i = 0; i < v.count(); i++) {
     IndexRecord r = v.record_at(i);
-    unsigned __int128 end = (unsigned __int128)r.offset + kEntryHeaderSize + r.stored_len;
+    // v2: an entry's stored_len is left to the pack (0 here); a block member
+    // needs room for the block header at least.
+    FUZZ_CHECK(v.version() == kIndexVersion || (r.stored_len == 0 && r.stored_xxh == 0), "v2 record with stored fields");
+    FUZZ_CHECK(r.member == kNoMember || (v.version() == kIndexVersion2 && r.member < kBlockMaxCount && r.kind == Kind::Blob),
+               "bad block member accepted");
+    size_t hdr = r.member == kNoMember ? kEntryHeaderSize : kBlockHeaderSize;
+    unsigned __int128 end = (unsigned __int128)r.offset + hdr + r.stored_len;
     FUZZ_CHECK(r.offset >= kPackHeaderSize && v.pack_size() >= kPackMinSize &&
                    end <= (unsigned __int128)v.pack_size() - kFooterSize - kTrailerSize,
                "record %llu (offset %llu, stored %llu) accepted outside a pack of %llu bytes", (unsigned long long)i,

@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ByteSpan b(data, size);
   try {
     PackHeader h = decode_pack_header(b, "fuzz.hpak");
-    FUZZ_CHECK(h.version == kPackVersion && h.flags == 0, "header accepted with version %u flags %u", h.version, h.flags);
+    FUZZ_CHECK((h.version == kPackVersion || h.version == kPackVersion2) && h.flags == 0, "header accepted with version %u flags %u",
+               h.version, h.flags);
   } catch (const Error&) {
   }
   // An entry header at offset 0 (as a standalone header) and at the first entry offset.
@@ -43,6 +44,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(!looks, "looks_like_entry_header accepted a header decode_entry_header refuses: %s", e.what());
     }
   }
+  // A v2 block header at the first item offset: the quick check and the full decode agree.
+  if (size >= kPackHeaderSize + kBlockHeaderSize) {
+    ByteSpan rest = b.subspan(kPackHeaderSize);
+    bool looks = looks_like_block_header(rest);
+    try {
+      BlockHeader bh = decode_block_header(rest, "fuzz.hpak", kPackHeaderSize);
+      FUZZ_CHECK(looks, "decode_block_header accepted what looks_like_block_header refused");
+      FUZZ_CHECK(bh.count >= 1 && bh.count <= kBlockMaxCount && bh.raw_len <= kBlockMaxRaw, "block header with count %u raw %u accepted",
+                 bh.count, bh.raw_len);
+      FUZZ_CHECK(bh.codec != Codec::Raw || bh.stored_len == bh.raw_len, "raw block with stored != raw");
+    } catch (const Error& e) {
+      FUZZ_CHECK(!looks, "looks_like_block_header accepted a header decode_block_header refuses: %s", e.what());
+    }
+  }
   if (size >= kFooterSize) {
     try {
       decode_footer(b.subspan(size - kFooterSize), "fuzz.hpak", size - kFooterSize);
@@ -53,7 +68,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ScanResult s = scan_pack(b, "fuzz.hpak");
   FUZZ_CHECK(s.end <= size, "scan end %llu past size %zu", (unsigned long long)s.end, size);
   uint64_t prev_end = kPackHeaderSize;
+  uint64_t block_at = UINT64_MAX; // offset of the block whose members come now
   for (auto& r : s.records) {
+    if (r.member != kNoMember) {
+      // v2 block members: consecutive records at their block's offset.
+      FUZZ_CHECK(s.version == kPackVersion2, "block member in a scan of a version %u pack", s.version);
+      if (r.offset != block_at) {
+        FUZZ_CHECK(r.offset >= prev_end, "block at %llu overlaps the previous item", (unsigned long long)r.offset);
+        FUZZ_CHECK(r.offset <= s.end && s.end - r.offset >= kBlockHeaderSize, "block at %llu outside the scan", (unsigned long long)r.offset);
+        BlockHeader bh = decode_block_header(b.subspan(r.offset, kBlockHeaderSize), "fuzz.hpak", r.offset);
+        FUZZ_CHECK(block_item_size(bh) <= s.end - r.offset, "block at %llu ends past the scan", (unsigned long long)r.offset);
+        block_at = r.offset;
+        prev_end = r.offset + block_item_size(bh);
+      }
+      continue;
+    }
     FUZZ_CHECK(r.offset >= prev_end, "record at %llu overlaps the previous one", (unsigned long long)r.offset);
     FUZZ_CHECK(r.offset <= s.end && s.end - r.offset >= kEntryHeaderSize && r.stored_len <= s.end - r.offset - kEntryHeaderSize,
                "record at %llu (stored %llu) outside [32, %llu)", (unsigned long long)r.offset, (unsigned long long)r.stored_len,
@@ -71,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size >= kTrailerSize) std::memcpy(trailer.data(), data + size - kTrailerSize, kTrailerSize);
   uint64_t view_size = std::max<uint64_t>(size, s.end + kFooterSize + kTrailerSize);
   size_t n = s.records.size();
-  Bytes idx = encode_index(std::move(s.records), view_size, trailer);
+  Bytes idx = encode_index(std::move(s.records), view_size, trailer, s.index_version());
   try {
     IndexView v(idx, "fuzz.hpak (scanned)", false);
     FUZZ_CHECK(v.count() == n, "index count");
