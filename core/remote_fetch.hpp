@@ -14,8 +14,11 @@
 //  5. fetch: the ranges in parallel (core/remote_http.hpp). Every entry is
 //     checked before it is stored: its header against the index record, its
 //     XXH3, and the SHA-256 of its decoded bytes against its name. A mismatch
-//     stores nothing of the pack being written and fails.
-//  6. store: the entries are copied verbatim into new packs of the library
+//     stores nothing of the pack being written and fails. A v2 index gives
+//     no item lengths: an item is fetched up to the next item's offset (its
+//     header bounds it); an object in a v2 block brings the whole block,
+//     whose header, table and XXH3 are checked and every member's SHA-256.
+//  6. store: the entries (and blocks) are copied verbatim into new packs of the library
 //     (a new pack every `subpack_bytes`, published like any add), so an
 //     interrupted fetch keeps what it stored and the next one fetches only
 //     the rest; on a transport failure the objects checked so far are

@@ -92,16 +92,12 @@
 // into new blocks. Dedup across packs is unchanged: a writer skips an object
 // some pack already holds, whichever item holds it there.
 //
-// State of the work (issue 15): PackWriter writes v2 when constructed with
-// version 2 (core/pack_writer.hpp kDefaultWriteVersion is still 1); reading,
-// scanning, index v2, verify, gc's block copy and repair handle v2. Left:
-// v2 as the default (with it, test_remote fails: core/remote_fetch.cpp fetches
-// entry ranges from index records and knows no blocks; test_library,
-// test_repair, test_roundtrip (index --show count) and test_hostile have v1
-// expectations to revisit), a gc option rewriting v1 packs as v2, the trained
-// dictionary (dict_id is reserved in bhdr), parallel block compression in the
-// packer (blocks are compressed on the writer's thread), fuzzers and hostile
-// corpus entries for v2, and the issue's time measurements.
+// Writers: v2 is the default (core/pack_writer.hpp kDefaultWriteVersion;
+// `hpak pack --pack-version 1` writes v1). gc writes v2 and, with --upgrade,
+// rewrites every v1 pack; a remote fetch copies a wanted object's block whole
+// (core/remote_fetch.cpp). Not done: the trained dictionary (dict_id is
+// reserved in bhdr and read, never written) and compressing blocks on the
+// packer's worker threads (they are compressed on the writer's thread).
 #pragma once
 
 #include <cstdint>
