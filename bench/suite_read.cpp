@@ -93,6 +93,35 @@ double read_files(const std::vector<std::string>& paths, const ReadSet& s) {
 }
 } // namespace
 
+// The same reads from packs of format 1 and 2, at level 0 and 3 (issue 15:
+// what blocks of small objects cost a random read), against the files.
+void read_formats(Ctx& c, const std::string& p, const std::string& label, const std::string& src,
+                  const std::shared_ptr<ReadSet>& set, const std::vector<std::string>& paths, const std::string& m) {
+  std::vector<InArm> arms;
+  for (const char* level : {"3", "0"})
+    for (const char* version : {"1", "2"}) {
+      std::string pk = c.art + "/read-" + p + "-v" + version + "-l" + level + ".hpak";
+      c.must({c.hpak, "-q", "pack", src, "-o", pk, "-l", level, "--pack-version", version, "-j", c.T}, "hpak pack");
+      auto reader = std::make_shared<PackReader>(pk);
+      InArm a;
+      a.tool = std::string("format ") + version + ", level " + level + ": find + read (SHA-256 checked)";
+      a.command = std::string("in-process: PackReader::find + read of each object from a pack written with --pack-version ") +
+                  version + " -l " + level + ", one thread";
+      a.role = version[0] == '2' && level[0] == '3' ? "hpak" : "reference";
+      a.body = [reader, set](unsigned) { return read_pack(*reader, *set, true); };
+      arms.push_back(std::move(a));
+    }
+  InArm files;
+  files.tool = "raw fs: open/read/close";
+  files.role = "baseline";
+  files.command = "in-process: open(path) + read(size) + close for each file, same order, one thread";
+  auto paths_p = std::make_shared<std::vector<std::string>>(paths);
+  files.body = [paths_p, set](unsigned) { return read_files(*paths_p, *set); };
+  arms.push_back(std::move(files));
+  for (auto& a : arms) a.count = set->rel.size(), a.bytes = set->bytes, a.unit = "reads";
+  c.series_in("read", "random read by format " + label, m, arms);
+}
+
 void suite_read(Ctx& c) {
   std::vector<std::string> profiles = {"rcc"};
   if (c.cfg.corpus.empty()) profiles = {"packfs", "rcc"};
@@ -135,6 +164,7 @@ void suite_read(Ctx& c) {
       if (missing)
         arms[0].notes.push_back(std::to_string(missing) + " files left out: their bytes are stored relocated (no object of that digest)");
       c.series_in("read", "random read " + label, m, arms);
+      if (m == c.art_medium) read_formats(c, p, label, src, set, *paths, m);
       if (m != c.art_medium) {
         reader.reset();
         remove_tree(tree);
