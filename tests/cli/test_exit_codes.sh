@@ -11,7 +11,7 @@ mkdir "$work/src2"
 echo "second tree" >"$work/src2/only-file"
 
 # ---- 0 ----
-run pack pack -q "$src" -o "$work/env.hpak"
+run pack pack -q "$src" -o "$work/env.hpak" --pack-version 1 # format 1: the damage below costs one object
 expect_rc pack 0
 run pack2 pack -q "$work/src2" -o "$work/two.hpak" -n second
 expect_rc pack2 0

@@ -373,9 +373,10 @@ def main():
                 with open(f"{p_c}/new.txt", "w") as f:
                     f.write("c only\n")
                 trees["sc"] = [tree_sig(p_c)]
-                hpak("pack", trees["a"], "--into", lib, "--name", "a")
-                hpak("pack", trees["b"], "--into", lib, "--name", "b")
-                hpak("pack", p_c, "--into", lib, "--name", "c")
+                # Format 1: the damage costs one object (in format 2 it costs its block).
+                hpak("pack", trees["a"], "--into", lib, "--name", "a", "--pack-version", "1")
+                hpak("pack", trees["b"], "--into", lib, "--name", "b", "--pack-version", "1")
+                hpak("pack", p_c, "--into", lib, "--name", "c", "--pack-version", "1")
                 damage(lib, trees["b"] + "/f2-0")
             op = lambda lib: (["repair", lib], [0, 1])  # 1: b lost an object
             before = after = lambda: {"a": trees["sa"], "c": trees["sc"]}

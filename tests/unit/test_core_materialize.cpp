@@ -299,7 +299,9 @@ TEST_CASE("materialize: damaged objects never leave a file behind") {
   spec.files = 40;
   spec.specials = true;
   fx::make_tree(src, spec);
-  PackFileResult pr = pack_to_file(src, dir / "env.hpak", popts());
+  PackOptions v1 = popts();
+  v1.pack_version = 1; // one damaged object, not a block of them
+  PackFileResult pr = pack_to_file(src, dir / "env.hpak", v1);
   Catalog cat = PackReader(dir / "env.hpak").load_catalog();
   // Damage the object of bin/pip (a File node; pip3 and pip3.11 are hardlinks to it).
   Digest victim{};
