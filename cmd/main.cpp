@@ -12,6 +12,7 @@
 #include "cmd/output.hpp"
 #include "cmd/version.hpp"
 #include "core/pack_trust.hpp"
+#include "core/util/edit_distance.hpp"
 #include "core/util/error.hpp"
 
 using namespace hpak::cmd;
@@ -20,18 +21,10 @@ static std::string suggest(const std::string& name) {
   std::string best;
   size_t best_d = 3;
   for (const Command* c : commands()) {
-    const std::string other = c->name;
-    std::vector<size_t> prev(other.size() + 1), cur(other.size() + 1);
-    for (size_t j = 0; j <= other.size(); j++) prev[j] = j;
-    for (size_t i = 1; i <= name.size(); i++) {
-      cur[0] = i;
-      for (size_t j = 1; j <= other.size(); j++)
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (name[i - 1] != other[j - 1])});
-      prev = cur;
-    }
-    if (prev[other.size()] < best_d) {
-      best_d = prev[other.size()];
-      best = other;
+    size_t d = hpak::edit_distance(name, c->name);
+    if (d < best_d) {
+      best_d = d;
+      best = c->name;
     }
   }
   return best;
