@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/signing.hpp"
@@ -71,6 +72,17 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
+void print_json(const FetchResult& r, double secs) {
+  JsonWriter w;
+  w.begin_object().field("url", o.url).field("catalog", o.name).field("digest", to_hex(r.catalog_digest));
+  w.field("generation", r.generation).field("objects", r.objects).field("objects_fetched", r.objects_fetched);
+  w.field("needed_bytes", r.needed_bytes).field("range_bytes", r.range_bytes).field("transferred_bytes", r.transferred_bytes);
+  w.field("ranges", r.ranges).field("requests", r.requests).field("retries", r.retries);
+  w.field("indexes_fetched", r.indexes_fetched).field("packs_written", r.packs_written).field("replans", r.replans);
+  w.key("signer").value_or_null(r.signer).key("seconds").fixed(secs, 3);
+  w.end().newline().print(stdout);
+}
+
 int run() {
   auto lib = open_or_create_library(o.into);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
@@ -82,15 +94,7 @@ int run() {
   double secs = now_seconds() - t0;
   clear_progress();
   if (o.json)
-    printf("{\"url\":%s,\"catalog\":%s,\"digest\":\"%s\",\"generation\":%llu,\"objects\":%llu,\"objects_fetched\":%llu,"
-           "\"needed_bytes\":%llu,\"range_bytes\":%llu,\"transferred_bytes\":%llu,\"ranges\":%llu,\"requests\":%llu,"
-           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"signer\":%s,\"seconds\":%.3f}\n",
-           json_str(o.url).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(),
-           (unsigned long long)r.generation, (unsigned long long)r.objects, (unsigned long long)r.objects_fetched,
-           (unsigned long long)r.needed_bytes, (unsigned long long)r.range_bytes, (unsigned long long)r.transferred_bytes,
-           (unsigned long long)r.ranges, (unsigned long long)r.requests, (unsigned long long)r.retries,
-           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans,
-           r.signer.empty() ? "null" : json_str(r.signer).c_str(), secs);
+    print_json(r, secs);
   else
     print_fetch_summary(stdout, o.url, o.name, r, secs);
   return kExitOk;

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
 #include "cmd/output.hpp"
 #include "core/pack_reader.hpp"
 
@@ -33,12 +34,13 @@ int run() {
     f.commit();
   }
   if (o.show) {
+    JsonWriter w;
     for (auto& r : recs) {
-      if (o.json)
-        printf("{\"digest\":\"%s\",\"kind\":\"%s\",\"codec\":\"%s\",\"offset\":%llu,\"stored\":%llu,\"raw\":%llu}\n",
-               to_hex(r.digest).c_str(), formats::kind_name(r.kind), formats::codec_name(r.codec), (unsigned long long)r.offset,
-               (unsigned long long)r.stored_len, (unsigned long long)r.raw_len);
-      else
+      if (o.json) {
+        w.begin_object().field("digest", to_hex(r.digest)).field("kind", formats::kind_name(r.kind));
+        w.field("codec", formats::codec_name(r.codec)).field("offset", r.offset).field("stored", r.stored_len).field("raw", r.raw_len);
+        w.end().newline().print(stdout);
+      } else
         printf("%s %-7s %-9s %12llu %10llu %10llu\n", to_hex(r.digest).c_str(), formats::kind_name(r.kind),
                formats::codec_name(r.codec), (unsigned long long)r.offset, (unsigned long long)r.stored_len,
                (unsigned long long)r.raw_len);

@@ -50,6 +50,7 @@ public:
   JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(bool b);
   JsonWriter& value(std::nullptr_t);
+  JsonWriter& value(double) = delete; // say how: number() or fixed()
   template <std::integral T>
     requires(!std::same_as<T, bool> && !std::same_as<T, char>)
   JsonWriter& value(T v) {

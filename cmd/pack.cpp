@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
 #include "cmd/output.hpp"
 #include "core/library.hpp"
 #include "core/packer.hpp"
@@ -45,13 +46,13 @@ int run_into(PackOptions& po) {
   clear_progress();
   const PackStats& s = r.stats;
   if (o.json) {
-    printf("{\"library\":%s,\"catalog\":%s,\"catalog_digest\":\"%s\",\"pack\":%s,\"files\":%llu,\"file_bytes\":%llu,"
-           "\"unique_objects\":%llu,\"objects_written\":%llu,\"objects_present\":%llu,\"raw_written\":%llu,"
-           "\"stored_written\":%llu,\"pack_bytes\":%llu,\"relocated_files\":%llu,\"repairs\":%d,\"seconds\":%.3f}\n",
-           json_str(o.into).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(), json_str(r.pack_name).c_str(),
-           (unsigned long long)s.files, (unsigned long long)s.file_bytes, (unsigned long long)s.unique_objects,
-           (unsigned long long)s.objects_written, (unsigned long long)s.objects_present, (unsigned long long)s.raw_written,
-           (unsigned long long)s.stored_written, (unsigned long long)r.pack_size, (unsigned long long)s.relocated_files, r.repairs, secs);
+    JsonWriter w;
+    w.begin_object().field("library", o.into).field("catalog", o.name).field("catalog_digest", to_hex(r.catalog_digest));
+    w.field("pack", r.pack_name).field("files", s.files).field("file_bytes", s.file_bytes).field("unique_objects", s.unique_objects);
+    w.field("objects_written", s.objects_written).field("objects_present", s.objects_present).field("raw_written", s.raw_written);
+    w.field("stored_written", s.stored_written).field("pack_bytes", r.pack_size).field("relocated_files", s.relocated_files);
+    w.field("repairs", r.repairs).key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
   } else {
     printf("added '%s' to '%s': %llu files (%s), %llu of %llu objects new (%s stored), %llu already present; %.2f s\n",
            o.name.c_str(), o.into.c_str(), (unsigned long long)s.files, human_bytes(s.file_bytes).c_str(),
@@ -79,14 +80,13 @@ int run() {
   clear_progress();
   const PackStats& s = r.stats;
   if (o.json) {
-    printf("{\"pack\":%s,\"pack_sha256\":%s,\"catalog\":%s,\"catalog_digest\":\"%s\",\"files\":%llu,\"dirs\":%llu,"
-           "\"symlinks\":%llu,\"hardlinks\":%llu,\"file_bytes\":%llu,\"objects\":%llu,\"stored_bytes\":%llu,"
-           "\"pack_bytes\":%llu,\"relocated_files\":%llu,\"seconds\":%.3f}\n",
-           json_str(o.out).c_str(), json_str(to_hex(r.pack.file_sum)).c_str(), json_str(po.name).c_str(),
-           to_hex(r.catalog_digest).c_str(), (unsigned long long)s.files, (unsigned long long)s.dirs,
-           (unsigned long long)s.symlinks, (unsigned long long)s.hardlinks, (unsigned long long)s.file_bytes,
-           (unsigned long long)s.objects_written, (unsigned long long)s.stored_written, (unsigned long long)r.pack.size,
-           (unsigned long long)s.relocated_files, secs);
+    JsonWriter w;
+    w.begin_object().field("pack", o.out).field("pack_sha256", to_hex(r.pack.file_sum)).field("catalog", po.name);
+    w.field("catalog_digest", to_hex(r.catalog_digest)).field("files", s.files).field("dirs", s.dirs).field("symlinks", s.symlinks);
+    w.field("hardlinks", s.hardlinks).field("file_bytes", s.file_bytes).field("objects", s.objects_written);
+    w.field("stored_bytes", s.stored_written).field("pack_bytes", r.pack.size).field("relocated_files", s.relocated_files);
+    w.key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
   } else {
     printf("packed %llu files, %llu dirs, %llu symlinks, %llu hardlinks (%s) into '%s'\n", (unsigned long long)s.files,
            (unsigned long long)s.dirs, (unsigned long long)s.symlinks, (unsigned long long)s.hardlinks,

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/restore.hpp"
@@ -83,13 +84,12 @@ int run() {
   clear_progress();
   for (auto& f : s.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());
   if (o.json) {
-    printf("{\"catalog\":%s,\"target\":%s,\"fresh\":%s,\"files\":%llu,\"written\":%llu,\"kept\":%llu,\"compared\":%llu,"
-           "\"removed\":%llu,\"dirs_created\":%llu,\"links_written\":%llu,\"modes_fixed\":%llu,\"bytes_written\":%llu,"
-           "\"failed\":%zu,\"seconds\":%.3f}\n",
-           json_str(o.name).c_str(), json_str(o.target).c_str(), s.fresh ? "true" : "false", (unsigned long long)s.files,
-           (unsigned long long)s.files_written, (unsigned long long)s.files_kept, (unsigned long long)s.files_compared,
-           (unsigned long long)s.removed, (unsigned long long)s.dirs_created, (unsigned long long)s.links_written,
-           (unsigned long long)s.modes_fixed, (unsigned long long)s.bytes_written, s.failures.size(), secs);
+    JsonWriter w;
+    w.begin_object().field("catalog", o.name).field("target", o.target).field("fresh", s.fresh).field("files", s.files);
+    w.field("written", s.files_written).field("kept", s.files_kept).field("compared", s.files_compared).field("removed", s.removed);
+    w.field("dirs_created", s.dirs_created).field("links_written", s.links_written).field("modes_fixed", s.modes_fixed);
+    w.field("bytes_written", s.bytes_written).field("failed", s.failures.size()).key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
   } else {
     printf("restored '%s' into '%s' (%s): %llu files written, %llu kept, %llu removed, %llu modes fixed, %s in %.3f s\n",
            o.name.c_str(), o.target.c_str(), s.fresh ? "fresh" : "dirty", (unsigned long long)s.files_written,
