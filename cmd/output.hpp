@@ -1,5 +1,5 @@
-// Output helpers for the command layer: progress on a TTY, JSON strings,
-// human sizes, and a checked flush of stdout (ENOSPC/EIO/EPIPE are errors).
+// Output helpers for the command layer: progress on a TTY, human sizes, and
+// a checked flush of stdout (ENOSPC/EIO/EPIPE are errors). JSON: cmd/json.hpp.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +15,6 @@ namespace hpak::cmd {
 Progress progress_bar();
 void clear_progress();
 
-std::string json_str(std::string_view s);
 std::string human_bytes(uint64_t n);
 std::string mode_string(char type, uint32_t mode);
 double now_seconds();
