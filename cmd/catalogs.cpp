@@ -5,6 +5,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/library.hpp"
 
@@ -39,6 +40,7 @@ int run() {
   }
   if (o.args.size() != 1) throw Error("usage: hpak catalogs LIB");
   Library lib(o.args[0]);
+  log_library(lib);
   if (o.names) {
     for (auto& name : lib.catalog_names()) printf("%s\n", name.c_str());
     return kExitOk;

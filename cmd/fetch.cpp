@@ -6,6 +6,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/signing.hpp"
@@ -43,6 +44,13 @@ std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
     Library::init(dir);
   }
   return std::make_unique<Library>(dir);
+}
+
+void log_fetch(const FetchResult& r) {
+  spdlog::debug("fetch: generation {}, {} objects, {} fetched ({} bytes needed, {} in {} ranges, {} transferred), {} requests, "
+                "{} retries, {} indexes fetched, {} packs written, {} replans",
+                r.generation, r.objects, r.objects_fetched, r.needed_bytes, r.range_bytes, r.ranges, r.transferred_bytes, r.requests,
+                r.retries, r.indexes_fetched, r.packs_written, r.replans);
 }
 
 void print_fetch_summary(FILE* to, const std::string& url, const std::string& name, const FetchResult& r, double secs) {
@@ -85,6 +93,7 @@ void print_json(const FetchResult& r, double secs) {
 
 int run() {
   auto lib = open_or_create_library(o.into);
+  log_library(*lib);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
   resolve_remote_access(o.url, o.fo, o.allowed_signers.empty() ? library_policy_file(*lib) : o.allowed_signers);
   o.fo.local_name = o.as;
@@ -93,6 +102,7 @@ int run() {
   FetchResult r = fetch(*lib, o.url, o.name, o.fo);
   double secs = now_seconds() - t0;
   clear_progress();
+  log_fetch(r);
   if (o.json)
     print_json(r, secs);
   else

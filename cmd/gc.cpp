@@ -6,6 +6,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/duration.hpp"
 #include "cmd/output.hpp"
 #include "core/gc.hpp"
@@ -48,6 +49,7 @@ void print_json(const GcResult& r, double secs) {
 
 int run() {
   Library lib(o.lib);
+  log_library(lib);
   GcOptions go;
   go.dry_run = o.dry_run;
   go.grace_seconds = parse_duration(o.grace);
@@ -71,7 +73,13 @@ int run() {
   GcResult r = gc(lib, go);
   double secs = now_seconds() - t0;
   clear_progress();
-  for (auto& w : r.warnings) fprintf(stderr, "hpak: warning: %s\n", w.c_str());
+  for (auto& w : r.warnings) spdlog::warn("{}", w);
+  for (auto& p : r.packs)
+    spdlog::debug("gc: pack '{}': {} ({}); {}/{} objects live, {}/{} bytes", p.pack, p.action, p.why, p.live_objects, p.objects,
+                  p.live_bytes, p.size);
+  spdlog::debug("gc: {} packs -> {}, {} objects kept, {} dropped, {} catalogs dropped, {} objects ({} bytes) copied in {:.3f} s",
+                r.packs_before, r.packs_after, r.objects_kept, r.objects_dropped, r.dropped_catalogs.size(), r.copied_objects,
+                r.copied_bytes, r.copy_seconds);
   if (o.json) {
     print_json(r, secs);
     return kExitOk;

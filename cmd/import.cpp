@@ -4,6 +4,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/rcc_import.hpp"
 #include "core/util/hash.hpp"
@@ -54,6 +55,7 @@ void print_text(const RccImportResult& r, double secs) {
 int run() {
   if (!Library::is_library(o.lib)) Library::init(o.lib);
   Library lib(o.lib);
+  log_library(lib);
   RccImportOptions io;
   io.rename = o.name;
   io.level = o.level >= 0 ? o.level : (lib.default_level() < 0 ? 3 : lib.default_level());

@@ -3,6 +3,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/pack_reader.hpp"
 
@@ -23,7 +24,8 @@ void setup(CLI::App& app) {
 
 int run() {
   PackReader pack(o.pack, /*use_index_file=*/false);
-  for (auto& d : pack.damage()) fprintf(stderr, "hpak: warning: '%s' offset %llu: %s\n", o.pack.c_str(), (unsigned long long)d.offset, d.why.c_str());
+  log_pack(pack);
+  for (auto& d : pack.damage()) spdlog::warn("'{}' offset {}: {}", o.pack, d.offset, d.why);
   const formats::IndexView& idx = pack.index();
   std::vector<formats::IndexRecord> recs;
   for (uint64_t i = 0; i < idx.count(); i++) recs.push_back(idx.record_at(i));

@@ -4,6 +4,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/pack_reader.hpp"
 
@@ -51,6 +52,7 @@ void print_json(JsonWriter& w, const formats::Node& n) {
 
 int run() {
   PackReader pack(o.pack);
+  log_pack(pack);
   if (o.catalogs) {
     for (auto& n : pack.catalog_names()) printf("%s\n", n.c_str());
     return kExitOk;

@@ -7,14 +7,22 @@
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "cmd/log.hpp"
 
 namespace hpak::cmd {
 
 static bool g_progress_shown = false;
 
 Progress progress_bar() {
-  if (global().quiet || !isatty(2)) return {};
-  return [last = std::chrono::steady_clock::time_point{}](std::string_view phase, uint64_t done, uint64_t total) mutable {
+  end_phases(); // of the previous engine call, if one is still open
+  const bool bar = !global().quiet && isatty(2), log = debug_on();
+  if (!bar && !log) return {};
+  return [bar, log, last = std::chrono::steady_clock::time_point{}](std::string_view phase, uint64_t done, uint64_t total) mutable {
+    if (log) {
+      clear_progress();
+      log_progress(phase, done, total);
+    }
+    if (!bar) return;
     auto now = std::chrono::steady_clock::now();
     if (done != total && now - last < std::chrono::milliseconds(100)) return;
     last = now;

@@ -11,7 +11,8 @@
 namespace hpak::cmd {
 
 // A Progress callback drawing "phase done/total" on stderr when it is a TTY
-// and --quiet is off; an empty function otherwise.
+// and --quiet is off, and logging the phases with -v (cmd/log.hpp); an empty
+// function when neither. One per engine call.
 Progress progress_bar();
 void clear_progress();
 

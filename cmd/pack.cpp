@@ -3,11 +3,13 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/library.hpp"
 #include "core/packer.hpp"
 #include "core/util/file.hpp"
 #include "core/util/hash.hpp"
+#include "core/util/parallel.hpp"
 
 namespace hpak::cmd {
 
@@ -35,16 +37,35 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
+// -v: what was found and written.
+void log_stats(const PackOptions& po, const PackStats& s) {
+  spdlog::debug("pack: level {}, {} threads; {} files, {} dirs, {} symlinks, {} hardlinks, {} file bytes, {} relocated files",
+                po.level, po.threads ? po.threads : default_threads(), s.files, s.dirs, s.symlinks, s.hardlinks, s.file_bytes,
+                s.relocated_files);
+  spdlog::debug("pack: {} unique objects: {} written ({} -> {} bytes), {} already present", s.unique_objects, s.objects_written,
+                s.raw_written, s.stored_written, s.objects_present);
+}
+
+// --skip-special: each special file left out, one warning each (with or without --json).
+void warn_skipped(const PackStats& s) {
+  for (auto& p : s.skipped) spdlog::warn("skipped special file '{}'", p);
+}
+
 int run_into(PackOptions& po) {
   if (o.name.empty()) throw Error("--into needs --name NAME for the catalog");
   if (!Library::is_library(o.into)) Library::init(o.into);
   Library lib(o.into);
+  log_library(lib);
   if (o.level < 0) po.level = lib.default_level() < 0 ? 3 : lib.default_level();
   double t0 = now_seconds();
   Library::AddResult r = lib.add_tree(o.src, o.name, po);
   double secs = now_seconds() - t0;
   clear_progress();
   const PackStats& s = r.stats;
+  log_stats(po, s);
+  spdlog::debug("pack: new pack '{}' ({} bytes), {} extra pack(s) for objects a concurrent gc took away", r.pack_name.empty() ? "none" : r.pack_name,
+                r.pack_size, r.repairs);
+  warn_skipped(s);
   if (o.json) {
     JsonWriter w;
     w.begin_object().field("library", o.into).field("catalog", o.name).field("catalog_digest", to_hex(r.catalog_digest));
@@ -79,6 +100,8 @@ int run() {
   double secs = now_seconds() - t0;
   clear_progress();
   const PackStats& s = r.stats;
+  log_stats(po, s);
+  warn_skipped(s);
   if (o.json) {
     JsonWriter w;
     w.begin_object().field("pack", o.out).field("pack_sha256", to_hex(r.pack.file_sum)).field("catalog", po.name);
@@ -95,7 +118,6 @@ int run() {
            (unsigned long long)s.objects_written, human_bytes(r.pack.size).c_str(),
            r.pack.size ? double(s.file_bytes) / double(r.pack.size) : 0.0, secs, po.name.c_str(),
            to_hex(r.catalog_digest).c_str());
-    for (auto& p : s.skipped) fprintf(stderr, "hpak: skipped special file '%s'\n", p.c_str());
   }
   return kExitOk;
 }

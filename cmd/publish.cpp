@@ -6,6 +6,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/duration.hpp"
 #include "cmd/output.hpp"
 #include "core/remote_publish.hpp"
@@ -34,6 +35,7 @@ void setup(CLI::App& app) {
 
 int run() {
   Library lib(o.lib);
+  log_library(lib);
   PublishOptions po;
   po.generation = o.generation;
   po.sign_key = o.key;

@@ -3,6 +3,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/repair.hpp"
 
@@ -24,6 +25,7 @@ void setup(CLI::App& app) {
 
 int run() {
   Library lib(o.lib);
+  log_library(lib);
   RepairOptions ro;
   ro.dry_run = o.dry_run;
   ro.threads = o.threads;

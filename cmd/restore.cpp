@@ -4,6 +4,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/restore.hpp"
@@ -53,6 +54,7 @@ std::string fetch_into_cache(std::optional<Digest>& expect) {
   double t0 = now_seconds();
   FetchResult r = fetch(*cache, o.lib, o.name, o.fetch);
   clear_progress();
+  log_fetch(r);
   if (!global().quiet && !o.json) print_fetch_summary(stdout, o.lib, o.name, r, now_seconds() - t0);
   if (o.fetch.allowed_signers) expect = r.catalog_digest;
   o.lib = o.cache;
@@ -64,6 +66,7 @@ int run() {
   bool remote = is_remote_url(o.lib);
   std::string name = remote ? fetch_into_cache(remote_expect) : o.name;
   Library lib(o.lib, /*check_index_trailers=*/o.verify);
+  log_library(lib);
   RestoreOptions ro;
   ro.threads = o.threads;
   ro.verify_content = o.verify_content;
@@ -82,6 +85,10 @@ int run() {
   RestoreStats s = restore(lib, name, o.target, ro);
   double secs = now_seconds() - t0;
   clear_progress();
+  spdlog::debug("restore: {}, {} files: {} written, {} kept, {} compared, {} removed, {} dirs created, {} links written, "
+                "{} modes fixed, {} bytes written, {} failed",
+                s.fresh ? "fresh" : "dirty", s.files, s.files_written, s.files_kept, s.files_compared, s.removed, s.dirs_created, s.links_written, s.modes_fixed,
+                s.bytes_written, s.failures.size());
   for (auto& f : s.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());
   if (o.json) {
     JsonWriter w;

@@ -6,6 +6,7 @@
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/verify_library.hpp"
 #include "core/signing.hpp"
@@ -161,6 +162,8 @@ bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWrite
   clear_progress();
   bool ok = lr.ok();
   double lsecs = now_seconds() - t0;
+  spdlog::debug("verify: library '{}': {} packs, {} objects, {} catalogs; {} problems, {} bad objects, {} lost; {:.3f} s", p,
+                lr.packs.size(), lr.objects, lr.catalogs.size(), lr.problems.size(), lr.bad_objects.size(), lr.lost_objects(), lsecs);
   if (!o.json) print_library_human(lr, lsecs);
   std::optional<NameSignatures> ns;
   try {
@@ -195,6 +198,8 @@ bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& 
   }
   double secs = now_seconds() - t0;
   clear_progress();
+  spdlog::debug("verify: pack '{}': {} objects, {} catalogs, {} raw bytes; {} problems, {} bad objects; {:.3f} s", p, r.objects,
+                r.catalogs, r.raw_bytes, r.problems.size(), r.bad_objects.size(), secs);
   bool ok = r.ok();
   if (!o.json) print_human(r, secs);
   std::optional<sshsig::Verdict> sig;
