@@ -9,6 +9,7 @@
 
 #include "bench/suites.hpp"
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
 #include "cmd/output.hpp"
 #include "core/util/error.hpp"
 
@@ -70,12 +71,6 @@ std::string secs(double v) {
 std::string ratio(double v) { return std::isfinite(v) ? fmt(v < 0.1 ? "%.3f×" : "%.2f×", v) : "–"; }
 
 std::string mb(double bytes) { return fmt(bytes >= 1e8 ? "%.0f MB" : "%.1f MB", bytes / 1e6); }
-
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt("%.0f", v);
-  return fmt("%.6g", v);
-}
 
 // Extra numbers of a row, in words.
 std::string extras(const bench::Row& r) {
@@ -201,74 +196,62 @@ void print_tables(const bench::Report& rep) {
          rep.env.quick ? " (--quick: the figures mean little)" : "");
 }
 
+void write_numbers(JsonWriter& w, const std::vector<double>& v) {
+  w.begin_array();
+  for (double x : v) w.number(x, 6);
+  w.end();
+}
+
+void write_environment(JsonWriter& w, const bench::Environment& e) {
+  w.key("environment").begin_object().field("cpu", e.cpu).field("cpus", e.cpus).field("kernel", e.kernel);
+  w.field("mem_bytes", e.mem_bytes).field("threads", e.threads).field("runs", e.runs).field("hpak", e.hpak);
+  w.field("hpak_version", e.hpak_version);
+  write_numbers(w.key("load_start"), e.load_start);
+  write_numbers(w.key("load_end"), e.load_end);
+  w.key("media").begin_array();
+  for (auto& m : e.media) {
+    w.begin_object().field("name", m.name).field("root", m.root).field("fstype", m.mount.fstype);
+    w.field("mount_point", m.mount.mount_point).field("device", m.mount.device).field("options", m.mount.options).end();
+  }
+  w.end().key("tools").begin_object();
+  for (auto& [name, what] : e.tools) w.field(name, what);
+  w.end().end();
+}
+
+void write_row(JsonWriter& w, const bench::Row& r) {
+  bench::Stats st = r.stats();
+  w.begin_object().field("suite", r.suite).field("group", r.group).field("medium", r.medium).field("tool", r.tool);
+  w.field("role", r.role).field("command", r.command).field("unit", r.unit).field("count", r.count).field("bytes", r.bytes);
+  write_numbers(w.key("samples"), r.samples);
+  w.field("n", st.n).key("median").number(st.n ? st.median : NAN, 6).key("min").number(st.n ? st.min : NAN, 6);
+  w.key("max").number(st.n ? st.max : NAN, 6).key("per_second").number(r.per_second(), 6);
+  w.key("mb_per_s").number(r.mb_per_s(), 6).key("us_each").number(r.us_per_unit(), 6);
+  w.key("vs_baseline").number(r.vs_baseline, 6).key("vs_ceiling").number(r.vs_ceiling, 6);
+  w.key("metrics").begin_object();
+  for (auto& m : r.metrics) w.key(m.key).number(m.value, 6);
+  w.end().key("notes").strings(r.notes).key("error").value_or_null(r.error).end();
+}
+
 std::string to_json(const bench::Report& rep) {
-  std::string s;
-  auto add = [&](const std::string& t) { s += t; };
-  auto str_list = [&](const std::vector<std::string>& v) {
-    add("[");
-    for (size_t i = 0; i < v.size(); i++) add((i ? "," : "") + json_str(v[i]));
-    add("]");
-  };
-  auto num_list = [&](const std::vector<double>& v) {
-    add("[");
-    for (size_t i = 0; i < v.size(); i++) add((i ? "," : "") + jnum(v[i]));
-    add("]");
-  };
-  const auto& e = rep.env;
-  add("{\"hpak_bench\":1,\"started\":" + json_str(e.started) + ",\"seconds\":" + jnum(rep.seconds) +
-      ",\"failed\":" + (rep.failed ? "true" : "false") + ",\"quick\":" + (e.quick ? "true" : "false") + ",\"suites\":");
-  str_list(rep.suites);
-  add(",\"environment\":{\"cpu\":" + json_str(e.cpu) + ",\"cpus\":" + jnum(e.cpus) + ",\"kernel\":" + json_str(e.kernel) +
-      ",\"mem_bytes\":" + jnum(double(e.mem_bytes)) + ",\"threads\":" + jnum(e.threads) + ",\"runs\":" + jnum(e.runs) +
-      ",\"hpak\":" + json_str(e.hpak) + ",\"hpak_version\":" + json_str(e.hpak_version) + ",\"load_start\":");
-  num_list(e.load_start);
-  add(",\"load_end\":");
-  num_list(e.load_end);
-  add(",\"media\":[");
-  for (size_t i = 0; i < e.media.size(); i++) {
-    auto& m = e.media[i];
-    add(std::string(i ? "," : "") + "{\"name\":" + json_str(m.name) + ",\"root\":" + json_str(m.root) + ",\"fstype\":" +
-        json_str(m.mount.fstype) + ",\"mount_point\":" + json_str(m.mount.mount_point) + ",\"device\":" + json_str(m.mount.device) +
-        ",\"options\":" + json_str(m.mount.options) + "}");
+  JsonWriter w;
+  w.begin_object().field("hpak_bench", 1).field("started", rep.env.started).key("seconds").number(rep.seconds, 6);
+  w.field("failed", rep.failed).field("quick", rep.env.quick).key("suites").strings(rep.suites);
+  write_environment(w, rep.env);
+  w.key("corpora").begin_array();
+  for (auto& c : rep.corpora) {
+    w.begin_object().field("name", c.name).field("path", c.path).field("origin", c.origin).field("files", c.files);
+    w.field("dirs", c.dirs).field("symlinks", c.symlinks).field("bytes", c.bytes).end();
   }
-  add("],\"tools\":{");
-  for (size_t i = 0; i < e.tools.size(); i++) add((i ? "," : "") + json_str(e.tools[i].first) + ":" + json_str(e.tools[i].second));
-  add("}},\"corpora\":[");
-  for (size_t i = 0; i < rep.corpora.size(); i++) {
-    auto& c = rep.corpora[i];
-    add(std::string(i ? "," : "") + "{\"name\":" + json_str(c.name) + ",\"path\":" + json_str(c.path) + ",\"origin\":" +
-        json_str(c.origin) + ",\"files\":" + jnum(double(c.files)) + ",\"dirs\":" + jnum(double(c.dirs)) +
-        ",\"symlinks\":" + jnum(double(c.symlinks)) + ",\"bytes\":" + jnum(double(c.bytes)) + "}");
+  w.end().key("rows").begin_array();
+  for (auto& r : rep.rows) write_row(w, r);
+  w.end().key("targets").begin_array();
+  for (auto& t : rep.targets) {
+    w.begin_object().field("name", t.name).field("op", t.op).key("value").number(t.value, 6).key("limit").number(t.limit, 6);
+    w.field("unit", t.unit).field("measured", t.measured).field("pass", t.pass).field("detail", t.detail).end();
   }
-  add("],\"rows\":[");
-  for (size_t i = 0; i < rep.rows.size(); i++) {
-    auto& r = rep.rows[i];
-    bench::Stats st = r.stats();
-    add(std::string(i ? "," : "") + "{\"suite\":" + json_str(r.suite) + ",\"group\":" + json_str(r.group) + ",\"medium\":" +
-        json_str(r.medium) + ",\"tool\":" + json_str(r.tool) + ",\"role\":" + json_str(r.role) + ",\"command\":" +
-        json_str(r.command) + ",\"unit\":" + json_str(r.unit) + ",\"count\":" + jnum(double(r.count)) + ",\"bytes\":" +
-        jnum(double(r.bytes)) + ",\"samples\":");
-    num_list(r.samples);
-    add(",\"n\":" + jnum(double(st.n)) + ",\"median\":" + jnum(st.n ? st.median : NAN) + ",\"min\":" + jnum(st.n ? st.min : NAN) +
-        ",\"max\":" + jnum(st.n ? st.max : NAN) + ",\"per_second\":" + jnum(r.per_second()) + ",\"mb_per_s\":" +
-        jnum(r.mb_per_s()) + ",\"us_each\":" + jnum(r.us_per_unit()) + ",\"vs_baseline\":" + jnum(r.vs_baseline) +
-        ",\"vs_ceiling\":" + jnum(r.vs_ceiling) + ",\"metrics\":{");
-    for (size_t k = 0; k < r.metrics.size(); k++) add((k ? "," : "") + json_str(r.metrics[k].key) + ":" + jnum(r.metrics[k].value));
-    add("},\"notes\":");
-    str_list(r.notes);
-    add(",\"error\":" + (r.error.empty() ? std::string("null") : json_str(r.error)) + "}");
-  }
-  add("],\"targets\":[");
-  for (size_t i = 0; i < rep.targets.size(); i++) {
-    auto& t = rep.targets[i];
-    add(std::string(i ? "," : "") + "{\"name\":" + json_str(t.name) + ",\"op\":" + json_str(t.op) + ",\"value\":" + jnum(t.value) +
-        ",\"limit\":" + jnum(t.limit) + ",\"unit\":" + json_str(t.unit) + ",\"measured\":" + (t.measured ? "true" : "false") +
-        ",\"pass\":" + (t.pass ? "true" : "false") + ",\"detail\":" + json_str(t.detail) + "}");
-  }
-  add("],\"notes\":");
-  str_list(rep.notes);
-  add("}\n");
-  return s;
+  w.end().key("notes").strings(rep.notes);
+  w.end().newline();
+  return w.str();
 }
 
 int run() {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "cmd/log.hpp"
 #include "core/pack_reader.hpp"
 #include "core/util/file.hpp"
 
@@ -22,6 +23,7 @@ void setup(CLI::App& app) {
 
 int run() {
   PackReader pack(o.pack);
+  log_pack(pack);
   std::optional<formats::IndexRecord> rec;
   if (is_hex(o.what) && o.what.size() >= 4 && o.what.size() <= 64) {
     std::string lower;

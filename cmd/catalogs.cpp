@@ -4,6 +4,8 @@
 #include <ctime>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/library.hpp"
 
@@ -38,6 +40,7 @@ int run() {
   }
   if (o.args.size() != 1) throw Error("usage: hpak catalogs LIB");
   Library lib(o.args[0]);
+  log_library(lib);
   if (o.names) {
     for (auto& name : lib.catalog_names()) printf("%s\n", name.c_str());
     return kExitOk;
@@ -59,9 +62,11 @@ int run() {
     }
     int64_t used = lib.last_used(name);
     if (o.json) {
-      printf("{\"name\":%s,\"digest\":\"%s\",\"files\":%llu,\"bytes\":%llu,\"relocated_files\":%llu,\"last_used\":%lld%s%s}\n",
-             json_str(name).c_str(), error.empty() ? to_hex(d).c_str() : "", (unsigned long long)files, (unsigned long long)bytes,
-             (unsigned long long)relocated, (long long)used, error.empty() ? "" : ",\"error\":", error.empty() ? "" : json_str(error).c_str());
+      JsonWriter w;
+      w.begin_object().field("name", name).field("digest", error.empty() ? to_hex(d) : "").field("files", files).field("bytes", bytes);
+      w.field("relocated_files", relocated).field("last_used", used);
+      if (!error.empty()) w.field("error", error);
+      w.end().newline().print(stdout);
     } else {
       char when[32] = "-";
       time_t t = time_t(used);

@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/signing.hpp"
@@ -44,6 +46,13 @@ std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
   return std::make_unique<Library>(dir);
 }
 
+void log_fetch(const FetchResult& r) {
+  spdlog::debug("fetch: generation {}, {} objects, {} fetched ({} bytes needed, {} in {} ranges, {} transferred), {} requests, "
+                "{} retries, {} indexes fetched, {} packs written, {} replans",
+                r.generation, r.objects, r.objects_fetched, r.needed_bytes, r.range_bytes, r.ranges, r.transferred_bytes, r.requests,
+                r.retries, r.indexes_fetched, r.packs_written, r.replans);
+}
+
 void print_fetch_summary(FILE* to, const std::string& url, const std::string& name, const FetchResult& r, double secs) {
   fprintf(to,
           "fetched '%s' from '%s' (generation %llu): %llu of %llu objects (%s stored) in %llu ranges, %llu requests, %s "
@@ -71,8 +80,20 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
+void print_json(const FetchResult& r, double secs) {
+  JsonWriter w;
+  w.begin_object().field("url", o.url).field("catalog", o.name).field("digest", to_hex(r.catalog_digest));
+  w.field("generation", r.generation).field("objects", r.objects).field("objects_fetched", r.objects_fetched);
+  w.field("needed_bytes", r.needed_bytes).field("range_bytes", r.range_bytes).field("transferred_bytes", r.transferred_bytes);
+  w.field("ranges", r.ranges).field("requests", r.requests).field("retries", r.retries);
+  w.field("indexes_fetched", r.indexes_fetched).field("packs_written", r.packs_written).field("replans", r.replans);
+  w.key("signer").value_or_null(r.signer).key("seconds").fixed(secs, 3);
+  w.end().newline().print(stdout);
+}
+
 int run() {
   auto lib = open_or_create_library(o.into);
+  log_library(*lib);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
   resolve_remote_access(o.url, o.fo, o.allowed_signers.empty() ? library_policy_file(*lib) : o.allowed_signers);
   o.fo.local_name = o.as;
@@ -81,16 +102,9 @@ int run() {
   FetchResult r = fetch(*lib, o.url, o.name, o.fo);
   double secs = now_seconds() - t0;
   clear_progress();
+  log_fetch(r);
   if (o.json)
-    printf("{\"url\":%s,\"catalog\":%s,\"digest\":\"%s\",\"generation\":%llu,\"objects\":%llu,\"objects_fetched\":%llu,"
-           "\"needed_bytes\":%llu,\"range_bytes\":%llu,\"transferred_bytes\":%llu,\"ranges\":%llu,\"requests\":%llu,"
-           "\"retries\":%llu,\"indexes_fetched\":%llu,\"packs_written\":%llu,\"replans\":%llu,\"signer\":%s,\"seconds\":%.3f}\n",
-           json_str(o.url).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(),
-           (unsigned long long)r.generation, (unsigned long long)r.objects, (unsigned long long)r.objects_fetched,
-           (unsigned long long)r.needed_bytes, (unsigned long long)r.range_bytes, (unsigned long long)r.transferred_bytes,
-           (unsigned long long)r.ranges, (unsigned long long)r.requests, (unsigned long long)r.retries,
-           (unsigned long long)r.indexes_fetched, (unsigned long long)r.packs_written, (unsigned long long)r.replans,
-           r.signer.empty() ? "null" : json_str(r.signer).c_str(), secs);
+    print_json(r, secs);
   else
     print_fetch_summary(stdout, o.url, o.name, r, secs);
   return kExitOk;

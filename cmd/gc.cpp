@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/duration.hpp"
 #include "cmd/output.hpp"
 #include "core/gc.hpp"
@@ -29,8 +31,26 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
+void print_json(const GcResult& r, double secs) {
+  JsonWriter w;
+  w.begin_object().field("dry_run", o.dry_run).field("packs_before", r.packs_before).field("packs_after", r.packs_after);
+  w.field("objects_kept", r.objects_kept).field("objects_dropped", r.objects_dropped);
+  w.field("bytes_before", r.bytes_before).field("bytes_after", r.bytes_after);
+  w.field("bytes_freed", static_cast<int64_t>(r.bytes_before - r.bytes_after)); // negative when the library grew
+  w.field("copied_objects", r.copied_objects).field("copied_bytes", r.copied_bytes);
+  w.key("copy_seconds").fixed(r.copy_seconds, 6).key("seconds").fixed(secs, 3).field("tmp_removed", r.tmp_removed);
+  w.key("dropped_catalogs").strings(r.dropped_catalogs);
+  w.key("packs").begin_array();
+  for (auto& p : r.packs) {
+    w.begin_object().field("pack", p.pack).field("action", p.action).field("why", p.why).field("bytes", p.size);
+    w.field("objects", p.objects).field("live_objects", p.live_objects).field("live_bytes", p.live_bytes).end();
+  }
+  w.end().end().newline().print(stdout);
+}
+
 int run() {
   Library lib(o.lib);
+  log_library(lib);
   GcOptions go;
   go.dry_run = o.dry_run;
   go.grace_seconds = parse_duration(o.grace);
@@ -55,24 +75,15 @@ int run() {
   GcResult r = gc(lib, go);
   double secs = now_seconds() - t0;
   clear_progress();
-  for (auto& w : r.warnings) fprintf(stderr, "hpak: warning: %s\n", w.c_str());
+  for (auto& w : r.warnings) spdlog::warn("{}", w);
+  for (auto& p : r.packs)
+    spdlog::debug("gc: pack '{}': {} ({}); {}/{} objects live, {}/{} bytes", p.pack, p.action, p.why, p.live_objects, p.objects,
+                  p.live_bytes, p.size);
+  spdlog::debug("gc: {} packs -> {}, {} objects kept, {} dropped, {} catalogs dropped, {} objects ({} bytes) copied in {:.3f} s",
+                r.packs_before, r.packs_after, r.objects_kept, r.objects_dropped, r.dropped_catalogs.size(), r.copied_objects,
+                r.copied_bytes, r.copy_seconds);
   if (o.json) {
-    printf("{\"dry_run\":%s,\"packs_before\":%llu,\"packs_after\":%llu,\"objects_kept\":%llu,\"objects_dropped\":%llu,"
-           "\"bytes_before\":%llu,\"bytes_after\":%llu,\"bytes_freed\":%lld,\"copied_objects\":%llu,\"copied_bytes\":%llu,"
-           "\"copy_seconds\":%.6f,\"seconds\":%.3f,\"tmp_removed\":%llu,\"dropped_catalogs\":[",
-           o.dry_run ? "true" : "false", (unsigned long long)r.packs_before, (unsigned long long)r.packs_after,
-           (unsigned long long)r.objects_kept, (unsigned long long)r.objects_dropped, (unsigned long long)r.bytes_before,
-           (unsigned long long)r.bytes_after, (long long)r.bytes_before - (long long)r.bytes_after, (unsigned long long)r.copied_objects,
-           (unsigned long long)r.copied_bytes, r.copy_seconds, secs, (unsigned long long)r.tmp_removed);
-    for (size_t i = 0; i < r.dropped_catalogs.size(); i++) printf("%s%s", i ? "," : "", json_str(r.dropped_catalogs[i]).c_str());
-    printf("],\"packs\":[");
-    for (size_t i = 0; i < r.packs.size(); i++) {
-      auto& p = r.packs[i];
-      printf("%s{\"pack\":%s,\"action\":\"%s\",\"why\":%s,\"bytes\":%llu,\"objects\":%llu,\"live_objects\":%llu,\"live_bytes\":%llu}",
-             i ? "," : "", json_str(p.pack).c_str(), p.action.c_str(), json_str(p.why).c_str(), (unsigned long long)p.size,
-             (unsigned long long)p.objects, (unsigned long long)p.live_objects, (unsigned long long)p.live_bytes);
-    }
-    printf("]}\n");
+    print_json(r, secs);
     return kExitOk;
   }
   for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/rcc_import.hpp"
 #include "core/util/hash.hpp"
@@ -28,20 +30,17 @@ void setup(CLI::App& app) {
 }
 
 void print_json(const RccImportResult& r, double secs) {
-  printf("{\"library\":%s,\"catalogs\":[", json_str(o.lib).c_str());
-  for (size_t i = 0; i < r.catalogs.size(); i++) {
-    const RccImportedCatalog& c = r.catalogs[i];
-    printf("%s{\"name\":%s,\"source\":%s,\"platform\":%s,\"digest\":\"%s\",\"files\":%llu,\"dirs\":%llu,\"symlinks\":%llu,"
-           "\"file_bytes\":%llu,\"relocated_files\":%llu,\"left_out\":%llu}",
-           i ? "," : "", json_str(c.name).c_str(), json_str(c.source).c_str(), json_str(c.platform).c_str(),
-           to_hex(c.digest).c_str(), (unsigned long long)c.files, (unsigned long long)c.dirs, (unsigned long long)c.symlinks,
-           (unsigned long long)c.file_bytes, (unsigned long long)c.relocated_files, (unsigned long long)c.left_out);
+  JsonWriter w;
+  w.begin_object().field("library", o.lib).key("catalogs").begin_array();
+  for (const RccImportedCatalog& c : r.catalogs) {
+    w.begin_object().field("name", c.name).field("source", c.source).field("platform", c.platform).field("digest", to_hex(c.digest));
+    w.field("files", c.files).field("dirs", c.dirs).field("symlinks", c.symlinks).field("file_bytes", c.file_bytes);
+    w.field("relocated_files", c.relocated_files).field("left_out", c.left_out).end();
   }
-  printf("],\"unique_objects\":%llu,\"objects_written\":%llu,\"objects_present\":%llu,\"raw_written\":%llu,"
-         "\"stored_written\":%llu,\"pack\":%s,\"pack_bytes\":%llu,\"repairs\":%d,\"seconds\":%.3f}\n",
-         (unsigned long long)r.unique_objects, (unsigned long long)r.objects_written, (unsigned long long)r.objects_present,
-         (unsigned long long)r.raw_written, (unsigned long long)r.stored_written, json_str(r.pack_name).c_str(),
-         (unsigned long long)r.pack_size, r.repairs, secs);
+  w.end().field("unique_objects", r.unique_objects).field("objects_written", r.objects_written);
+  w.field("objects_present", r.objects_present).field("raw_written", r.raw_written).field("stored_written", r.stored_written);
+  w.field("pack", r.pack_name).field("pack_bytes", r.pack_size).field("repairs", r.repairs).key("seconds").fixed(secs, 3);
+  w.end().newline().print(stdout);
 }
 
 void print_text(const RccImportResult& r, double secs) {
@@ -56,6 +55,7 @@ void print_text(const RccImportResult& r, double secs) {
 int run() {
   if (!Library::is_library(o.lib)) Library::init(o.lib);
   Library lib(o.lib);
+  log_library(lib);
   RccImportOptions io;
   io.rename = o.name;
   io.level = o.level >= 0 ? o.level : (lib.default_level() < 0 ? 3 : lib.default_level());

@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/pack_reader.hpp"
 
@@ -22,7 +24,8 @@ void setup(CLI::App& app) {
 
 int run() {
   PackReader pack(o.pack, /*use_index_file=*/false);
-  for (auto& d : pack.damage()) fprintf(stderr, "hpak: warning: '%s' offset %llu: %s\n", o.pack.c_str(), (unsigned long long)d.offset, d.why.c_str());
+  log_pack(pack);
+  for (auto& d : pack.damage()) spdlog::warn("'{}' offset {}: {}", o.pack, d.offset, d.why);
   const formats::IndexView& idx = pack.index();
   std::vector<formats::IndexRecord> recs;
   for (uint64_t i = 0; i < idx.count(); i++) recs.push_back(idx.record_at(i));
@@ -35,15 +38,16 @@ int run() {
   if (o.show) {
     // An entry's stored size from its header (a v2 index leaves it to the
     // pack); a block member has none of its own: it shows 0 and its position.
+    JsonWriter w;
     for (auto& rec : recs) {
       formats::IndexRecord r = pack.complete_or_same(rec);
       bool member = r.member != formats::kNoMember;
-      if (o.json)
-        printf("{\"digest\":\"%s\",\"kind\":\"%s\",\"codec\":\"%s\",\"offset\":%llu,\"stored\":%llu,\"raw\":%llu%s}\n",
-               to_hex(r.digest).c_str(), formats::kind_name(r.kind), formats::codec_name(r.codec), (unsigned long long)r.offset,
-               (unsigned long long)r.stored_len, (unsigned long long)r.raw_len,
-               member ? (",\"member\":" + std::to_string(r.member)).c_str() : "");
-      else
+      if (o.json) {
+        w.begin_object().field("digest", to_hex(r.digest)).field("kind", formats::kind_name(r.kind));
+        w.field("codec", formats::codec_name(r.codec)).field("offset", r.offset).field("stored", r.stored_len).field("raw", r.raw_len);
+        if (member) w.field("member", r.member);
+        w.end().newline().print(stdout);
+      } else
         printf("%s %-7s %-9s %12llu %10llu %10llu%s\n", to_hex(r.digest).c_str(), formats::kind_name(r.kind),
                formats::codec_name(r.codec), (unsigned long long)r.offset, (unsigned long long)r.stored_len,
                (unsigned long long)r.raw_len, member ? (" block:" + std::to_string(r.member)).c_str() : "");

@@ -3,6 +3,8 @@
 #include <ctime>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/pack_reader.hpp"
 
@@ -31,20 +33,35 @@ char type_char(formats::NodeType t) {
   }
 }
 
+// Permission bits as 4 octal digits ("0755").
+std::string octal_mode(uint32_t mode) {
+  char buf[16];
+  auto r = std::to_chars(buf, buf + sizeof buf, mode, 8);
+  std::string s(buf, size_t(r.ptr - buf));
+  return s.size() < 4 ? std::string(4 - s.size(), '0') + s : s;
+}
+
+// One line: {"path","type","mode","size","mtime_ns"[,"digest","relocations"][,"target"]}.
+void print_json(JsonWriter& w, const formats::Node& n) {
+  w.begin_object().field("path", n.path).field("type", formats::node_type_name(n.type)).field("mode", octal_mode(n.mode));
+  w.field("size", n.size).field("mtime_ns", n.mtime_ns);
+  if (n.type == formats::NodeType::File) w.field("digest", to_hex(n.digest)).field("relocations", n.relocs.size());
+  if (!n.target.empty()) w.field("target", n.target);
+  w.end().newline().print(stdout);
+}
+
 int run() {
   PackReader pack(o.pack);
+  log_pack(pack);
   if (o.catalogs) {
     for (auto& n : pack.catalog_names()) printf("%s\n", n.c_str());
     return kExitOk;
   }
   formats::Catalog cat = pack.load_catalog(o.catalog);
+  JsonWriter w;
   for (auto& n : cat.nodes) {
     if (o.json) {
-      printf("{\"path\":%s,\"type\":\"%s\",\"mode\":\"%04o\",\"size\":%llu,\"mtime_ns\":%lld", json_str(n.path).c_str(),
-             formats::node_type_name(n.type), n.mode, (unsigned long long)n.size, (long long)n.mtime_ns);
-      if (n.type == formats::NodeType::File) printf(",\"digest\":\"%s\",\"relocations\":%zu", to_hex(n.digest).c_str(), n.relocs.size());
-      if (!n.target.empty()) printf(",\"target\":%s", json_str(n.target).c_str());
-      printf("}\n");
+      print_json(w, n);
     } else if (o.long_format) {
       time_t secs = time_t(n.mtime_ns / 1000000000);
       struct tm tm;

@@ -4,14 +4,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/version.hpp"
 #include "core/pack_trust.hpp"
+#include "core/util/edit_distance.hpp"
 #include "core/util/error.hpp"
 
 using namespace hpak::cmd;
@@ -20,21 +21,40 @@ static std::string suggest(const std::string& name) {
   std::string best;
   size_t best_d = 3;
   for (const Command* c : commands()) {
-    const std::string other = c->name;
-    std::vector<size_t> prev(other.size() + 1), cur(other.size() + 1);
-    for (size_t j = 0; j <= other.size(); j++) prev[j] = j;
-    for (size_t i = 1; i <= name.size(); i++) {
-      cur[0] = i;
-      for (size_t j = 1; j <= other.size(); j++)
-        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (name[i - 1] != other[j - 1])});
-      prev = cur;
-    }
-    if (prev[other.size()] < best_d) {
-      best_d = prev[other.size()];
-      best = other;
+    size_t d = hpak::edit_distance(name, c->name);
+    if (d < best_d) {
+      best_d = d;
+      best = c->name;
     }
   }
   return best;
+}
+
+// Runs the command, then flushes stdout; the only place errors are printed.
+static int run_command(const Command& c) {
+  const double t0 = now_seconds();
+  spdlog::debug("command '{}', pid {}", c.name, getpid());
+  int rc = kExitError;
+  std::string error;
+  try {
+    rc = c.run();
+  } catch (const hpak::Error& e) {
+    error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "out of memory";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  end_phases();
+  if (!error.empty()) {
+    clear_progress();
+    fprintf(stderr, "hpak: error: %s\n", error.c_str());
+    rc = kExitError;
+  } else if (!finish_stdout()) {
+    rc = kExitError;
+  }
+  spdlog::debug("command '{}' took {:.3f} s, exit status {}", c.name, now_seconds() - t0, rc);
+  return rc;
 }
 
 int main(int argc, char** argv) {
@@ -43,11 +63,11 @@ int main(int argc, char** argv) {
   self = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);
   if (self.rfind("hpak-", 0) == 0) args.insert(args.begin(), self.substr(5));
 
-  auto logger = spdlog::stderr_color_mt("hpak");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("hpak: %l: %v");
-  spdlog::set_level(spdlog::level::warn);
-  hpak::set_warning_sink([](const std::string& m) { spdlog::warn("{}", m); });
+  setup_logging();
+  hpak::set_warning_sink([](const std::string& m) {
+    clear_progress();
+    spdlog::warn("{}", m);
+  });
 
   CLI::App app{"hpak: content-addressed packs of file trees, restored with the fewest syscalls", "hpak"};
   app.set_version_flag("--version", version_text(), "Print the version, the format versions and the libraries' versions");
@@ -88,23 +108,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "hpak: error: %s\n", e.what());
     return kExitError;
   }
-  if (global().verbose) spdlog::set_level(global().verbose > 1 ? spdlog::level::trace : spdlog::level::debug);
-  int rc;
-  try {
-    rc = chosen ? chosen->run() : kExitError;
-  } catch (const hpak::Error& e) {
-    clear_progress();
-    fprintf(stderr, "hpak: error: %s\n", e.what());
-    return kExitError;
-  } catch (const std::bad_alloc&) {
-    clear_progress();
-    fprintf(stderr, "hpak: error: out of memory\n");
-    return kExitError;
-  } catch (const std::exception& e) {
-    clear_progress();
-    fprintf(stderr, "hpak: error: %s\n", e.what());
-    return kExitError;
-  }
-  if (!finish_stdout()) return kExitError;
-  return rc;
+  set_verbosity(global().verbose);
+  return chosen ? run_command(*chosen) : kExitError;
 }

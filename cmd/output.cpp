@@ -7,14 +7,22 @@
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "cmd/log.hpp"
 
 namespace hpak::cmd {
 
 static bool g_progress_shown = false;
 
 Progress progress_bar() {
-  if (global().quiet || !isatty(2)) return {};
-  return [last = std::chrono::steady_clock::time_point{}](std::string_view phase, uint64_t done, uint64_t total) mutable {
+  end_phases(); // of the previous engine call, if one is still open
+  const bool bar = !global().quiet && isatty(2), log = debug_on();
+  if (!bar && !log) return {};
+  return [bar, log, last = std::chrono::steady_clock::time_point{}](std::string_view phase, uint64_t done, uint64_t total) mutable {
+    if (log) {
+      clear_progress();
+      log_progress(phase, done, total);
+    }
+    if (!bar) return;
     auto now = std::chrono::steady_clock::now();
     if (done != total && now - last < std::chrono::milliseconds(100)) return;
     last = now;
@@ -27,51 +35,6 @@ Progress progress_bar() {
 void clear_progress() {
   if (g_progress_shown) fprintf(stderr, "\r\033[K");
   g_progress_shown = false;
-}
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0.
-static size_t utf8_len(std::string_view s, size_t i) {
-  unsigned char c = (unsigned char)s[i];
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; k++)
-    if (((unsigned char)s[i + k] >> 6) != 2) return 0;
-  return n;
-}
-
-std::string json_str(std::string_view s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size(); i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x80) {
-      size_t n = utf8_len(s, i);
-      if (n == 0) {
-        char buf[8];
-        snprintf(buf, sizeof buf, "\\u%04x", c); // not UTF-8: show the byte as a code point
-        out += buf;
-      } else {
-        out.append(s.substr(i, n));
-        i += n - 1;
-      }
-      continue;
-    }
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    case '\r': out += "\\r"; break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += char(c);
-      }
-    }
-  }
-  return out + "\"";
 }
 
 std::string human_bytes(uint64_t n) {

@@ -1,5 +1,5 @@
-// Output helpers for the command layer: progress on a TTY, JSON strings,
-// human sizes, and a checked flush of stdout (ENOSPC/EIO/EPIPE are errors).
+// Output helpers for the command layer: progress on a TTY, human sizes, and
+// a checked flush of stdout (ENOSPC/EIO/EPIPE are errors). JSON: cmd/json.hpp.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +11,11 @@
 namespace hpak::cmd {
 
 // A Progress callback drawing "phase done/total" on stderr when it is a TTY
-// and --quiet is off; an empty function otherwise.
+// and --quiet is off, and logging the phases with -v (cmd/log.hpp); an empty
+// function when neither. One per engine call.
 Progress progress_bar();
 void clear_progress();
 
-std::string json_str(std::string_view s);
 std::string human_bytes(uint64_t n);
 std::string mode_string(char type, uint32_t mode);
 double now_seconds();

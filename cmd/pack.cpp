@@ -2,11 +2,14 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/library.hpp"
 #include "core/packer.hpp"
 #include "core/util/file.hpp"
 #include "core/util/hash.hpp"
+#include "core/util/parallel.hpp"
 
 namespace hpak::cmd {
 
@@ -37,24 +40,43 @@ void setup(CLI::App& app) {
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
+// -v: what was found and written.
+void log_stats(const PackOptions& po, const PackStats& s) {
+  spdlog::debug("pack: level {}, {} threads; {} files, {} dirs, {} symlinks, {} hardlinks, {} file bytes, {} relocated files",
+                po.level, po.threads ? po.threads : default_threads(), s.files, s.dirs, s.symlinks, s.hardlinks, s.file_bytes,
+                s.relocated_files);
+  spdlog::debug("pack: {} unique objects: {} written ({} -> {} bytes), {} already present", s.unique_objects, s.objects_written,
+                s.raw_written, s.stored_written, s.objects_present);
+}
+
+// --skip-special: each special file left out, one warning each (with or without --json).
+void warn_skipped(const PackStats& s) {
+  for (auto& p : s.skipped) spdlog::warn("skipped special file '{}'", p);
+}
+
 int run_into(PackOptions& po) {
   if (o.name.empty()) throw Error("--into needs --name NAME for the catalog");
   if (!Library::is_library(o.into)) Library::init(o.into);
   Library lib(o.into);
+  log_library(lib);
   if (o.level < 0) po.level = lib.default_level() < 0 ? 3 : lib.default_level();
   double t0 = now_seconds();
   Library::AddResult r = lib.add_tree(o.src, o.name, po);
   double secs = now_seconds() - t0;
   clear_progress();
   const PackStats& s = r.stats;
+  log_stats(po, s);
+  spdlog::debug("pack: new pack '{}' ({} bytes), {} extra pack(s) for objects a concurrent gc took away", r.pack_name.empty() ? "none" : r.pack_name,
+                r.pack_size, r.repairs);
+  warn_skipped(s);
   if (o.json) {
-    printf("{\"library\":%s,\"catalog\":%s,\"catalog_digest\":\"%s\",\"pack\":%s,\"files\":%llu,\"file_bytes\":%llu,"
-           "\"unique_objects\":%llu,\"objects_written\":%llu,\"objects_present\":%llu,\"raw_written\":%llu,"
-           "\"stored_written\":%llu,\"pack_bytes\":%llu,\"relocated_files\":%llu,\"repairs\":%d,\"seconds\":%.3f}\n",
-           json_str(o.into).c_str(), json_str(o.name).c_str(), to_hex(r.catalog_digest).c_str(), json_str(r.pack_name).c_str(),
-           (unsigned long long)s.files, (unsigned long long)s.file_bytes, (unsigned long long)s.unique_objects,
-           (unsigned long long)s.objects_written, (unsigned long long)s.objects_present, (unsigned long long)s.raw_written,
-           (unsigned long long)s.stored_written, (unsigned long long)r.pack_size, (unsigned long long)s.relocated_files, r.repairs, secs);
+    JsonWriter w;
+    w.begin_object().field("library", o.into).field("catalog", o.name).field("catalog_digest", to_hex(r.catalog_digest));
+    w.field("pack", r.pack_name).field("files", s.files).field("file_bytes", s.file_bytes).field("unique_objects", s.unique_objects);
+    w.field("objects_written", s.objects_written).field("objects_present", s.objects_present).field("raw_written", s.raw_written);
+    w.field("stored_written", s.stored_written).field("pack_bytes", r.pack_size).field("relocated_files", s.relocated_files);
+    w.field("repairs", r.repairs).key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
   } else {
     printf("added '%s' to '%s': %llu files (%s), %llu of %llu objects new (%s stored), %llu already present; %.2f s\n",
            o.name.c_str(), o.into.c_str(), (unsigned long long)s.files, human_bytes(s.file_bytes).c_str(),
@@ -82,15 +104,16 @@ int run() {
   double secs = now_seconds() - t0;
   clear_progress();
   const PackStats& s = r.stats;
+  log_stats(po, s);
+  warn_skipped(s);
   if (o.json) {
-    printf("{\"pack\":%s,\"pack_sha256\":%s,\"catalog\":%s,\"catalog_digest\":\"%s\",\"files\":%llu,\"dirs\":%llu,"
-           "\"symlinks\":%llu,\"hardlinks\":%llu,\"file_bytes\":%llu,\"objects\":%llu,\"stored_bytes\":%llu,"
-           "\"pack_bytes\":%llu,\"relocated_files\":%llu,\"seconds\":%.3f}\n",
-           json_str(o.out).c_str(), json_str(to_hex(r.pack.file_sum)).c_str(), json_str(po.name).c_str(),
-           to_hex(r.catalog_digest).c_str(), (unsigned long long)s.files, (unsigned long long)s.dirs,
-           (unsigned long long)s.symlinks, (unsigned long long)s.hardlinks, (unsigned long long)s.file_bytes,
-           (unsigned long long)s.objects_written, (unsigned long long)s.stored_written, (unsigned long long)r.pack.size,
-           (unsigned long long)s.relocated_files, secs);
+    JsonWriter w;
+    w.begin_object().field("pack", o.out).field("pack_sha256", to_hex(r.pack.file_sum)).field("catalog", po.name);
+    w.field("catalog_digest", to_hex(r.catalog_digest)).field("files", s.files).field("dirs", s.dirs).field("symlinks", s.symlinks);
+    w.field("hardlinks", s.hardlinks).field("file_bytes", s.file_bytes).field("objects", s.objects_written);
+    w.field("stored_bytes", s.stored_written).field("pack_bytes", r.pack.size).field("relocated_files", s.relocated_files);
+    w.key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
   } else {
     printf("packed %llu files, %llu dirs, %llu symlinks, %llu hardlinks (%s) into '%s'\n", (unsigned long long)s.files,
            (unsigned long long)s.dirs, (unsigned long long)s.symlinks, (unsigned long long)s.hardlinks,
@@ -99,7 +122,6 @@ int run() {
            (unsigned long long)s.objects_written, human_bytes(r.pack.size).c_str(),
            r.pack.size ? double(s.file_bytes) / double(r.pack.size) : 0.0, secs, po.name.c_str(),
            to_hex(r.catalog_digest).c_str());
-    for (auto& p : s.skipped) fprintf(stderr, "hpak: skipped special file '%s'\n", p.c_str());
   }
   return kExitOk;
 }

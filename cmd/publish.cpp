@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/duration.hpp"
 #include "cmd/output.hpp"
 #include "core/remote_publish.hpp"
@@ -33,6 +35,7 @@ void setup(CLI::App& app) {
 
 int run() {
   Library lib(o.lib);
+  log_library(lib);
   PublishOptions po;
   po.generation = o.generation;
   po.sign_key = o.key;
@@ -45,15 +48,15 @@ int run() {
   PublishResult r = publish(lib, o.dest, po);
   double secs = now_seconds() - t0;
   clear_progress();
-  if (o.json)
-    printf("{\"dest\":%s,\"generation\":%llu,\"previous_generation\":%llu,\"packs\":%llu,\"packs_copied\":%llu,"
-           "\"bytes_copied\":%llu,\"catalogs\":%llu,\"signed\":%s,\"packs_removed\":%llu,\"bytes_removed\":%llu,"
-           "\"roots_removed\":%llu,\"roots_kept\":%llu,\"seconds\":%.3f}\n",
-           json_str(o.dest).c_str(), (unsigned long long)r.generation, (unsigned long long)r.previous_generation,
-           (unsigned long long)r.packs, (unsigned long long)r.packs_copied, (unsigned long long)r.bytes_copied,
-           (unsigned long long)r.catalogs, r.signed_root ? "true" : "false", (unsigned long long)r.packs_removed,
-           (unsigned long long)r.bytes_removed, (unsigned long long)r.roots_removed, (unsigned long long)r.roots_kept, secs);
-  else {
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object().field("dest", o.dest).field("generation", r.generation).field("previous_generation", r.previous_generation);
+    w.field("packs", r.packs).field("packs_copied", r.packs_copied).field("bytes_copied", r.bytes_copied);
+    w.field("catalogs", r.catalogs).field("signed", r.signed_root).field("packs_removed", r.packs_removed);
+    w.field("bytes_removed", r.bytes_removed).field("roots_removed", r.roots_removed).field("roots_kept", r.roots_kept);
+    w.key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
+  } else {
     printf("published '%s' to '%s' as generation %llu%s: %llu catalogs, %llu packs (%llu new, %s copied) in %.3f s\n",
            o.lib.c_str(), o.dest.c_str(), (unsigned long long)r.generation, r.signed_root ? " (signed)" : "",
            (unsigned long long)r.catalogs, (unsigned long long)r.packs, (unsigned long long)r.packs_copied,

@@ -22,5 +22,7 @@ void resolve_remote_access(const std::string& url, FetchOptions& o, const std::s
 std::unique_ptr<Library> open_or_create_library(const std::string& dir);
 // Prints a one-line summary of a fetch on stderr (restore) or stdout (fetch).
 void print_fetch_summary(FILE* to, const std::string& url, const std::string& name, const FetchResult& r, double secs);
+// -v: what a fetch did (counts of objects, bytes, ranges, requests, retries).
+void log_fetch(const FetchResult& r);
 
 } // namespace hpak::cmd

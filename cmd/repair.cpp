@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/repair.hpp"
 
@@ -23,6 +25,7 @@ void setup(CLI::App& app) {
 
 int run() {
   Library lib(o.lib);
+  log_library(lib);
   RepairOptions ro;
   ro.dry_run = o.dry_run;
   ro.threads = o.threads;
@@ -30,18 +33,13 @@ int run() {
   RepairResult r = repair(lib, ro);
   clear_progress();
   if (o.json) {
-    printf("{\"dry_run\":%s,\"packs_checked\":%llu,\"packs_rewritten\":%llu,\"indexes_rebuilt\":%llu,\"objects_salvaged\":%llu,"
-           "\"objects_elsewhere\":%llu,\"broken_catalogs\":[",
-           o.dry_run ? "true" : "false", (unsigned long long)r.packs_checked, (unsigned long long)r.packs_rewritten,
-           (unsigned long long)r.indexes_rebuilt, (unsigned long long)r.objects_salvaged, (unsigned long long)r.objects_elsewhere);
-    for (size_t i = 0; i < r.broken_catalogs.size(); i++) printf("%s%s", i ? "," : "", json_str(r.broken_catalogs[i]).c_str());
-    printf("],\"lost\":[");
-    for (size_t i = 0; i < r.lost.size(); i++) {
-      printf("%s{\"digest\":\"%s\",\"paths\":[", i ? "," : "", r.lost[i].digest.c_str());
-      for (size_t k = 0; k < r.lost[i].paths.size(); k++) printf("%s%s", k ? "," : "", json_str(r.lost[i].paths[k]).c_str());
-      printf("]}");
-    }
-    printf("]}\n");
+    JsonWriter w;
+    w.begin_object().field("dry_run", o.dry_run).field("packs_checked", r.packs_checked).field("packs_rewritten", r.packs_rewritten);
+    w.field("indexes_rebuilt", r.indexes_rebuilt).field("objects_salvaged", r.objects_salvaged);
+    w.field("objects_elsewhere", r.objects_elsewhere).key("broken_catalogs").strings(r.broken_catalogs);
+    w.key("lost").begin_array();
+    for (auto& l : r.lost) w.begin_object().field("digest", l.digest).key("paths").strings(l.paths).end();
+    w.end().end().newline().print(stdout);
   } else {
     for (auto& n : r.notes) printf("%s\n", n.c_str());
     for (auto& m : r.moved) printf("moved damaged pack to '%s'\n", m.c_str());

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
 #include "core/restore.hpp"
@@ -52,6 +54,7 @@ std::string fetch_into_cache(std::optional<Digest>& expect) {
   double t0 = now_seconds();
   FetchResult r = fetch(*cache, o.lib, o.name, o.fetch);
   clear_progress();
+  log_fetch(r);
   if (!global().quiet && !o.json) print_fetch_summary(stdout, o.lib, o.name, r, now_seconds() - t0);
   if (o.fetch.allowed_signers) expect = r.catalog_digest;
   o.lib = o.cache;
@@ -63,6 +66,7 @@ int run() {
   bool remote = is_remote_url(o.lib);
   std::string name = remote ? fetch_into_cache(remote_expect) : o.name;
   Library lib(o.lib, /*check_index_trailers=*/o.verify);
+  log_library(lib);
   RestoreOptions ro;
   ro.threads = o.threads;
   ro.verify_content = o.verify_content;
@@ -81,15 +85,18 @@ int run() {
   RestoreStats s = restore(lib, name, o.target, ro);
   double secs = now_seconds() - t0;
   clear_progress();
+  spdlog::debug("restore: {}, {} files: {} written, {} kept, {} compared, {} removed, {} dirs created, {} links written, "
+                "{} modes fixed, {} bytes written, {} failed",
+                s.fresh ? "fresh" : "dirty", s.files, s.files_written, s.files_kept, s.files_compared, s.removed, s.dirs_created, s.links_written, s.modes_fixed,
+                s.bytes_written, s.failures.size());
   for (auto& f : s.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());
   if (o.json) {
-    printf("{\"catalog\":%s,\"target\":%s,\"fresh\":%s,\"files\":%llu,\"written\":%llu,\"kept\":%llu,\"compared\":%llu,"
-           "\"removed\":%llu,\"dirs_created\":%llu,\"links_written\":%llu,\"modes_fixed\":%llu,\"bytes_written\":%llu,"
-           "\"failed\":%zu,\"seconds\":%.3f}\n",
-           json_str(o.name).c_str(), json_str(o.target).c_str(), s.fresh ? "true" : "false", (unsigned long long)s.files,
-           (unsigned long long)s.files_written, (unsigned long long)s.files_kept, (unsigned long long)s.files_compared,
-           (unsigned long long)s.removed, (unsigned long long)s.dirs_created, (unsigned long long)s.links_written,
-           (unsigned long long)s.modes_fixed, (unsigned long long)s.bytes_written, s.failures.size(), secs);
+    JsonWriter w;
+    w.begin_object().field("catalog", o.name).field("target", o.target).field("fresh", s.fresh).field("files", s.files);
+    w.field("written", s.files_written).field("kept", s.files_kept).field("compared", s.files_compared).field("removed", s.removed);
+    w.field("dirs_created", s.dirs_created).field("links_written", s.links_written).field("modes_fixed", s.modes_fixed);
+    w.field("bytes_written", s.bytes_written).field("failed", s.failures.size()).key("seconds").fixed(secs, 3);
+    w.end().newline().print(stdout);
   } else {
     printf("restored '%s' into '%s' (%s): %llu files written, %llu kept, %llu removed, %llu modes fixed, %s in %.3f s\n",
            o.name.c_str(), o.target.c_str(), s.fresh ? "fresh" : "dirty", (unsigned long long)s.files_written,

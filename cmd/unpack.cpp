@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/materialize.hpp"
 #include "core/target.hpp"
@@ -30,6 +31,7 @@ void setup(CLI::App& app) {
 
 int run() {
   PackReader pack(o.pack);
+  log_pack(pack);
   formats::Catalog cat = pack.load_catalog(o.catalog);
   Fd target = open_unpack_target(o.dir, cat, o.force);
   MaterializeOptions mo;

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
+#include "cmd/json.hpp"
+#include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/verify_library.hpp"
 #include "core/signing.hpp"
@@ -29,79 +31,104 @@ void setup(CLI::App& app) {
                  "Also check signatures (PACK.sig, a library's signed names) against this OpenSSH allowed_signers file");
 }
 
-std::string json_verdict(const sshsig::Verdict& v) {
-  return std::string("{\"ok\":") + (v.ok ? "true" : "false") + ",\"signer\":" + (v.ok ? json_str(v.signer) : "null") +
-         ",\"error\":" + (v.ok ? "null" : json_str(v.why)) + "}";
+void write_verdict(JsonWriter& w, const sshsig::Verdict& v) {
+  w.begin_object().field("ok", v.ok);
+  if (v.ok) w.field("signer", v.signer).key("error").value(nullptr);
+  else w.key("signer").value(nullptr).field("error", v.why);
+  w.end();
 }
 
-// A pack's FILE.sig against the allowed signers: JSON member or a human line.
-bool check_pack_signature(const std::string& pack, std::string& json_extra) {
+// A pack's FILE.sig against the allowed signers: a human line unless --json.
+sshsig::Verdict check_pack_signature(const std::string& pack) {
   sshsig::Verdict v = verify_pack_file(pack, sshsig::load_allowed_signers(o.allowed_signers));
-  json_extra = ",\"signature\":" + json_verdict(v);
   if (!o.json) {
     if (v.ok) printf("good signature: '%s.sig' by %s\n", pack.c_str(), v.signer.c_str());
     else printf("BAD signature: '%s': %s\n", pack.c_str(), v.why.c_str());
   }
-  return v.ok;
+  return v;
 }
 
-// Every name's signature state (checked when there are allowed signers: from
-// --allowed-signers or the library's own policy). False if one fails the check.
-bool report_name_signatures(const std::string& lib_path, std::string& json_extra) {
+// Every name's signature state, checked when there are allowed signers (from
+// --allowed-signers or the library's own policy).
+struct NameSignatures {
+  std::string policy; // the allowed signers file, or "" (not checked)
+  std::vector<std::pair<std::string, std::optional<SignedName>>> names;
+
+  bool shown() const { // worth a report: a policy, or at least one signed name
+    if (!policy.empty()) return true;
+    for (auto& n : names)
+      if (n.second) return true;
+    return false;
+  }
+  bool ok() const { // false if one fails the check (unsigned fails it too)
+    if (policy.empty()) return true;
+    for (auto& n : names)
+      if (!n.second || !n.second->verdict.ok) return false;
+    return true;
+  }
+};
+
+NameSignatures read_name_signatures(const std::string& lib_path) {
   Library lib(lib_path);
-  std::string policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
+  NameSignatures ns;
+  ns.policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
   std::vector<sshsig::AllowedSigner> allowed;
-  if (!policy.empty()) allowed = sshsig::load_allowed_signers(policy);
-  bool ok = true, any = !policy.empty();
-  std::string json = ",\"signatures\":[";
-  std::string human;
-  bool first = true;
-  for (const std::string& name : lib.catalog_names()) {
-    auto sn = read_name_signature(lib, name, policy.empty() ? nullptr : &allowed);
-    any |= sn.has_value();
-    json += std::string(first ? "" : ",") + "{\"name\":" + json_str(name) + ",\"signed\":" + (sn ? "true" : "false");
-    first = false;
-    if (!sn) {
-      json += ",\"checked\":" + std::string(policy.empty() ? "false" : "true") + ",\"ok\":" + (policy.empty() ? "null" : "false") + "}";
-      human += "  " + name + ": unsigned\n";
-      ok &= policy.empty();
-      continue;
-    }
-    const NameStatement& st = sn->statement;
-    json += ",\"generation\":" + std::to_string(st.generation) + ",\"time\":" + std::to_string(st.time) + ",\"key\":" +
-            (sn->key.empty() ? "null" : json_str(sn->key)) + ",\"checked\":" + (policy.empty() ? "false" : "true");
-    if (policy.empty()) {
-      json += ",\"ok\":null}";
-      human += "  " + name + ": signed by key " + sn->key + ", generation " + std::to_string(st.generation) + " (not checked: no allowed signers)\n";
-      continue;
-    }
-    json += ",\"verdict\":" + json_verdict(sn->verdict) + ",\"ok\":" + (sn->verdict.ok ? "true" : "false") + "}";
-    if (sn->verdict.ok) human += "  " + name + ": good, generation " + std::to_string(st.generation) + ", signed by " + sn->verdict.signer + "\n";
-    else human += "  " + name + ": BAD: " + sn->verdict.why + "\n";
-    ok &= sn->verdict.ok;
-  }
-  json += "]";
-  if (!any) return true;
-  json_extra = json;
-  if (!o.json) printf("signatures%s:\n%s", policy.empty() ? "" : (" (allowed signers '" + policy + "')").c_str(), human.c_str());
-  return ok;
+  if (!ns.policy.empty()) allowed = sshsig::load_allowed_signers(ns.policy);
+  for (const std::string& name : lib.catalog_names())
+    ns.names.emplace_back(name, read_name_signature(lib, name, ns.policy.empty() ? nullptr : &allowed));
+  return ns;
 }
 
-
-void print_json(const VerifyReport& r, double secs, bool first, const std::string& extra) {
-  printf("%s{\"pack\":%s,\"ok\":%s,\"objects\":%llu,\"catalogs\":%llu,\"raw_bytes\":%llu,\"seconds\":%.3f,\"problems\":[",
-         first ? "" : ",", json_str(r.pack).c_str(), r.ok() ? "true" : "false", (unsigned long long)r.objects,
-         (unsigned long long)r.catalogs, (unsigned long long)r.raw_bytes, secs);
-  for (size_t i = 0; i < r.problems.size(); i++) printf("%s%s", i ? "," : "", json_str(r.problems[i]).c_str());
-  printf("],\"bad_objects\":[");
-  for (size_t i = 0; i < r.bad_objects.size(); i++) {
-    const BadObject& b = r.bad_objects[i];
-    printf("%s{\"digest\":\"%s\",\"kind\":\"%s\",\"offset\":%llu,\"lost\":%s,\"error\":%s,\"paths\":[", i ? "," : "",
-           b.digest.c_str(), b.kind.c_str(), (unsigned long long)b.offset, b.lost ? "true" : "false", json_str(b.why).c_str());
-    for (size_t k = 0; k < b.paths.size(); k++) printf("%s%s", k ? "," : "", json_str(b.paths[k]).c_str());
-    printf("]}");
+void print_name_signatures(const NameSignatures& ns) {
+  printf("signatures%s:\n", ns.policy.empty() ? "" : (" (allowed signers '" + ns.policy + "')").c_str());
+  for (auto& [name, sn] : ns.names) {
+    if (!sn) printf("  %s: unsigned\n", name.c_str());
+    else if (ns.policy.empty())
+      printf("  %s: signed by key %s, generation %llu (not checked: no allowed signers)\n", name.c_str(), sn->key.c_str(),
+             (unsigned long long)sn->statement.generation);
+    else if (sn->verdict.ok)
+      printf("  %s: good, generation %llu, signed by %s\n", name.c_str(), (unsigned long long)sn->statement.generation,
+             sn->verdict.signer.c_str());
+    else printf("  %s: BAD: %s\n", name.c_str(), sn->verdict.why.c_str());
   }
-  printf("]%s}", extra.c_str());
+}
+
+// The "signatures" member: per name, signed or not, and the verdict when checked.
+void write_name_signatures(JsonWriter& w, const NameSignatures& ns) {
+  const bool checked = !ns.policy.empty();
+  w.key("signatures").begin_array();
+  for (auto& [name, sn] : ns.names) {
+    w.begin_object().field("name", name).field("signed", sn.has_value());
+    if (!sn) {
+      w.field("checked", checked).key("ok");
+      checked ? w.value(false) : w.value(nullptr);
+      w.end();
+      continue;
+    }
+    w.field("generation", sn->statement.generation).field("time", sn->statement.time).key("key").value_or_null(sn->key);
+    w.field("checked", checked);
+    if (!checked) {
+      w.key("ok").value(nullptr).end();
+      continue;
+    }
+    w.key("verdict");
+    write_verdict(w, sn->verdict);
+    w.field("ok", sn->verdict.ok).end();
+  }
+  w.end();
+}
+
+void write_json(JsonWriter& w, const VerifyReport& r, double secs, const JsonMembers& extra) {
+  w.begin_object().field("pack", r.pack).field("ok", r.ok()).field("objects", r.objects).field("catalogs", r.catalogs);
+  w.field("raw_bytes", r.raw_bytes).key("seconds").fixed(secs, 3).key("problems").strings(r.problems);
+  w.key("bad_objects").begin_array();
+  for (const BadObject& b : r.bad_objects) {
+    w.begin_object().field("digest", b.digest).field("kind", b.kind).field("offset", b.offset).field("lost", b.lost);
+    w.field("error", b.why).key("paths").strings(b.paths).end();
+  }
+  w.end();
+  if (extra) extra(w);
+  w.end();
 }
 
 void print_human(const VerifyReport& r, double secs) {
@@ -120,67 +147,89 @@ void print_human(const VerifyReport& r, double secs) {
   printf("  %llu object%s lost\n", (unsigned long long)r.lost_objects(), r.lost_objects() == 1 ? "" : "s");
 }
 
+// A library directory: verify_library, then the names' signatures.
+bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWriter& w, bool& all_ran) {
+  double t0 = now_seconds();
+  LibraryVerifyReport lr;
+  try {
+    lr = verify_library(p, vo);
+  } catch (const Error& e) {
+    clear_progress();
+    fprintf(stderr, "hpak: error: %s\n", e.what());
+    all_ran = false;
+    return true;
+  }
+  clear_progress();
+  bool ok = lr.ok();
+  double lsecs = now_seconds() - t0;
+  spdlog::debug("verify: library '{}': {} packs, {} objects, {} catalogs; {} problems, {} bad objects, {} lost; {:.3f} s", p,
+                lr.packs.size(), lr.objects, lr.catalogs.size(), lr.problems.size(), lr.bad_objects.size(), lr.lost_objects(), lsecs);
+  if (!o.json) print_library_human(lr, lsecs);
+  std::optional<NameSignatures> ns;
+  try {
+    ns = read_name_signatures(p);
+    if (!ns->shown()) ns.reset();
+  } catch (const Error& e) {
+    fprintf(stderr, "hpak: error: %s\n", e.what());
+    all_ran = false;
+  }
+  if (ns) {
+    ok &= ns->ok();
+    if (!o.json) print_name_signatures(*ns);
+  }
+  if (o.json) write_library_json(w, lr, lsecs, [&](JsonWriter& jw) {
+    if (ns) write_name_signatures(jw, *ns);
+  });
+  return ok;
+}
+
+// A pack file: verify_pack, then its .sig with --allowed-signers.
+bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& w, bool& all_ran) {
+  double t0 = now_seconds();
+  VerifyReport r;
+  try {
+    r = verify_pack(p, vo);
+  } catch (const Error& e) {
+    // Not examinable at all (missing, not a pack): say so, go on with the rest.
+    clear_progress();
+    fprintf(stderr, "hpak: error: %s\n", e.what());
+    all_ran = false;
+    return true;
+  }
+  double secs = now_seconds() - t0;
+  clear_progress();
+  spdlog::debug("verify: pack '{}': {} objects, {} catalogs, {} raw bytes; {} problems, {} bad objects; {:.3f} s", p, r.objects,
+                r.catalogs, r.raw_bytes, r.problems.size(), r.bad_objects.size(), secs);
+  bool ok = r.ok();
+  if (!o.json) print_human(r, secs);
+  std::optional<sshsig::Verdict> sig;
+  if (!o.allowed_signers.empty()) {
+    try {
+      sig = check_pack_signature(p);
+      ok &= sig->ok;
+    } catch (const Error& e) {
+      fprintf(stderr, "hpak: error: %s\n", e.what());
+      all_ran = false;
+    }
+  }
+  if (o.json) write_json(w, r, secs, [&](JsonWriter& jw) {
+    if (sig) write_verdict(jw.key("signature"), *sig);
+  });
+  return ok;
+}
+
 int run() {
   bool all_ok = true, all_ran = true;
-  if (o.json) printf("[");
-  bool first = true;
+  JsonWriter w; // with --json: one array, an object per argument, printed as each is done
+  if (o.json) w.begin_array();
   for (auto& p : o.packs) {
     VerifyOptions vo;
     vo.threads = o.threads;
     vo.progress = progress_bar();
-    double t0 = now_seconds();
-    if (is_directory(p)) {
-      LibraryVerifyReport lr;
-      try {
-        lr = verify_library(p, vo);
-      } catch (const Error& e) {
-        clear_progress();
-        fprintf(stderr, "hpak: error: %s\n", e.what());
-        all_ran = false;
-        continue;
-      }
-      clear_progress();
-      all_ok &= lr.ok();
-      double lsecs = now_seconds() - t0;
-      std::string extra;
-      if (!o.json) print_library_human(lr, lsecs);
-      try {
-        all_ok &= report_name_signatures(p, extra);
-      } catch (const Error& e) {
-        fprintf(stderr, "hpak: error: %s\n", e.what());
-        all_ran = false;
-      }
-      if (o.json) print_library_json(lr, lsecs, first, extra);
-      first = false;
-      continue;
-    }
-    VerifyReport r;
-    try {
-      r = verify_pack(p, vo);
-    } catch (const Error& e) {
-      // Not examinable at all (missing, not a pack): say so, go on with the rest.
-      clear_progress();
-      fprintf(stderr, "hpak: error: %s\n", e.what());
-      all_ran = false;
-      continue;
-    }
-    double secs = now_seconds() - t0;
-    clear_progress();
-    all_ok &= r.ok();
-    if (!o.json) print_human(r, secs);
-    std::string extra;
-    if (!o.allowed_signers.empty()) {
-      try {
-        all_ok &= check_pack_signature(p, extra);
-      } catch (const Error& e) {
-        fprintf(stderr, "hpak: error: %s\n", e.what());
-        all_ran = false;
-      }
-    }
-    if (o.json) print_json(r, secs, first, extra);
-    first = false;
+    all_ok &= is_directory(p) ? verify_one_library(p, vo, w, all_ran) : verify_one_pack(p, vo, w, all_ran);
+    w.print(stdout);
   }
-  if (o.json) printf("]\n");
+  if (o.json) w.end().newline().print(stdout);
   if (!all_ran) return kExitError;
   return all_ok ? kExitOk : kExitProblem;
 }

@@ -9,12 +9,6 @@ namespace hpak::cmd {
 
 namespace {
 using ull = unsigned long long;
-
-void json_list(const std::vector<std::string>& v) {
-  printf("[");
-  for (size_t i = 0; i < v.size(); i++) printf("%s%s", i ? "," : "", json_str(v[i]).c_str());
-  printf("]");
-}
 } // namespace
 
 bool is_directory(const std::string& path) {
@@ -22,46 +16,31 @@ bool is_directory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void print_library_json(const LibraryVerifyReport& r, double secs, bool first, const std::string& extra) {
-  printf("%s{\"library\":%s,\"ok\":%s,\"packs\":%zu,\"objects\":%llu,\"catalogs\":%zu,\"raw_bytes\":%llu,\"lost_objects\":%llu,"
-         "\"seconds\":%.3f,\"problems\":",
-         first ? "" : ",", json_str(r.library).c_str(), r.ok() ? "true" : "false", r.packs.size(), (ull)r.objects, r.catalogs.size(),
-         (ull)r.raw_bytes, (ull)r.lost_objects(), secs);
-  json_list(r.problems);
-  printf(",\"notes\":");
-  json_list(r.notes);
-  printf(",\"broken_catalogs\":");
-  json_list(r.broken_catalogs());
-  printf(",\"pack_reports\":[");
-  for (size_t i = 0; i < r.packs.size(); i++) {
-    const VerifyReport& p = r.packs[i];
-    printf("%s{\"pack\":%s,\"ok\":%s,\"objects\":%llu,\"bad_objects\":%zu,\"problems\":", i ? "," : "", json_str(p.pack).c_str(),
-           p.ok() ? "true" : "false", (ull)p.objects, p.bad_objects.size());
-    json_list(p.problems);
-    printf("}");
+void write_library_json(JsonWriter& w, const LibraryVerifyReport& r, double secs, const JsonMembers& extra) {
+  w.begin_object().field("library", r.library).field("ok", r.ok()).field("packs", r.packs.size()).field("objects", r.objects);
+  w.field("catalogs", r.catalogs.size()).field("raw_bytes", r.raw_bytes).field("lost_objects", r.lost_objects());
+  w.key("seconds").fixed(secs, 3).key("problems").strings(r.problems).key("notes").strings(r.notes);
+  w.key("broken_catalogs").strings(r.broken_catalogs());
+  w.key("pack_reports").begin_array();
+  for (const VerifyReport& p : r.packs) {
+    w.begin_object().field("pack", p.pack).field("ok", p.ok()).field("objects", p.objects).field("bad_objects", p.bad_objects.size());
+    w.key("problems").strings(p.problems).end();
   }
-  printf("],\"bad_objects\":[");
-  for (size_t i = 0; i < r.bad_objects.size(); i++) {
-    const LibraryBadObject& b = r.bad_objects[i];
-    printf("%s{\"digest\":\"%s\",\"kind\":\"%s\",\"lost\":%s,\"missing\":%s,\"bad_copies\":[", i ? "," : "", b.digest.c_str(),
-           b.kind.c_str(), b.lost ? "true" : "false", b.missing.empty() ? "null" : json_str(b.missing).c_str());
-    for (size_t k = 0; k < b.bad_copies.size(); k++)
-      printf("%s{\"pack\":%s,\"offset\":%llu,\"error\":%s}", k ? "," : "", json_str(b.bad_copies[k].pack).c_str(),
-             (ull)b.bad_copies[k].offset, json_str(b.bad_copies[k].why).c_str());
-    printf("],\"intact_in\":");
-    json_list(b.intact_in);
-    printf(",\"paths\":");
-    json_list(b.paths);
-    printf("}");
+  w.end().key("bad_objects").begin_array();
+  for (const LibraryBadObject& b : r.bad_objects) {
+    w.begin_object().field("digest", b.digest).field("kind", b.kind).field("lost", b.lost).key("missing").value_or_null(b.missing);
+    w.key("bad_copies").begin_array();
+    for (auto& c : b.bad_copies) w.begin_object().field("pack", c.pack).field("offset", c.offset).field("error", c.why).end();
+    w.end().key("intact_in").strings(b.intact_in).key("paths").strings(b.paths).end();
   }
-  printf("],\"catalog_reports\":[");
-  for (size_t i = 0; i < r.catalogs.size(); i++) {
-    const LibraryCatalogReport& c = r.catalogs[i];
-    printf("%s{\"name\":%s,\"digest\":%s,\"files\":%llu,\"broken\":%s,\"lost_objects\":%llu,\"degraded_objects\":%llu,\"error\":%s}",
-           i ? "," : "", json_str(c.name).c_str(), c.digest.empty() ? "null" : json_str(c.digest).c_str(), (ull)c.files,
-           c.broken() ? "true" : "false", (ull)c.lost_objects, (ull)c.degraded_objects, c.error.empty() ? "null" : json_str(c.error).c_str());
+  w.end().key("catalog_reports").begin_array();
+  for (const LibraryCatalogReport& c : r.catalogs) {
+    w.begin_object().field("name", c.name).key("digest").value_or_null(c.digest).field("files", c.files).field("broken", c.broken());
+    w.field("lost_objects", c.lost_objects).field("degraded_objects", c.degraded_objects).key("error").value_or_null(c.error).end();
   }
-  printf("]%s}", extra.c_str());
+  w.end();
+  if (extra) extra(w);
+  w.end();
 }
 
 void print_library_human(const LibraryVerifyReport& r, double secs) {

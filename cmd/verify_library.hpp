@@ -2,15 +2,20 @@
 // a LibraryVerifyReport (core/verify_library.hpp).
 #pragma once
 
+#include <functional>
 #include <string>
 
+#include "cmd/json.hpp"
 #include "core/verify_library.hpp"
 
 namespace hpak::cmd {
 
-// One JSON object (preceded by ',' unless `first`): the library, the verdict,
-// per-pack summaries, bad objects with the paths they break, each catalog.
-void print_library_json(const LibraryVerifyReport& r, double secs, bool first, const std::string& extra = "");
+// Writes more members into the object being written (e.g. "signatures").
+using JsonMembers = std::function<void(JsonWriter&)>;
+
+// One JSON object: the library, the verdict, per-pack summaries, bad objects
+// with the paths they break, each catalog; then what `extra` adds.
+void write_library_json(JsonWriter& w, const LibraryVerifyReport& r, double secs, const JsonMembers& extra = {});
 void print_library_human(const LibraryVerifyReport& r, double secs);
 
 // True if `path` is a directory (following symlinks): verify treats it as a library.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/pack_trust.hpp"
+#include "core/util/edit_distance.hpp"
 #include "core/util/file.hpp"
 
 namespace hpak {
@@ -300,17 +301,6 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
     }
   }
   throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
-}
-
-static size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); j++) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); i++) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); j++) cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    prev = cur;
-  }
-  return prev[b.size()];
 }
 
 Catalog Library::load_catalog(const std::string& name, Digest* digest_out, StoredCatalog* stored_out, bool verify_digest) const {

@@ -4,6 +4,7 @@
 
 #include "core/gc.hpp"
 #include "core/library.hpp"
+#include "core/util/compress_rule.hpp"
 #include "core/util/file.hpp"
 
 namespace hpak {
@@ -28,8 +29,7 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
     Bytes raw = read_fd(fd, src + "/" + n.path);
     if (sha256(raw) != n.digest) throw Error("'" + src + "/" + n.path + "' changed while being added; add it again");
     Bytes stored;
-    zstd_compress(raw, level, nullptr, stored);
-    if (stored.size() < raw.size()) w.append(Kind::Blob, Codec::Zstd, n.digest, raw.size(), stored);
+    if (compress_if_smaller(raw, level, stored)) w.append(Kind::Blob, Codec::Zstd, n.digest, raw.size(), stored);
     else w.append(Kind::Blob, Codec::Raw, n.digest, raw.size(), raw);
   }
   if (missing.count(sha256(encode_catalog(cat)))) append_catalog(w, cat, level);

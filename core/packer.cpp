@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include "core/pack_reader.hpp"
+#include "core/util/compress_rule.hpp"
 #include "core/relocation.hpp"
 #include "core/tree_scan.hpp"
 #include "core/util/file.hpp"
@@ -189,12 +190,8 @@ Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
   Bytes raw = encode_catalog(c);
   Digest d = sha256(raw);
   Bytes stored;
-  zstd_compress(raw, level, nullptr, stored);
-  Codec codec = Codec::Zstd;
-  if (stored.size() >= raw.size()) {
-    stored = raw;
-    codec = Codec::Raw;
-  }
+  Codec codec = compress_if_smaller(raw, level, stored) ? Codec::Zstd : Codec::Raw;
+  if (codec == Codec::Raw) stored = raw;
   if (writer.contains(d)) return d; // identical catalog already in this pack
   writer.append(Kind::Catalog, codec, d, raw.size(), stored);
   writer.append(Kind::Catalog, codec, d, raw.size(), stored, /*eflags mirror*/ 1, /*allow_duplicate*/ true);
