@@ -4,13 +4,15 @@
 // Fresh (empty target): core/materialize — openat with the final mode, write,
 // close; ~3 syscalls per file, no temp files, renames or chmods.
 // Dirty (restored before, maybe changed since, maybe another environment):
-// one parallel pass of readdir + fstatat over the catalog's directories,
-// compared with the state file (core/restore_state.hpp). A file is kept when
-// its ctime is below the last restore's fence, its size and mode match, and
-// the previous catalog had the same object and relocations at that path;
-// otherwise it is compared (same size) or rewritten; entries not in the
-// catalog are removed; modes and symlinks are fixed. An unchanged space costs
-// about one fstatat per file and no writes at all.
+// three passes, scan -> plan -> apply (core/restore_plan.hpp): one parallel
+// pass of readdir + fstatat over the catalog's directories, compared with the
+// state file (core/restore_state.hpp), gives a plan value that is then
+// executed. A file is kept when its ctime is below the last restore's fence,
+// its size and mode match, and the previous catalog had the same object and
+// relocations at that path; otherwise it is compared (same size) or
+// rewritten; entries not in the catalog are removed; modes and symlinks are
+// fixed. An unchanged space costs about one fstatat per file and no writes at
+// all.
 //
 // Safety: one restore per target at a time (flock on the target directory; a
 // second waits, or fails with `wait = false`); no machine-wide lock. Every
