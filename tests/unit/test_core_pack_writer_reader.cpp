@@ -40,7 +40,7 @@ Written write_sample(const fx::TempDir& dir, const std::string& name = "p.hpak",
   fx::Rng rng(seed);
   int fd = ::open(w.pack.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   REQUIRE(fd >= 0);
-  PackWriter pw(fd, w.pack, 3);
+  PackWriter pw(fd, w.pack, 3, kPackVersion); // this file checks the format-1 layout (format 2: test_core_pack_v2.cpp)
   auto add = [&](Bytes raw, Codec codec, const ZstdDict* dict = nullptr) {
     Obj o;
     o.raw = std::move(raw);
@@ -222,7 +222,7 @@ TEST_CASE("pack writer: append_copy moves an entry between packs verbatim") {
   REQUIRE(fd >= 0);
   PackResult res;
   {
-    PackWriter pw(fd, p, 3);
+    PackWriter pw(fd, p, 3, kPackVersion);
     for (uint64_t i = 0; i < src.index().count(); i++) {
       IndexRecord r = src.index().record_at(i);
       if (r.kind == Kind::Catalog || pw.contains(r.digest)) continue;
@@ -252,7 +252,7 @@ TEST_CASE("pack writer: hashing in the background gives the same pack, byte for 
     REQUIRE(fd >= 0);
     PackResult res;
     {
-      PackWriter pw(fd, p, 3);
+      PackWriter pw(fd, p, 3, kPackVersion);
       if (background) pw.hash_in_background();
       for (int round = 0; round < 40; round++) {
         for (uint64_t i = 0; i < src.index().count(); i++) {

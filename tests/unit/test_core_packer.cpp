@@ -108,7 +108,7 @@ TEST_CASE("packer: pack_to_file of a Python-env-like tree") {
   CHECK(s.skipped.empty());
   CHECK(r.pack.size == fx::read_file(out).size());
   CHECK(sha256(fx::read_file(out)) == r.pack.file_sum);
-  CHECK(fx::read_file(index_path_for(out)) == encode_index(r.pack.records, r.pack.size, r.pack.pack_sum));
+  CHECK(fx::read_file(index_path_for(out)) == encode_index(r.pack.records, r.pack.size, r.pack.pack_sum, r.pack.index_version()));
 
   PackReader pack(out);
   CHECK(pack.index_source() == PackReader::IndexSource::File);

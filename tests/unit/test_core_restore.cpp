@@ -74,6 +74,7 @@ struct Env {
     Library lib(lib_root);
     PackOptions po;
     po.threads = 2;
+    po.pack_version = 1; // the damage cases below cost one object each (format 2 costs the block)
     lib.add_tree(src, "env", po);
   }
 };

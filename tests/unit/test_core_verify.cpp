@@ -55,6 +55,7 @@ struct SmallPack {
     PackOptions o;
     o.threads = 1;
     o.name = "env";
+    o.pack_version = 1; // one damaged byte costs one object here (format 2's blocks: test_core_pack_v2.cpp)
     PackFileResult r = pack_to_file(src, dir / "p.hpak", o);
     pack = dir / "p.hpak";
     index = index_path_for(pack);
@@ -181,7 +182,7 @@ TEST_CASE("verify: standalone packs need their catalog and objects") {
     std::string p = dir / name;
     int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     REQUIRE(fd >= 0);
-    PackWriter pw(fd, p, 3);
+    PackWriter pw(fd, p, 3, kPackVersion);
     Bytes content = fx::to_bytes("content");
     if (with_object) pw.append(Kind::Blob, Codec::Raw, sha256(content), content.size(), content);
     if (with_catalog) {
@@ -229,6 +230,7 @@ TEST_CASE("verify: index problems") {
     fx::write_file(other / "src/x", "x");
     PackOptions o;
     o.threads = 1;
+    o.pack_version = 1;
     pack_to_file(other / "src", other / "o.hpak", o);
     sp.write_damaged(sp.pack_bytes, fx::read_file(other / "o.hidx"));
     VerifyReport rep = verify_pack(sp.dpack(), vopts());
