@@ -57,6 +57,7 @@ struct PlanEnv {
     Library::init(lib_root);
     Library lib(lib_root);
     PackOptions po;
+    po.pack_version = 1; // forge_object copies format-1 entries one by one
     po.threads = 2;
     lib.add_tree(src, "env", po);
     restore(lib, "env", t, popts());
