@@ -7,6 +7,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "core/pack_writer.hpp"
 #include "formats/catalog_format.hpp"
 #include "formats/index_format.hpp"
 #include "formats/midx_format.hpp"
@@ -24,7 +25,12 @@ std::string xxh_version(unsigned v) {
 std::string version_text() {
   using namespace formats;
   std::string s = "hpak " HPAK_VERSION "\n";
-  s += "formats read and written: pack " + std::to_string(kPackVersion) + ", index " + std::to_string(kIndexVersion) +
+  const bool v2 = kDefaultWriteVersion == kPackVersion2;
+  s += "formats read: pack " + std::to_string(kPackVersion) + "-" + std::to_string(kPackVersion2) + ", index " +
+       std::to_string(kIndexVersion) + "-" + std::to_string(kIndexVersion2) + ", multi-pack index " + std::to_string(kMidxVersion) +
+       ", catalog " + std::to_string(kCatalogVersion) + "\n";
+  s += "formats written: pack " + std::to_string(kDefaultWriteVersion) + " (" + std::to_string(kPackVersion) +
+       " with pack --pack-version " + std::to_string(kPackVersion) + "), index " + std::to_string(v2 ? kIndexVersion2 : kIndexVersion) +
        ", multi-pack index " + std::to_string(kMidxVersion) + ", catalog " + std::to_string(kCatalogVersion) + "\n";
   s += "built with: zstd " ZSTD_VERSION_STRING ", " OPENSSL_VERSION_TEXT ", xxHash " + xxh_version(XXH_VERSION_NUMBER) +
        ", spdlog " + std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) + "." +

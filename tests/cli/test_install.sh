@@ -19,11 +19,13 @@ p=$work/dest/opt/hp
 "$p/bin/hpak" --version >"$work/version.out" || fail "the installed hpak does not run"
 # --version: the project's version, the format versions (formats/*.hpp), the libraries' versions.
 version=$(sed -nE 's/^project\(hpak VERSION ([0-9.]+).*/\1/p' "$src_root/CMakeLists.txt")
-pack_v=$(sed -nE 's/^constexpr uint16_t kPackVersion = ([0-9]+);.*/\1/p' "$src_root/formats/pack_format.hpp")
+pack_v=$(sed -nE 's/^constexpr uint16_t kPackVersion2 = ([0-9]+);.*/\1/p' "$src_root/formats/pack_format.hpp")
 cat_v=$(sed -nE 's/^constexpr uint32_t kCatalogVersion = ([0-9]+);.*/\1/p' "$src_root/formats/catalog_format.hpp")
 grep -qx "hpak $version" "$work/version.out" || fail "--version does not print 'hpak $version': $(cat "$work/version.out")"
-grep -q "^formats read and written: pack $pack_v, index [0-9]*, multi-pack index [0-9]*, catalog $cat_v\$" "$work/version.out" ||
-  fail "--version lacks the format versions: $(cat "$work/version.out")"
+grep -q "^formats read: pack 1-$pack_v, index 1-[0-9]*, multi-pack index [0-9]*, catalog $cat_v\$" "$work/version.out" ||
+  fail "--version lacks the format versions read: $(cat "$work/version.out")"
+grep -q "^formats written: pack $pack_v (1 with pack --pack-version 1), index [0-9]*, multi-pack index [0-9]*, catalog $cat_v\$" "$work/version.out" ||
+  fail "--version lacks the format versions written: $(cat "$work/version.out")"
 grep -qE "^built with: zstd [0-9.]+, OpenSSL [0-9]+\.[0-9.]+.*, xxHash [0-9.]+, spdlog [0-9.]+, CLI11 [0-9.]+\$" "$work/version.out" ||
   fail "--version lacks the build-time library versions: $(cat "$work/version.out")"
 grep -qE "^running with: zstd [0-9.]+, OpenSSL [0-9]+\.[0-9.]+.*, xxHash [0-9.]+\$" "$work/version.out" ||
