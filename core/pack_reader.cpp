@@ -1,6 +1,7 @@
 #include "core/pack_reader.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -287,16 +288,6 @@ PackReader::Block PackReader::checked_block(uint64_t offset) const {
   return parse_block(b.subspan(offset), path(), offset);
 }
 
-// The block of `r`, checked, with the member's start in the block's raw bytes.
-static uint64_t member_start(const PackReader::Block& bl, const IndexRecord& r, const std::string& path) {
-  if (r.member >= bl.header.count || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len ||
-      bl.header.codec != r.codec || r.kind != Kind::Blob)
-    throw Corrupt(path, r.offset, "block member does not match the index");
-  uint64_t start = 0;
-  for (uint32_t i = 0; i < r.member; i++) start += bl.members[i].raw_len;
-  return start;
-}
-
 // Decompresses a block's frame only as far as `out` reaches (the member's end).
 static void decompress_prefix(ByteSpan frame, std::span<uint8_t> out, const ZSTD_DDict* dict, const std::string& what) {
   thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
@@ -313,24 +304,80 @@ static void decompress_prefix(ByteSpan frame, std::span<uint8_t> out, const ZSTD
   }
 }
 
-void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) const {
-  Block bl = checked_block(r.offset);
-  uint64_t start = member_start(bl, r, path());
-  if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
-  if (bl.header.codec == Codec::Raw) {
-    if (!out.empty()) std::memcpy(out.data(), bl.payload.data() + start, out.size());
-    return;
-  }
-  const ZSTD_DDict* dd = nullptr;
+// The block a thread read a member from last, decoded as far as asked. A
+// restore reads the members of a block one after another: the first read
+// decodes up to its member, the next one past that decodes the whole block,
+// and every later member of it is a copy (without this, N members cost N
+// partial decodes of up to 64 KiB each). Keyed by the reader's id (never
+// reused) and the block's offset; filled only from a checked block.
+namespace {
+std::atomic<uint64_t> g_next_reader_id{1};
+struct DecodedBlock {
+  uint64_t reader_id = 0, offset = 0;
+  Codec codec = Codec::Raw;
+  std::vector<BlockMember> members;
+  std::vector<uint64_t> starts; // of each member in the raw bytes
+  ByteSpan payload;             // in the reader's mapping (alive while reader_id is)
+  const ZSTD_DDict* dict = nullptr;
+  Bytes raw;
+  uint64_t decoded = 0; // raw bytes decoded so far
+};
+thread_local DecodedBlock t_block;
+} // namespace
+
+uint64_t PackReader::new_id() { return g_next_reader_id.fetch_add(1); }
+
+void PackReader::load_block(uint64_t offset) const {
+  DecodedBlock& c = t_block;
+  c.reader_id = 0; // invalid until filled
+  Block bl = checked_block(offset);
+  c.dict = nullptr;
   if (bl.header.codec == Codec::ZstdDict) {
     auto it = dicts_.find(bl.header.dict_id);
-    if (it == dicts_.end()) throw Corrupt(path(), r.offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
-    dd = it->second->ddict();
+    if (it == dicts_.end()) throw Corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
+    c.dict = it->second->ddict();
   }
-  thread_local Bytes scratch;
-  scratch.resize(start + r.raw_len);
-  decompress_prefix(bl.payload, std::span<uint8_t>(scratch.data(), scratch.size()), dd, path() + ": block at offset " + std::to_string(r.offset));
-  if (!out.empty()) std::memcpy(out.data(), scratch.data() + start, out.size());
+  c.codec = bl.header.codec;
+  c.members = std::move(bl.members);
+  c.starts.resize(c.members.size());
+  uint64_t at = 0;
+  for (size_t i = 0; i < c.members.size(); i++) c.starts[i] = at, at += c.members[i].raw_len;
+  c.payload = bl.payload;
+  c.raw.resize(bl.header.raw_len);
+  c.decoded = 0;
+  c.offset = offset;
+  c.reader_id = id_;
+}
+
+uint64_t PackReader::cached_member_start(const IndexRecord& r) const {
+  DecodedBlock& c = t_block;
+  if (c.reader_id != id_ || c.offset != r.offset) load_block(r.offset);
+  if (r.member >= c.members.size() || c.members[r.member].digest != r.digest || c.members[r.member].raw_len != r.raw_len ||
+      c.codec != r.codec || r.kind != Kind::Blob)
+    throw Corrupt(path(), r.offset, "block member does not match the index");
+  return c.starts[r.member];
+}
+
+void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) const {
+  const uint64_t start = cached_member_start(r), end = start + r.raw_len;
+  DecodedBlock& c = t_block;
+  if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
+  if (c.codec == Codec::Raw) {
+    if (!out.empty()) std::memcpy(out.data(), c.payload.data() + start, out.size());
+    return;
+  }
+  if (end > c.decoded) {
+    uint64_t want = c.decoded == 0 ? end : c.raw.size(); // a second member: the whole block, once
+    try {
+      decompress_prefix(c.payload, std::span<uint8_t>(c.raw.data(), want), c.dict,
+                        path() + ": block at offset " + std::to_string(r.offset));
+    } catch (...) {
+      c.reader_id = 0;
+      throw;
+    }
+    c.decoded = want;
+  }
+  if (!out.empty()) std::memcpy(out.data(), c.raw.data() + start, out.size());
 }
 
 Bytes decode_block(const PackReader::Block& bl, const ZSTD_DDict* dict, const std::string& where, uint64_t offset) {
@@ -357,9 +404,8 @@ Bytes PackReader::read_block(const Block& bl, uint64_t offset) const {
 std::optional<std::pair<uint64_t, uint64_t>> PackReader::raw_extent(const IndexRecord& r) const {
   if (r.codec != Codec::Raw) return std::nullopt;
   if (r.member != kNoMember) {
-    Block bl = checked_block(r.offset);
-    uint64_t start = member_start(bl, r, path());
-    return std::make_pair(uint64_t(bl.payload.data() - map_.bytes().data()) + start, r.raw_len);
+    uint64_t start = cached_member_start(r);
+    return std::make_pair(uint64_t(t_block.payload.data() - map_.bytes().data()) + start, r.raw_len);
   }
   IndexRecord c = complete(r);
   ByteSpan b = map_.bytes();
@@ -376,10 +422,9 @@ std::string PackReader::what(const IndexRecord& r) const {
 
 ByteSpan PackReader::checked_stored(const IndexRecord& rr) const {
   if (rr.member != kNoMember) {
-    Block bl = checked_block(rr.offset);
-    uint64_t start = member_start(bl, rr, path());
-    if (bl.header.codec != Codec::Raw) throw Error("internal error: stored bytes of a member of a compressed block: " + what(rr));
-    return bl.payload.subspan(start, rr.raw_len);
+    uint64_t start = cached_member_start(rr);
+    if (t_block.codec != Codec::Raw) throw Error("internal error: stored bytes of a member of a compressed block: " + what(rr));
+    return t_block.payload.subspan(start, rr.raw_len);
   }
   IndexRecord r = complete(rr);
   ByteSpan b = map_.bytes();

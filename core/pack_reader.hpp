@@ -114,6 +114,9 @@ public:
 private:
   std::string what(const formats::IndexRecord& r) const;
   void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
+  void load_block(uint64_t offset) const; // into this thread's decoded-block cache
+  uint64_t cached_member_start(const formats::IndexRecord& r) const; // checks r against its (cached) block
+  static uint64_t new_id();
   const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
 
   MappedFile map_;
@@ -126,6 +129,7 @@ private:
   int level_ = 0;
   uint16_t version_ = formats::kPackVersion;
   std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
+  const uint64_t id_ = new_id(); // keys the per-thread decoded-block cache (pack_reader.cpp)
 };
 
 // A v2 block from `item` (bytes from its header on, `offset` in `where`),
