@@ -1,8 +1,10 @@
 #include "core/materialize.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <sys/stat.h>
@@ -192,13 +194,58 @@ bool fix_file_meta(int dirfd, const std::string& name, ino_t ino, nlink_t max_li
   return true;
 }
 
+std::vector<std::optional<ObjectRef>> locate_all(const Catalog& cat, const std::vector<size_t>& files, const ObjectSource& src,
+                                                 unsigned threads) {
+  std::vector<std::optional<ObjectRef>> refs(files.size());
+  parallel_for(files.size(), threads, 256, [&](size_t k, unsigned) { refs[k] = src.locate(cat.nodes[files[k]].digest); });
+  return refs;
+}
+
+WorkUnits work_units(const std::vector<std::optional<ObjectRef>>& refs) {
+  constexpr size_t kMin = 8, kMax = 1024;
+  WorkUnits w;
+  if (refs.empty()) return w;
+  // Each file's key: its own position, or for a block member the position of
+  // the block's first member; a stable sort by key (then member number)
+  // gathers each block's members behind its first one, in the block's order,
+  // and keeps every other file in place.
+  auto block_of = [&](size_t k) -> std::optional<std::pair<const PackReader*, uint64_t>> {
+    if (!refs[k] || refs[k]->rec.member == kNoMember) return std::nullopt;
+    return std::make_pair(refs[k]->pack, refs[k]->rec.offset);
+  };
+  std::map<std::pair<const PackReader*, uint64_t>, size_t> first;
+  std::vector<size_t> key(refs.size());
+  for (size_t k = 0; k < refs.size(); k++) {
+    auto b = block_of(k);
+    key[k] = b ? first.emplace(*b, k).first->second : k;
+  }
+  w.order.resize(refs.size());
+  for (size_t k = 0; k < refs.size(); k++) w.order[k] = k;
+  auto member = [&](size_t k) { return refs[k] ? refs[k]->rec.member : 0; };
+  std::stable_sort(w.order.begin(), w.order.end(), [&](size_t x, size_t y) {
+    return key[x] != key[y] ? key[x] < key[y] : member(x) < member(y); // a block's members in table order
+  });
+  w.starts.push_back(0);
+  for (size_t i = 1; i < w.order.size(); i++) {
+    size_t len = i - w.starts.back();
+    bool same = key[w.order[i]] == key[w.order[i - 1]];
+    if ((len >= kMin && !same) || len >= kMax) w.starts.push_back(i);
+  }
+  w.starts.push_back(refs.size());
+  return w;
+}
+
 void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& target_shown,
                         const std::string& relocate_to, bool verify, Bytes& scratch) {
+  write_file_content(n, cat, src.locate(n.digest), fd, target_shown, relocate_to, verify, scratch);
+}
+
+void write_file_content(const Node& n, const Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
+                        const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch) {
   auto shown = [&] { return target_shown + "/" + n.path; }; // for messages only
   auto put = [&](ByteSpan data) {
     if (!write_full(fd, data)) throw_errno("unable to write '" + shown() + "'");
   };
-  auto ref = src.locate(n.digest);
   if (!ref) throw Error("object " + to_hex(n.digest) + " for '" + shown() + "' is missing");
   const PackReader& pack = *ref->pack;
   const IndexRecord& rec = ref->rec;
@@ -331,7 +378,9 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
   std::atomic<uint64_t> bytes{0}, done{0};
   unsigned threads = opts.threads ? opts.threads : default_threads();
   std::vector<Bytes> scratch(threads);
-  parallel_for_lead(files.size(), threads, 8, make_dirs, [&](size_t k, unsigned tid) {
+  const std::vector<std::optional<ObjectRef>> refs = locate_all(cat, files, src, threads);
+  const WorkUnits units = work_units(refs);
+  auto write_one = [&](size_t k, unsigned tid) {
     const Node& node = nodes[files[k]];
     uint32_t slot = parent[files[k]];
     while (dirs_ready.load(std::memory_order_acquire) <= slot) {
@@ -354,7 +403,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
       stats.failures.push_back({node.path, to_hex(node.digest), why});
     };
     // Read and check the object before creating the file.
-    auto ref = src.locate(node.digest);
+    const std::optional<ObjectRef>& ref = refs[k];
     if (!ref) return fail("object " + to_hex(node.digest) + " for '" + shown() + "' is missing");
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
     const mode_t mode = wanted_mode(node, opts.preserve_setid);
@@ -369,7 +418,7 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
     }
     Fd guard(fd);
     try {
-      write_file_content(node, cat, src, fd, target_shown, opts.relocate_to, opts.verify, scratch[tid]);
+      write_file_content(node, cat, ref, fd, target_shown, opts.relocate_to, opts.verify, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
       unlink_beneath(pfd, via_name); // never leave a partial file behind
@@ -385,6 +434,9 @@ MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int ta
                     std::memory_order_relaxed); // as written
     uint64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
     if (tid == 0 && (d & 1023) == 0) report(opts.progress, "write", d, files.size());
+  };
+  parallel_for_lead(units.count(), threads, 1, make_dirs, [&](size_t u, unsigned tid) {
+    for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) write_one(units.order[i], tid);
   });
   if (dirs_ready.load() < dir_nodes.size()) make_dirs(); // no files at all: parallel_for_lead ran nothing
   stats.files = files.size() - stats.failures.size();

@@ -68,6 +68,25 @@ MaterializeStats materialize(const formats::Catalog& cat, const ObjectSource& sr
 // target_shown + "/" + n.path). Shared by materialize and the dirty restore.
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
                         const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch);
+// The same from an object already located (`ref` empty: the object is missing).
+void write_file_content(const formats::Node& n, const formats::Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
+                        const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch);
+
+// Locates the objects of `files` (catalog node indexes) on `threads` threads.
+std::vector<std::optional<ObjectRef>> locate_all(const formats::Catalog& cat, const std::vector<size_t>& files,
+                                                 const ObjectSource& src, unsigned threads);
+// The files of a restore in the order the workers take them, cut into units
+// (one parallel_for index each): files in catalog order, except that a
+// block's members are gathered behind its first one, in table order, so one
+// thread decodes each block once, whatever order the pack wrote them in. A unit holds at
+// least 8 files (unless it is the last) and never ends between two members of
+// one block; at most 1024 files.
+struct WorkUnits {
+  std::vector<size_t> order;  // a permutation of [0, refs.size())
+  std::vector<size_t> starts; // unit u is order[starts[u] .. starts[u+1])
+  size_t count() const { return starts.empty() ? 0 : starts.size() - 1; }
+};
+WorkUnits work_units(const std::vector<std::optional<ObjectRef>>& refs);
 
 // The mode a catalog entry is given: its recorded mode, set-uid and set-gid
 // dropped unless `preserve_setid` (the sticky bit is kept).

@@ -111,11 +111,17 @@ public:
   std::vector<std::string> catalog_names() const;
   formats::Catalog load_catalog_record(const formats::IndexRecord& r, bool verify_digest = true) const;
 
+  struct DecodedBlock; // a block in this thread's cache of decoded blocks (pack_reader.cpp)
+
 private:
+  struct MemberAt {
+    DecodedBlock* block;
+    uint64_t start; // of the member in the block's raw bytes
+  };
   std::string what(const formats::IndexRecord& r) const;
   void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
-  void load_block(uint64_t offset) const; // into this thread's decoded-block cache
-  uint64_t cached_member_start(const formats::IndexRecord& r) const; // checks r against its (cached) block
+  DecodedBlock& load_block(uint64_t offset) const; // into this thread's decoded-block cache
+  MemberAt cached_member(const formats::IndexRecord& r) const; // checks r against its (cached) block
   static uint64_t new_id();
   const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
 

@@ -122,7 +122,9 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
   std::mutex mu;
   uint64_t failed = 0;
   PassProgress progress(cx.opts.progress, "write", to_write.size());
-  parallel_for(to_write.size(), cx.threads, 8, [&](size_t k, unsigned tid) {
+  const std::vector<std::optional<ObjectRef>> refs = locate_all(cx.cat, to_write, cx.lib, cx.threads);
+  const WorkUnits units = work_units(refs);
+  auto write_one = [&](size_t k, unsigned tid) {
     progress.tick(tid);
     size_t j = to_write[k];
     const Node& n = cx.cat.nodes[j];
@@ -134,7 +136,7 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     if (fd < 0) throw_errno("unable to create '" + shown + "'");
     Fd guard(fd);
     try {
-      write_file_content(n, cx.cat, cx.lib, fd, cx.target, cx.real_target, cx.opts.verify, scratch[tid]);
+      write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.real_target, cx.opts.verify, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
       unlinkat(pfd, name.c_str(), 0);
@@ -148,6 +150,9 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     if (futimens(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
     if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
     bytes += relocated_size(n, cx.cat.roots, cx.real_target.size());
+  };
+  parallel_for(units.count(), cx.threads, 1, [&](size_t u, unsigned tid) {
+    for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) write_one(units.order[i], tid);
   });
   progress.finish();
   stats.files_written = to_write.size() - failed;

@@ -2,6 +2,8 @@
 // tree file by file (content, modes, symlinks, hardlinks as one inode, empty
 // dirs, mtimes), relocates the tree's own path into a longer or shorter one,
 // refuses or replaces what is in the way, and never leaves a partial file.
+#include <algorithm>
+#include <map>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -361,4 +363,55 @@ TEST_CASE("write_file_content: size mismatch between catalog and object") {
   n = cat.nodes.at(0);
   n.digest[0] ^= 1;
   CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", true, scratch), Error);
+}
+
+TEST_CASE("work_units: a unit never ends between two members of one block, and covers every file once") {
+  fx::TempDir dir("units");
+  std::string src = dir / "src";
+  fx::TreeSpec spec;
+  spec.files = 600; // small files: format 2 packs them into several blocks
+  fx::make_tree(src, spec);
+  pack_to_file(src, dir / "env.hpak", popts());
+  PackReader pack(dir / "env.hpak");
+  Catalog cat = pack.load_catalog();
+  std::vector<size_t> files;
+  for (size_t i = 0; i < cat.nodes.size(); i++)
+    if (cat.nodes[i].type == NodeType::File) files.push_back(i);
+  PackSource psrc(pack);
+  auto refs = locate_all(cat, files, psrc, 2);
+  REQUIRE(refs.size() == files.size());
+  size_t members = 0;
+  for (auto& r : refs) {
+    REQUIRE(r);
+    members += r->rec.member != kNoMember;
+  }
+  CHECK(members > files.size() / 2);
+  WorkUnits units = work_units(refs);
+  REQUIRE(units.count() >= 2);
+  CHECK(units.starts.front() == 0);
+  CHECK(units.starts.back() == refs.size());
+  std::vector<size_t> sorted = units.order;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 0; k < sorted.size(); k++) REQUIRE(sorted[k] == k); // every file once
+  std::map<uint64_t, size_t> unit_of_block;
+  size_t multi_member_blocks = 0;
+  for (size_t u = 0; u < units.count(); u++) {
+    CHECK(units.starts[u] < units.starts[u + 1]);
+    CHECK((units.starts[u + 1] - units.starts[u] >= 8 || u + 1 == units.count()));
+    for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) {
+      const auto& r = refs[units.order[i]];
+      if (r->rec.member == kNoMember) continue;
+      auto [it, fresh] = unit_of_block.emplace(r->rec.offset, u);
+      if (!fresh && it->second == u) {
+        multi_member_blocks++;
+        const auto& prev = refs[units.order[i - 1]];
+        CHECK(prev->rec.offset == r->rec.offset); // members of a block one after another
+        CHECK(prev->rec.member <= r->rec.member); // in table order: one decode of the block
+      }
+      CHECK(it->second == u); // a block read in one unit: one thread decodes it
+    }
+  }
+  CHECK(unit_of_block.size() >= 2);
+  CHECK(multi_member_blocks > 0);
+  CHECK(work_units({}).count() == 0);
 }

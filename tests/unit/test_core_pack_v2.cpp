@@ -3,7 +3,11 @@
 // determinism, index rebuilt byte for byte, corruption costing only one
 // block, bad padding, truncation, lying lengths, v1 packs still read.
 #include <cstring>
+#include <algorithm>
+#include <atomic>
+#include <random>
 #include <set>
+#include <thread>
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -318,4 +322,50 @@ TEST_CASE("pack v2: the per-thread decoded block serves any read order, two read
   }
   CHECK(bad >= 1);
   CHECK(good >= a.objs.size() - bad);
+}
+
+TEST_CASE("pack v2: random reads over more blocks than a thread caches, from two threads and two readers") {
+  // ~90 blocks of small objects: more than the 64 blocks (8 MiB) a thread
+  // keeps decoded, so reads in random order both hit and evict.
+  fx::TempDir dir;
+  std::string paths[2] = {dir / "r0.hpak", dir / "r1.hpak"};
+  std::vector<V2Obj> objs;
+  fx::Rng rng(11);
+  for (int i = 0; i < 6000; i++) {
+    V2Obj o;
+    o.raw = fx::make_content(rng, 500 + size_t(i % 700), i % 4 != 0);
+    o.digest = sha256(o.raw);
+    objs.push_back(std::move(o));
+  }
+  for (int k = 0; k < 2; k++) {
+    int fd = ::open(paths[k].c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    PackWriter pw(fd, paths[k], k == 0 ? 3 : 0, kPackVersion2);
+    for (size_t i = k; i < objs.size() + k; i++) REQUIRE(pw.append_small(objs[i % objs.size()].digest, objs[i % objs.size()].raw));
+    PackResult res = pw.finish();
+    ::close(fd);
+    std::set<uint64_t> blocks;
+    for (auto& r : res.records) blocks.insert(r.offset);
+    CHECK(blocks.size() > 64);
+    fx::write_file(index_path_for(paths[k]), encode_index(res.records, res.size, res.pack_sum, res.index_version()));
+  }
+  PackReader r0(paths[0]), r1(paths[1]);
+  std::atomic<size_t> wrong{0}, read{0};
+  auto reader = [&](unsigned seed) {
+    std::vector<size_t> order(objs.size() * 2);
+    for (size_t i = 0; i < order.size(); i++) order[i] = i % objs.size();
+    std::shuffle(order.begin(), order.end(), std::mt19937(seed));
+    for (size_t n = 0; n < order.size(); n++) {
+      const PackReader& r = (n + seed) % 3 == 0 ? r1 : r0;
+      const V2Obj& o = objs[order[n]];
+      auto rec = r.find(o.digest);
+      if (!rec || r.read(*rec) != o.raw) wrong++;
+      read++;
+    }
+  };
+  std::thread t1(reader, 1), t2(reader, 2);
+  t1.join();
+  t2.join();
+  CHECK(wrong == 0);
+  CHECK(read == objs.size() * 4);
 }
