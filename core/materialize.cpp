@@ -203,6 +203,7 @@ std::vector<std::optional<ObjectRef>> locate_all(const Catalog& cat, const std::
 
 WorkUnits work_units(const std::vector<std::optional<ObjectRef>>& refs) {
   constexpr size_t kMin = 8, kMax = 1024;
+  constexpr uint64_t kUnitBytes = 1 << 20; // a large file is a unit of its own
   WorkUnits w;
   if (refs.empty()) return w;
   // Each file's key: its own position, or for a block member the position of
@@ -226,10 +227,16 @@ WorkUnits work_units(const std::vector<std::optional<ObjectRef>>& refs) {
     return key[x] != key[y] ? key[x] < key[y] : member(x) < member(y); // a block's members in table order
   });
   w.starts.push_back(0);
+  uint64_t bytes = 0; // in the unit so far
   for (size_t i = 1; i < w.order.size(); i++) {
     size_t len = i - w.starts.back();
+    const auto& prev = refs[w.order[i - 1]];
+    bytes += prev ? prev->rec.raw_len : 0;
     bool same = key[w.order[i]] == key[w.order[i - 1]];
-    if ((len >= kMin && !same) || len >= kMax) w.starts.push_back(i);
+    if (((len >= kMin || bytes >= kUnitBytes) && !same) || len >= kMax) {
+      w.starts.push_back(i);
+      bytes = 0;
+    }
   }
   w.starts.push_back(refs.size());
   return w;

@@ -79,8 +79,9 @@ std::vector<std::optional<ObjectRef>> locate_all(const formats::Catalog& cat, co
 // (one parallel_for index each): files in catalog order, except that a
 // block's members are gathered behind its first one, in table order, so one
 // thread decodes each block once, whatever order the pack wrote them in. A unit holds at
-// least 8 files (unless it is the last) and never ends between two members of
-// one block; at most 1024 files.
+// least 8 files or 1 MiB (so large files go to different threads), unless it
+// is the last, and never ends between two members of one block; at most 1024
+// files.
 struct WorkUnits {
   std::vector<size_t> order;  // a permutation of [0, refs.size())
   std::vector<size_t> starts; // unit u is order[starts[u] .. starts[u+1])

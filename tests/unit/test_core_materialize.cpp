@@ -397,7 +397,9 @@ TEST_CASE("work_units: a unit never ends between two members of one block, and c
   size_t multi_member_blocks = 0;
   for (size_t u = 0; u < units.count(); u++) {
     CHECK(units.starts[u] < units.starts[u + 1]);
-    CHECK((units.starts[u + 1] - units.starts[u] >= 8 || u + 1 == units.count()));
+    uint64_t unit_bytes = 0;
+    for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) unit_bytes += refs[units.order[i]]->rec.raw_len;
+    CHECK((units.starts[u + 1] - units.starts[u] >= 8 || unit_bytes >= (1u << 20) || u + 1 == units.count()));
     for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) {
       const auto& r = refs[units.order[i]];
       if (r->rec.member == kNoMember) continue;
@@ -414,4 +416,22 @@ TEST_CASE("work_units: a unit never ends between two members of one block, and c
   CHECK(unit_of_block.size() >= 2);
   CHECK(multi_member_blocks > 0);
   CHECK(work_units({}).count() == 0);
+}
+
+TEST_CASE("work_units: two large files go to two units (two threads)") {
+  fx::TempDir dir("units2");
+  std::string src = dir / "src";
+  fx::Rng rng(3);
+  REQUIRE(::mkdir(src.c_str(), 0755) == 0);
+  fx::write_file(src + "/a.bin", fx::make_content(rng, 3 << 20, false));
+  fx::write_file(src + "/b.txt", fx::make_content(rng, 2 << 20, true));
+  pack_to_file(src, dir / "env.hpak", popts());
+  PackReader pack(dir / "env.hpak");
+  Catalog cat = pack.load_catalog();
+  std::vector<size_t> files;
+  for (size_t i = 0; i < cat.nodes.size(); i++)
+    if (cat.nodes[i].type == NodeType::File) files.push_back(i);
+  REQUIRE(files.size() == 2);
+  PackSource psrc(pack);
+  CHECK(work_units(locate_all(cat, files, psrc, 2)).count() == 2);
 }
