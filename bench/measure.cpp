@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -235,6 +236,14 @@ std::string cpu_model() {
 unsigned online_cpus() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? unsigned(n) : 1;
+}
+
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return online_cpus();
+  int n = CPU_COUNT(&set);
+  return n > 0 ? unsigned(n) : online_cpus();
 }
 
 std::string kernel_release() {

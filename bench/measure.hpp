@@ -60,6 +60,7 @@ struct MountInfo {
 MountInfo mount_of(const std::string& path); // longest mount-point prefix of realpath(path)
 std::string cpu_model();
 unsigned online_cpus();
+unsigned usable_cpus(); // the CPUs this process may run on (sched_getaffinity), as nproc counts them
 std::string kernel_release();
 std::vector<double> loadavg(); // 1, 5, 15 min
 uint64_t mem_total_bytes();

@@ -12,7 +12,9 @@
 #    bench/real-corpus.sh and runs the restore, pack and verify suites on it
 #    -> $OUT/real.json, $OUT/real.md;
 # 4. renders bench/RESULTS.md (bench/render_results.py): environment, load,
-#    the exact commands, every table, the targets, and the analysis.
+#    the exact commands, every table, the targets, and the analysis; it looks
+#    every figure up by its row or target id and states the machine (CPUs,
+#    kernel, load, file systems and mount options) as the runs recorded it.
 #
 # Both runs keep their work directories (--keep) and this script removes them
 # at the end, with a pause between the runs: on ext4, creating files within a

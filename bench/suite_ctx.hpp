@@ -15,7 +15,8 @@ namespace hpak::bench {
 
 // One arm of an interleaved series: a command timed as a subprocess.
 struct Arm {
-  std::string tool, role = "hpak";
+  std::string key;                  // the arm's part of the row id: hpak, rcc, ceiling, tar, ...
+  std::string tool, role = "hpak";  // tool: the label shown
   std::string unit = "files";
   uint64_t count = 0, bytes = 0;
   std::function<std::vector<std::string>(unsigned rep)> argv;
@@ -31,10 +32,16 @@ struct Arm {
 
 // One arm measured in-process: `body` runs the loop and returns its seconds.
 struct InArm {
+  std::string key; // the arm's part of the row id
   std::string tool, role = "hpak", command, unit = "ops";
   uint64_t count = 0, bytes = 0;
   std::function<double(unsigned rep)> body;
   std::vector<std::string> notes;
+};
+
+// One case of a suite: its id (part of every row id) and its label (shown).
+struct Case {
+  std::string id, label;
 };
 
 class Ctx {
@@ -77,12 +84,14 @@ public:
   ProcResult must(const std::vector<std::string>& argv, const std::string& what, bool capture_out = true);
 
   // Interleaved series: `runs` reps; rep r runs the arms starting at r mod n.
-  // Appends one row per arm (in the order given); returns their indices.
-  std::vector<size_t> series(const std::string& suite, const std::string& group, const std::string& medium,
+  // Appends one row per arm (in the order given), id suite.case.medium.key;
+  // returns their indices.
+  std::vector<size_t> series(const std::string& suite, const Case& group, const std::string& medium,
                              std::vector<Arm> arms, unsigned nruns = 0);
-  std::vector<size_t> series_in(const std::string& suite, const std::string& group, const std::string& medium,
+  std::vector<size_t> series_in(const std::string& suite, const Case& group, const std::string& medium,
                                 std::vector<InArm> arms, unsigned nruns = 0);
-  // A row without samples (e.g. syscall counts).
+  // A row without samples (e.g. syscall counts); its id must be set and unique
+  // (throws std::logic_error otherwise, as series does for a repeated arm key).
   size_t add_row(Row r);
   void note(const std::string& s) { rep.notes.push_back(s); }
 

@@ -32,12 +32,13 @@ double json_or_throw(const std::string& json, const std::string& key) {
 // The gc rows of one library template: whole command (wall) and copy phase;
 // with `bandwidth`, also a plain `cp` of the template's largest pack on the
 // same medium (the medium's copy bandwidth, for the MB/s comparison).
-void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const std::string& note, bool bandwidth = false) {
+void gc_series(Ctx& c, const Case& group, const std::string& tmpl, const std::string& note, bool bandwidth = false) {
   std::string lib = c.art + "/gc-run";
   auto copy_secs = std::make_shared<std::vector<double>>();
   auto jsons = std::make_shared<std::vector<std::string>>();
   std::vector<Arm> arms(1);
   Arm& g = arms[0];
+  g.key = "hpak_gc";
   g.tool = "hpak gc";
   g.unit = "objects";
   g.argv = [&c, lib](unsigned) { return Argv{c.hpak, "-q", "gc", lib, "--grace", "0", "--json"}; };
@@ -65,8 +66,9 @@ void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const 
       if (e.path().extension() == ".hpak" && e.file_size() > size) size = e.file_size(), biggest = e.path().string();
     std::string dst = c.art + "/gc-cp.hpak";
     // One arm that writes the pack's bytes to dst another way.
-    auto copy_arm = [&](std::string tool, std::string role, Argv argv, std::string why) {
+    auto copy_arm = [&](std::string key, std::string tool, std::string role, Argv argv, std::string why) {
       Arm a;
+      a.key = std::move(key);
       a.tool = std::move(tool);
       a.role = std::move(role);
       a.unit = "bytes";
@@ -76,11 +78,11 @@ void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const 
       a.notes.push_back(std::move(why));
       arms.push_back(std::move(a));
     };
-    copy_arm("cp of the pack (copy bandwidth)", "baseline", Argv{c.cp, biggest, dst},
+    copy_arm("cp", "cp of the pack (copy bandwidth)", "baseline", Argv{c.cp, biggest, dst},
              "the page cache's copy bandwidth on this medium: cp of the library's largest pack (" + std::to_string(size) +
                  " bytes, warm), which copies in the kernel (copy_file_range) and checks nothing");
     if (c.art_medium == "disk" && !c.dd.empty())
-      copy_arm("dd oflag=direct of the pack (device write bandwidth)", "reference",
+      copy_arm("dd", "dd oflag=direct of the pack (device write bandwidth)", "reference",
                Argv{c.dd, "if=" + biggest, "of=" + dst, "bs=4M", "oflag=direct", "status=none"},
                "the disk's own write bandwidth: the same bytes written with O_DIRECT (past the page cache)");
   }
@@ -88,8 +90,9 @@ void gc_series(Ctx& c, const std::string& group, const std::string& tmpl, const 
   if (bandwidth) unlink((c.art + "/gc-cp.hpak").c_str());
   const Row& whole = c.rep.rows[idx[0]];
   Row copy;
+  copy.id = row_id("gc", group.id, c.art_medium, "copy");
   copy.suite = "gc";
-  copy.group = group;
+  copy.group = group.label;
   copy.medium = c.art_medium;
   copy.tool = "verbatim copy (gc copy phase)";
   copy.role = "hpak";
@@ -136,7 +139,7 @@ void suite_gc(Ctx& c) {
     c.must({c.hpak, "-q", "pack", src, "--into", tmpl, "--name", "all", "-j", J}, "hpak pack --into");
     c.must({c.hpak, "-q", "pack", half, "--into", tmpl, "--name", "half", "-j", J}, "hpak pack --into");
     c.must({c.hpak, "-q", "catalogs", "rm", tmpl, "all"}, "hpak catalogs rm");
-    gc_series(c, "repack 50% garbage " + label, tmpl,
+    gc_series(c, {"repack_" + label, "repack 50% garbage " + label}, tmpl,
               "library: one pack of " + std::to_string(ti.files.size()) + " files; catalog kept: every other file");
     remove_tree(half);
     remove_tree(tmpl);
@@ -166,7 +169,7 @@ void suite_gc(Ctx& c) {
     c.must({c.hpak, "-q", "pack", all, "--into", tmpl, "--name", "all", "-j", J}, "hpak pack --into");
     c.must({c.hpak, "-q", "pack", half, "--into", tmpl, "--name", "half", "-j", J}, "hpak pack --into");
     c.must({c.hpak, "-q", "catalogs", "rm", tmpl, "all"}, "hpak catalogs rm");
-    gc_series(c, "repack 50% garbage large", tmpl,
+    gc_series(c, {"repack_large", "repack 50% garbage large"}, tmpl,
               "library: one pack of " + std::to_string(nfiles) + " incompressible files of " + std::to_string(each >> 10) +
                   " KiB; catalog kept: every other file",
               /*bandwidth=*/true);
@@ -200,7 +203,8 @@ void suite_gc(Ctx& c) {
     }
     std::shuffle(digests->begin(), digests->end(), std::mt19937_64(7));
     std::string group = std::to_string(npacks) + " small packs";
-    gc_series(c, group, tmpl, "library of " + std::to_string(npacks) + " packs of " + std::to_string(per) + " objects, no garbage");
+    gc_series(c, {"small_packs", group}, tmpl,
+              "library of " + std::to_string(npacks) + " packs of " + std::to_string(per) + " objects, no garbage");
     c.must({c.cp, "-a", tmpl, after}, "cp -a");
     c.must({c.hpak, "-q", "gc", after, "--grace", "0"}, "hpak gc");
     auto before_lib = std::make_shared<Library>(tmpl);
@@ -211,23 +215,27 @@ void suite_gc(Ctx& c) {
     auto desc = [](const char* what) {
       return std::string("in-process: Library::locate(digest)") + what + " for every object in random order, one thread";
     };
+    arms[0].key = "read_before";
     arms[0].tool = "lookup+read, before gc (" + std::to_string(packs_before) + " packs)";
     arms[0].role = "baseline";
     arms[0].command = desc(" + PackReader::read");
     arms[0].body = [before_lib, digests](unsigned) { return lookups(*before_lib, *digests, true); };
+    arms[1].key = "read_after";
     arms[1].tool = "lookup+read, after gc (" + std::to_string(packs_after) + " packs)";
     arms[1].command = desc(" + PackReader::read");
     arms[1].body = [after_lib, digests](unsigned) { return lookups(*after_lib, *digests, true); };
+    arms[2].key = "lookup_before";
     arms[2].tool = "lookup only, before gc";
     arms[2].role = "reference";
     arms[2].command = desc("");
     arms[2].body = [before_lib, digests](unsigned) { return lookups(*before_lib, *digests, false); };
+    arms[3].key = "lookup_after";
     arms[3].tool = "lookup only, after gc";
     arms[3].role = "reference";
     arms[3].command = desc("");
     arms[3].body = [after_lib, digests](unsigned) { return lookups(*after_lib, *digests, false); };
     for (auto& a : arms) a.count = digests->size(), a.bytes = digests->size() * 128, a.unit = "lookups";
-    auto idx = c.series_in("gc", group + ": lookups", c.art_medium, arms);
+    auto idx = c.series_in("gc", {"small_packs_lookups", group + ": lookups"}, c.art_medium, arms);
     c.rep.rows[idx[0]].metrics.push_back({"packs", double(packs_before)});
     c.rep.rows[idx[0]].metrics.push_back({"packs_outside_midx", double(unc_before)});
     c.rep.rows[idx[1]].metrics.push_back({"packs", double(packs_after)});

@@ -31,6 +31,7 @@ void suite_pack(Ctx& c) {
     std::string hp = out + ".hpak", hi = out + ".hidx", tz = out + ".tar.zst";
     std::vector<Arm> arms;
     Arm h;
+    h.key = "hpak";
     h.tool = "hpak pack";
     h.argv = [&c, src, hp, J](unsigned) { return Argv{c.hpak, "-q", "pack", src, "-o", hp, "-l", "3", "-j", J}; };
     h.prep = [hp, hi](unsigned) { unlink(hp.c_str()), unlink(hi.c_str()); };
@@ -42,6 +43,7 @@ void suite_pack(Ctx& c) {
     arms.push_back(h);
     if (!c.tar.empty() && !c.zstd.empty()) {
       Arm t;
+      t.key = "tar";
       t.tool = "tar --zstd -cf";
       t.role = "baseline";
       std::string parent = fs::path(src).parent_path().string(), name = fs::path(src).filename().string();
@@ -55,7 +57,7 @@ void suite_pack(Ctx& c) {
       arms.push_back(t);
     }
     for (auto& a : arms) a.count = ti.files.size(), a.bytes = ti.bytes;
-    auto idx = c.series("pack", "pack " + label, c.art_medium, arms);
+    auto idx = c.series("pack", {label, "pack " + label}, c.art_medium, arms);
     if (idx.size() == 2) {
       Row& hr = c.rep.rows[idx[0]];
       double tb = c.rep.rows[idx[1]].metric("output_bytes");
@@ -88,6 +90,8 @@ void suite_pack(Ctx& c) {
     first.suite = second.suite = "pack";
     first.group = second.group = "pack --into, second env sharing 90%";
     first.medium = second.medium = c.art_medium;
+    first.id = row_id("pack", "into", c.art_medium, "first");
+    second.id = row_id("pack", "into", c.art_medium, "second");
     first.tool = "hpak pack --into (first env)";
     second.tool = "hpak pack --into (second env, 90% shared)";
     first.role = "reference";

@@ -104,6 +104,7 @@ void read_formats(Ctx& c, const std::string& p, const std::string& label, const 
       c.must({c.hpak, "-q", "pack", src, "-o", pk, "-l", level, "--pack-version", version, "-j", c.T}, "hpak pack");
       auto reader = std::make_shared<PackReader>(pk);
       InArm a;
+      a.key = std::string("v") + version + "_l" + level;
       a.tool = std::string("format ") + version + ", level " + level + ": find + read (SHA-256 checked)";
       a.command = std::string("in-process: PackReader::find + read of each object from a pack written with --pack-version ") +
                   version + " -l " + level + ", one thread";
@@ -112,6 +113,7 @@ void read_formats(Ctx& c, const std::string& p, const std::string& label, const 
       arms.push_back(std::move(a));
     }
   InArm files;
+  files.key = "files";
   files.tool = "raw fs: open/read/close";
   files.role = "baseline";
   files.command = "in-process: open(path) + read(size) + close for each file, same order, one thread";
@@ -119,7 +121,7 @@ void read_formats(Ctx& c, const std::string& p, const std::string& label, const 
   files.body = [paths_p, set](unsigned) { return read_files(*paths_p, *set); };
   arms.push_back(std::move(files));
   for (auto& a : arms) a.count = set->rel.size(), a.bytes = set->bytes, a.unit = "reads";
-  c.series_in("read", "random read by format " + label, m, arms);
+  c.series_in("read", {"by_format_" + label, "random read by format " + label}, m, arms);
 }
 
 void suite_read(Ctx& c) {
@@ -149,13 +151,16 @@ void suite_read(Ctx& c) {
       auto paths = std::make_shared<std::vector<std::string>>();
       for (auto& r : set->rel) paths->push_back(tree + "/" + r);
       std::vector<InArm> arms(3);
+      arms[0].key = "pack";
       arms[0].tool = "pack: find + read (SHA-256 checked)";
       arms[0].command = "in-process: PackReader::find(digest) + PackReader::read(record) for each object, one thread";
       arms[0].body = [reader, set](unsigned) { return read_pack(*reader, *set, true); };
+      arms[1].key = "pack_no_sha256";
       arms[1].tool = "pack: find + read, no SHA-256";
       arms[1].role = "reference";
       arms[1].command = "in-process: as above with read(record, verify_digest=false) (XXH3 of stored bytes still checked)";
       arms[1].body = [reader, set](unsigned) { return read_pack(*reader, *set, false); };
+      arms[2].key = "files";
       arms[2].tool = "raw fs: open/read/close";
       arms[2].role = "baseline";
       arms[2].command = "in-process: open(path) + read(size) + close for each file, same order, one thread";
@@ -163,7 +168,7 @@ void suite_read(Ctx& c) {
       for (auto& a : arms) a.count = set->rel.size(), a.bytes = set->bytes, a.unit = "reads";
       if (missing)
         arms[0].notes.push_back(std::to_string(missing) + " files left out: their bytes are stored relocated (no object of that digest)");
-      c.series_in("read", "random read " + label, m, arms);
+      c.series_in("read", {"random_" + label, "random read " + label}, m, arms);
       if (m == c.art_medium) read_formats(c, p, label, src, set, *paths, m);
       if (m != c.art_medium) {
         reader.reset();
@@ -188,6 +193,7 @@ void suite_verify(Ctx& c) {
   write_file(list, text);
   std::vector<Arm> arms;
   Arm h;
+  h.key = "hpak";
   h.tool = "hpak verify";
   h.unit = "objects";
   h.argv = [&c, pack](unsigned) { return Argv{c.hpak, "-q", "verify", pack, "-j", c.T, "--json"}; };
@@ -204,6 +210,7 @@ void suite_verify(Ctx& c) {
   arms.push_back(h);
   if (!c.sha256sum.empty() && !c.xargs.empty()) {
     Arm s;
+    s.key = "sha256sum";
     s.tool = "sha256sum (xargs -P" + c.T + ")";
     s.role = "baseline";
     s.argv = [&c, list](unsigned) { return Argv{c.xargs, "-0", "-a", list, "-P", c.T, "-n", "256", c.sha256sum}; };
@@ -215,6 +222,7 @@ void suite_verify(Ctx& c) {
   }
   if (!tz.empty()) {
     Arm z;
+    z.key = "zstd_t";
     z.tool = "zstd -t (.tar.zst)";
     z.role = "reference";
     z.argv = [&c, tz](unsigned) { return Argv{c.zstd, "-q", "-t", tz}; };
@@ -223,7 +231,7 @@ void suite_verify(Ctx& c) {
     z.notes.push_back("frame checksums of the solid archive only (XXH64); no per-file check");
     arms.push_back(z);
   }
-  c.series("verify", "verify", "", arms);
+  c.series("verify", {"", "verify"}, "", arms);
   remove_tree(tree);
   unlink(list.c_str());
 }

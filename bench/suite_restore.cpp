@@ -78,6 +78,7 @@ void suite_restore(Ctx& c) {
     auto decoded = std::make_shared<std::vector<Bytes>>();
     for (auto& r : *recs) decoded->push_back(reader->read(r, false));
     std::vector<InArm> arms(3);
+    arms[0].key = "decode";
     arms[0].tool = "zstd decode of every object";
     arms[0].role = "reference";
     arms[0].command = "in-process, one thread: PackReader::read(record, verify_digest=false) for every blob of the pack";
@@ -88,6 +89,7 @@ void suite_restore(Ctx& c) {
       if (!n && !recs->empty()) throw std::runtime_error("nothing decoded");
       return mono_now() - t0;
     };
+    arms[1].key = "sha256";
     arms[1].tool = "SHA-256 of every object";
     arms[1].role = "reference";
     arms[1].command = "in-process, one thread: sha256() of every blob's decoded bytes (already in memory)";
@@ -99,6 +101,7 @@ void suite_restore(Ctx& c) {
       (void)sink;
       return mono_now() - t0;
     };
+    arms[2].key = "decode_sha256";
     arms[2].tool = "decode + SHA-256 (what restore does per object)";
     arms[2].role = "reference";
     arms[2].command = "in-process, one thread: PackReader::read(record) (decode, XXH3 and SHA-256 checked) for every blob";
@@ -111,7 +114,7 @@ void suite_restore(Ctx& c) {
     };
     for (auto& a : arms) a.count = recs->size(), a.bytes = raw, a.unit = "objects";
     arms[2].notes.push_back("the CPU a restore spends beyond the ceiling's syscalls, on one core; restore spreads it over " + c.T + " threads");
-    c.series_in("restore", "CPU work per restore (1 thread)", "", arms);
+    c.series_in("restore", {"cpu_work", "CPU work per restore (1 thread)"}, "", arms);
   }
 
   bool strace_done = false;
@@ -128,13 +131,16 @@ void suite_restore(Ctx& c) {
     {
       auto hd = at("fresh-hpak"), rd = at("fresh-rcc"), cd = at("fresh-ceil");
       std::vector<Arm> arms(3);
+      arms[0].key = "hpak";
       arms[0].tool = "hpak restore";
       arms[0].argv = [&c, lib, hd, J](unsigned r) { return Argv{c.hpak, "-q", "restore", lib, "env", hd(r), "-j", J}; };
       arms[0].check = tree_check(ti, hd);
+      arms[1].key = "rcc";
       arms[1].tool = "rcc-style restore";
       arms[1].role = "baseline";
       arms[1].argv = [&c, rl, rd, J](unsigned r) { return Argv{c.rccbase, "restore", rl, rd(r), "-j", J}; };
       arms[1].check = tree_check(ti, rd);
+      arms[2].key = "ceiling";
       arms[2].tool = "ceiling (write only)";
       arms[2].role = "ceiling";
       auto walls = std::make_shared<std::vector<double>>();
@@ -152,12 +158,14 @@ void suite_restore(Ctx& c) {
       // uncompressed (-l 0): no decoding at all.
       auto nd = at("fresh-verify"), zd = at("fresh-raw");
       Arm vf;
+      vf.key = "hpak_verify";
       vf.tool = "hpak restore --verify";
       vf.role = "reference";
       vf.argv = [&c, lib, nd, J](unsigned r) { return Argv{c.hpak, "-q", "restore", "--verify", lib, "env", nd(r), "-j", J}; };
       vf.notes.push_back("also checks the SHA-256 of each object against its name (what rcc does on every restore)");
       arms.push_back(vf);
       Arm raw;
+      raw.key = "hpak_level0";
       raw.tool = "hpak restore, -l 0 library";
       raw.role = "reference";
       raw.argv = [&c, lib0, zd, J](unsigned r) { return Argv{c.hpak, "-q", "restore", lib0, "env", zd(r), "-j", J}; };
@@ -165,7 +173,7 @@ void suite_restore(Ctx& c) {
       raw.notes.push_back("the same catalog from a library whose objects are stored uncompressed (hpak init --level 0): no decoding at all");
       arms.push_back(raw);
       for (auto& a : arms) a.count = files, a.bytes = bytes;
-      auto idx = c.series("restore", "fresh", m, arms);
+      auto idx = c.series("restore", {"fresh", "fresh"}, m, arms);
       if (!walls->empty()) c.rep.rows[idx[2]].metrics.push_back({"process_wall_s", stats_of(*walls).median});
       if (!keep_trees) remove_matching(W, "fresh-");
     }
@@ -174,15 +182,18 @@ void suite_restore(Ctx& c) {
     {
       auto hd = at("unpack-hpak"), nd = at("unpack-nover"), td = at("unpack-tar");
       std::vector<Arm> arms(2);
+      arms[0].key = "hpak";
       arms[0].tool = "hpak unpack";
       arms[0].argv = [&c, pack, hd, J](unsigned r) { return Argv{c.hpak, "-q", "unpack", pack, hd(r), "-j", J}; };
       arms[0].check = tree_check(ti, hd);
+      arms[1].key = "hpak_no_verify";
       arms[1].tool = "hpak unpack --no-verify";
       arms[1].role = "reference";
       arms[1].argv = [&c, pack, nd, J](unsigned r) { return Argv{c.hpak, "-q", "unpack", "--no-verify", pack, nd(r), "-j", J}; };
       arms[1].notes.push_back("skips the SHA-256 of each object (XXH3 of the stored bytes still checked): the cost of verification");
       if (!tz.empty()) {
         Arm t;
+        t.key = "tar";
         t.tool = "tar --zstd -xf";
         t.role = "baseline";
         t.argv = [&c, tz, td](unsigned r) { return Argv{c.tar, "--zstd", "-xf", tz, "-C", td(r)}; };
@@ -191,7 +202,7 @@ void suite_restore(Ctx& c) {
         arms.push_back(t);
       }
       for (auto& a : arms) a.count = files, a.bytes = bytes;
-      c.series("restore", "unpack", m, arms);
+      c.series("restore", {"unpack", "unpack"}, m, arms);
       if (!keep_trees) remove_matching(W, "unpack-");
     }
 
@@ -223,6 +234,7 @@ void suite_restore(Ctx& c) {
         auto mh = std::make_shared<Mutation>(), mr = std::make_shared<Mutation>(), mg = std::make_shared<Mutation>();
         std::vector<Arm> arms;
         Arm h;
+        h.key = "hpak";
         h.tool = "hpak restore";
         h.argv = [&c, lib, hd, J](unsigned) { return Argv{c.hpak, "-q", "restore", lib, "env", hd, "-j", J}; };
         h.prep = [mh, hd, files_for](unsigned r) { mh->apply(hd, files_for(r)); };
@@ -230,6 +242,7 @@ void suite_restore(Ctx& c) {
         if (pct == 0) h.notes.push_back("no-op restore: nothing changed since the last restore");
         arms.push_back(h);
         Arm rc;
+        rc.key = "rcc";
         rc.tool = "rcc-style restore-over";
         rc.role = "baseline";
         rc.argv = [&c, rl, rd, J](unsigned) { return Argv{c.rccbase, "restore", rl, rd, "-j", J}; };
@@ -243,6 +256,7 @@ void suite_restore(Ctx& c) {
         arms.push_back(rc);
         if (have_git) {
           Arm g;
+          g.key = "git_checkout";
           g.tool = "git checkout -f";
           g.role = "peer";
           g.argv = [&c, gd](unsigned) { return Argv{c.git, "-C", gd, "checkout", "-f", "-q"}; };
@@ -252,6 +266,7 @@ void suite_restore(Ctx& c) {
           arms.push_back(g);
           if (pct == 0) {
             Arm s;
+            s.key = "git_status";
             s.tool = "git status";
             s.role = "peer";
             s.argv = [&c, gd](unsigned) { return Argv{c.git, "-C", gd, "status", "--porcelain"}; };
@@ -261,7 +276,7 @@ void suite_restore(Ctx& c) {
           }
         }
         for (auto& a : arms) a.count = files, a.bytes = bytes;
-        auto idx = c.series("restore", "dirty " + std::to_string(pct) + "%", m, arms);
+        auto idx = c.series("restore", {"dirty" + std::to_string(pct), "dirty " + std::to_string(pct) + "%"}, m, arms);
         for (auto i : idx) c.rep.rows[i].metrics.push_back({"files_changed", double(k)});
       }
 
@@ -269,7 +284,7 @@ void suite_restore(Ctx& c) {
       if (!c.strace.empty() && !strace_done) {
         strace_done = true;
         c.log("syscalls: strace -f -c on " + m);
-        auto count = [&](const std::string& tool, const std::string& role, Argv argv, const std::string& note) {
+        auto count = [&](const std::string& key, const std::string& tool, const std::string& role, Argv argv, const std::string& note) {
           std::string out = c.scratch + "/strace.txt";
           Argv full = {c.strace, "-f", "-c", "-o", out};
           full.insert(full.end(), argv.begin(), argv.end());
@@ -277,6 +292,7 @@ void suite_restore(Ctx& c) {
           o.scratch = c.scratch;
           ProcResult pr = run_proc(full, o);
           Row r;
+          r.id = row_id("restore", "syscalls", m, key);
           r.suite = "restore";
           r.group = "syscalls";
           r.medium = m;
@@ -298,22 +314,22 @@ void suite_restore(Ctx& c) {
           c.add_row(std::move(r));
         };
         std::string sh = W + "/strace-hpak", sr = W + "/strace-rcc", su = W + "/strace-unpack", st = W + "/strace-tar";
-        count("hpak restore (fresh)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
-        count("rcc-style restore (fresh)", "baseline", {c.rccbase, "restore", rl, sr, "-j", J}, "");
-        count("hpak unpack (fresh)", "hpak", {c.hpak, "-q", "unpack", pack, su, "-j", J}, "");
+        count("hpak_fresh", "hpak restore (fresh)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
+        count("rcc_fresh", "rcc-style restore (fresh)", "baseline", {c.rccbase, "restore", rl, sr, "-j", J}, "");
+        count("hpak_unpack", "hpak unpack (fresh)", "hpak", {c.hpak, "-q", "unpack", pack, su, "-j", J}, "");
         if (!tz.empty()) {
           fs::create_directories(st);
-          count("tar --zstd -xf (fresh)", "peer", {c.tar, "--zstd", "-xf", tz, "-C", st}, "counts the zstd child too (-f)");
+          count("tar_unpack", "tar --zstd -xf (fresh)", "peer", {c.tar, "--zstd", "-xf", tz, "-C", st}, "counts the zstd child too (-f)");
         }
-        count("hpak restore (no-op)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
-        if (have_git) count("git status (clean)", "peer", {c.git, "-C", gd, "status", "--porcelain"}, "");
+        count("hpak_noop", "hpak restore (no-op)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
+        if (have_git) count("git_status", "git status (clean)", "peer", {c.git, "-C", gd, "status", "--porcelain"}, "");
         auto one = pick_files(candidates, (candidates.size() + 50) / 100, 77);
         Mutation a, b;
         a.apply(sh, one);
-        count("hpak restore (1% dirty)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
+        count("hpak_dirty1", "hpak restore (1% dirty)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
         if (have_git) {
           b.apply(gd, one);
-          count("git checkout -f (1% dirty)", "peer", {c.git, "-C", gd, "checkout", "-f", "-q"}, "");
+          count("git_checkout_dirty1", "git checkout -f (1% dirty)", "peer", {c.git, "-C", gd, "checkout", "-f", "-q"}, "");
         }
         c.rep.notes.push_back("syscalls per file: one extra run under 'strace -f -c' (every thread and child; process start-up, "
                               "library/catalog loading and directory creation included) divided by the corpus's regular files");
@@ -341,13 +357,16 @@ void suite_restore(Ctx& c) {
         };
       };
       std::vector<Arm> arms(3);
+      arms[0].key = "hpak";
       arms[0].tool = "hpak restore";
       arms[0].argv = [&c, lib, hd, J](unsigned) { return Argv{c.hpak, "-q", "restore", lib, "env", hd, "-j", J}; };
       arms[0].prep = wipe(hd);
+      arms[1].key = "rcc";
       arms[1].tool = "rcc-style restore";
       arms[1].role = "baseline";
       arms[1].argv = [&c, rl, rd, J](unsigned) { return Argv{c.rccbase, "restore", rl, rd, "-j", J}; };
       arms[1].prep = wipe(rd);
+      arms[2].key = "ceiling";
       arms[2].tool = "ceiling (write only)";
       arms[2].role = "ceiling";
       arms[2].argv = [&c, src, cd, J](unsigned) { return Argv{c.ceiling, src, cd, "-j", J}; };
@@ -358,7 +377,7 @@ void suite_restore(Ctx& c) {
         return s;
       };
       for (auto& a : arms) a.count = files, a.bytes = bytes, a.notes.push_back("prep: rm -rf of the previous tree at the same path, then sync (untimed)");
-      c.series("restore", "churn", m, arms);
+      c.series("restore", {"churn", "churn"}, m, arms);
       remove_matching(W, "churn-");
     }
   }

@@ -63,7 +63,12 @@ struct Metric {
   double value;
 };
 
+// Every row and target has a stable id, the key a script looks it up by
+// (bench/render_results.py); the other names are labels for display and may be
+// reworded. A row's id is suite.case[.medium].arm, e.g. restore.fresh.tmpfs.hpak,
+// made of lower-case words, digits and '_' (row_id).
 struct Row {
+  std::string id;      // restore.fresh.tmpfs.hpak, pack.rcc.disk.tar, ...
   std::string suite;   // restore, pack, read, verify, gc
   std::string group;   // "fresh", "churn", "dirty 1%", "unpack", "pack rcc", ...
   std::string medium;  // tmpfs, disk, or "" when not tied to one
@@ -92,6 +97,7 @@ struct Row {
 };
 
 struct Target {
+  std::string id;     // fresh_vs_rcc.tmpfs, pack_time.rcc, ...
   std::string name;   // "fresh restore >= 5x faster than rcc-style (tmpfs)"
   std::string op;     // "<=" or ">="
   double value = kNaN, limit = kNaN;
@@ -112,13 +118,19 @@ struct MediumInfo {
 
 struct Environment {
   std::string started, cpu, kernel, hpak, hpak_version;
-  unsigned cpus = 0, threads = 0, runs = 0;
+  std::string hpak_fsync; // HPAK_FSYNC as the measured commands inherit it ("" = unset: hpak fsyncs)
+  unsigned cpus = 0;        // online (sysconf)
+  unsigned cpus_usable = 0; // this process may run on (sched_getaffinity, what nproc prints)
+  unsigned threads = 0, runs = 0;
   uint64_t mem_bytes = 0;
   bool quick = false;
   std::vector<double> load_start, load_end;
   std::vector<MediumInfo> media;
   std::vector<std::pair<std::string, std::string>> tools; // name -> path + version
 };
+
+// "suite.case.medium.arm" without the empty parts.
+std::string row_id(const std::string& suite, const std::string& case_id, const std::string& medium, const std::string& arm);
 
 struct Report {
   Environment env;

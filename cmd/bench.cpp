@@ -154,7 +154,8 @@ void print_block(const std::vector<const bench::Row*>& rows) {
 void print_tables(const bench::Report& rep) {
   const auto& e = rep.env;
   printf("# hpak bench — %s\n\n", e.started.c_str());
-  printf("- machine: %s, %u CPUs, %s, %.1f GiB RAM\n", e.cpu.c_str(), e.cpus, e.kernel.c_str(), double(e.mem_bytes) / (1ull << 30));
+  printf("- machine: %s, %u CPUs online (%u usable by this process), %s, %.1f GiB RAM\n", e.cpu.c_str(), e.cpus, e.cpus_usable,
+         e.kernel.c_str(), double(e.mem_bytes) / (1ull << 30));
   printf("- load average (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end\n", e.load_start[0], e.load_start[1],
          e.load_start[2], e.load_end[0], e.load_end[1], e.load_end[2]);
   for (auto& m : e.media)
@@ -163,6 +164,7 @@ void print_tables(const bench::Report& rep) {
   printf("- in the commands, $T is the tmpfs work directory and $D the disk work directory (artifacts live in $D/art)\n");
   printf("- hpak: %s (%s); threads: %u for every tool that takes -j; runs: %u per arm, interleaved; median and min–max\n",
          e.hpak.c_str(), e.hpak_version.c_str(), e.threads, e.runs);
+  printf("- HPAK_FSYNC: %s\n", e.hpak_fsync.empty() ? "unset (hpak fsyncs the packs and library files it writes)" : e.hpak_fsync.c_str());
   for (auto& [k, v] : e.tools) printf("- %s: %s\n", k.c_str(), v.c_str());
   for (auto& c : rep.corpora)
     printf("- corpus %s: %s files, %s dirs, %s symlinks, %s — %s\n", c.name.c_str(), grouped(double(c.files)).c_str(),
@@ -203,9 +205,10 @@ void write_numbers(JsonWriter& w, const std::vector<double>& v) {
 }
 
 void write_environment(JsonWriter& w, const bench::Environment& e) {
-  w.key("environment").begin_object().field("cpu", e.cpu).field("cpus", e.cpus).field("kernel", e.kernel);
+  w.key("environment").begin_object().field("cpu", e.cpu).field("cpus", e.cpus).field("cpus_usable", e.cpus_usable);
+  w.field("kernel", e.kernel);
   w.field("mem_bytes", e.mem_bytes).field("threads", e.threads).field("runs", e.runs).field("hpak", e.hpak);
-  w.field("hpak_version", e.hpak_version);
+  w.field("hpak_version", e.hpak_version).field("hpak_fsync", e.hpak_fsync);
   write_numbers(w.key("load_start"), e.load_start);
   write_numbers(w.key("load_end"), e.load_end);
   w.key("media").begin_array();
@@ -220,7 +223,7 @@ void write_environment(JsonWriter& w, const bench::Environment& e) {
 
 void write_row(JsonWriter& w, const bench::Row& r) {
   bench::Stats st = r.stats();
-  w.begin_object().field("suite", r.suite).field("group", r.group).field("medium", r.medium).field("tool", r.tool);
+  w.begin_object().field("id", r.id).field("suite", r.suite).field("group", r.group).field("medium", r.medium).field("tool", r.tool);
   w.field("role", r.role).field("command", r.command).field("unit", r.unit).field("count", r.count).field("bytes", r.bytes);
   write_numbers(w.key("samples"), r.samples);
   w.field("n", st.n).key("median").number(st.n ? st.median : NAN, 6).key("min").number(st.n ? st.min : NAN, 6);
@@ -234,7 +237,7 @@ void write_row(JsonWriter& w, const bench::Row& r) {
 
 std::string to_json(const bench::Report& rep) {
   JsonWriter w;
-  w.begin_object().field("hpak_bench", 1).field("started", rep.env.started).key("seconds").number(rep.seconds, 6);
+  w.begin_object().field("hpak_bench", 2).field("started", rep.env.started).key("seconds").number(rep.seconds, 6);
   w.field("failed", rep.failed).field("quick", rep.env.quick).key("suites").strings(rep.suites);
   write_environment(w, rep.env);
   w.key("corpora").begin_array();
@@ -246,7 +249,8 @@ std::string to_json(const bench::Report& rep) {
   for (auto& r : rep.rows) write_row(w, r);
   w.end().key("targets").begin_array();
   for (auto& t : rep.targets) {
-    w.begin_object().field("name", t.name).field("op", t.op).key("value").number(t.value, 6).key("limit").number(t.limit, 6);
+    w.begin_object().field("id", t.id).field("name", t.name).field("op", t.op);
+    w.key("value").number(t.value, 6).key("limit").number(t.limit, 6);
     w.field("unit", t.unit).field("measured", t.measured).field("pass", t.pass).field("detail", t.detail).end();
   }
   w.end().key("notes").strings(rep.notes);
