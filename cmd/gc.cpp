@@ -42,7 +42,7 @@ void print_json(const GcResult& r, double secs) {
   w.key("dropped_catalogs").strings(r.dropped_catalogs);
   w.key("packs").begin_array();
   for (auto& p : r.packs) {
-    w.begin_object().field("pack", p.pack).field("action", p.action).field("why", p.why).field("bytes", p.size);
+    w.begin_object().field("pack", p.pack).field("action", to_string(p.action)).field("why", p.why).field("bytes", p.size);
     w.field("objects", p.objects).field("live_objects", p.live_objects).field("live_bytes", p.live_bytes).end();
   }
   w.end().end().newline().print(stdout);
@@ -77,7 +77,7 @@ int run() {
   clear_progress();
   for (auto& w : r.warnings) spdlog::warn("{}", w);
   for (auto& p : r.packs)
-    spdlog::debug("gc: pack '{}': {} ({}); {}/{} objects live, {}/{} bytes", p.pack, p.action, p.why, p.live_objects, p.objects,
+    spdlog::debug("gc: pack '{}': {} ({}); {}/{} objects live, {}/{} bytes", p.pack, to_string(p.action), p.why, p.live_objects, p.objects,
                   p.live_bytes, p.size);
   spdlog::debug("gc: {} packs -> {}, {} objects kept, {} dropped, {} catalogs dropped, {} objects ({} bytes) copied in {:.3f} s",
                 r.packs_before, r.packs_after, r.objects_kept, r.objects_dropped, r.dropped_catalogs.size(), r.copied_objects,
@@ -88,7 +88,7 @@ int run() {
   }
   for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
   for (auto& p : r.packs)
-    printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", p.action.c_str(), p.pack.substr(0, 17).c_str(),
+    printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", to_string(p.action), p.pack.substr(0, 17).c_str(),
            (unsigned long long)p.live_objects, (unsigned long long)p.objects, human_bytes(p.size).c_str(), p.why.c_str());
   printf("%s: %llu packs -> %llu, %s -> %s (%s freed), %llu objects dropped, %.2f s\n", o.dry_run ? "dry run" : "gc",
          (unsigned long long)r.packs_before, (unsigned long long)r.packs_after, human_bytes(r.bytes_before).c_str(),

@@ -14,7 +14,7 @@
 
 #include "core/pack_writer.hpp"
 #include "core/util/file.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/util/compress_rule.hpp"
 
 namespace hpak {
 
@@ -215,15 +215,11 @@ size_t recover_condemned(const Library& lib) {
 
 namespace {
 
-struct PackInfo {
-  const PackReader* reader;
-  std::string name;
-  uint64_t size = 0; // pack + index bytes
-  int64_t age = 0;
-  uint64_t objects = 0, live = 0, live_bytes = 0;
-  bool young = false, merge = false, damaged_live = false;
-  bool upgrade = false; // a v1 pack rewritten as v2 (GcOptions::upgrade)
-};
+std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
+
+void step(const GcOptions& opts, const char* name) {
+  if (opts.on_step) opts.on_step(name);
+}
 
 // Every digest the named catalogs need (catalog objects included). Throws if
 // a catalog cannot be read: then nothing may be swept.
@@ -251,59 +247,359 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
   report(progress, "mark", names.size(), names.size());
 }
 
-std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
+// Step 2: packs and indexes a killed gc left condemned are made visible again.
+void recover_interrupted(Library& lib, const GcOptions& opts, GcResult& res) {
+  if (!opts.dry_run && recover_condemned(lib) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
+  lib.refresh();
+}
 
-} // namespace
+// --unused: drops the catalog names not restored for that long; returns the others.
+std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  std::vector<std::string> kept_names;
+  for (auto& name : lib.catalog_names()) {
+    if (opts.unused_seconds >= 0 && now - lib.last_used(name) > opts.unused_seconds) {
+      res.dropped_catalogs.push_back(name);
+      if (!opts.dry_run) lib.remove_catalog(name);
+    } else {
+      kept_names.push_back(name);
+    }
+  }
+  // A dropped name must not come back after a power loss once its packs are gone.
+  if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.root() + "/catalogs");
+  return kept_names;
+}
+
+// Step 3: the live set, from the names that stay.
+DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  DigestSet live;
+  mark(lib, drop_unused(lib, opts, now, res), live, opts.progress);
+  return live;
+}
+
+// One visible pack as the plan sees it. Only live objects are measured
+// (complete_or_same reads an entry header: a page of the pack each).
+GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestSet& live, int64_t now) {
+  GcPackInput in;
+  in.name = base_name(p->path());
+  struct stat st;
+  in.mtime = now;
+  if (lstat(idx_of(p).c_str(), &st) == 0) {
+    in.mtime = st.st_mtim.tv_sec;
+    in.size += uint64_t(st.st_size);
+  }
+  in.pack_bytes = p->bytes().size();
+  in.size += in.pack_bytes;
+  in.usable = lib.pack_usable(p);
+  in.version = p->version();
+  const IndexView& v = p->index();
+  DigestSet seen;
+  for (uint64_t i = 0; i < v.count(); i++) {
+    GcObject o{v.digest_at(i), 0};
+    if (!seen.insert(o.digest).second) continue;
+    if (live.count(o.digest)) {
+      IndexRecord r = v.record_at(i);
+      // v2 records leave stored sizes to the pack: count raw bytes for block members.
+      o.bytes = r.member != kNoMember ? r.raw_len + kBlockMemberSize : p->complete_or_same(r).stored_len + kEntryHeaderSize;
+    }
+    in.objects.push_back(o);
+  }
+  return in;
+}
+
+std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<const PackReader*>& packs, const DigestSet& live,
+                                        int64_t now, const Progress& progress) {
+  std::vector<GcPackInput> out;
+  for (const PackReader* p : packs) {
+    report(progress, "scan", out.size(), packs.size());
+    out.push_back(describe_pack(lib, p, live, now));
+  }
+  report(progress, "scan", out.size(), packs.size());
+  return out;
+}
+
+// A dry run, or nothing worth doing: the library after the plan, predicted.
+void predict_after(const GcPlan& plan, const GcOptions& opts, GcResult& res) {
+  res.packs_after = res.packs_before;
+  res.bytes_after = res.bytes_before;
+  if (!opts.dry_run || plan.sources.empty()) return;
+  uint64_t freed = 0;
+  for (size_t i : plan.sources) freed += plan.packs[i].size - plan.packs[i].live_bytes;
+  res.bytes_after = res.bytes_before - freed;
+  res.packs_after = res.packs_before - plan.sources.size() + (res.objects_kept ? 1 : 0);
+}
+
+// Step 5's copy: the objects the plan needs, verbatim (entry checksum
+// checked, no recompression), into one writer, in pack then offset order.
+class Repacker {
+public:
+  Repacker(PackWriter& w, const GcPlan& plan, const DigestSet& live, GcResult& res, const Progress& progress, uint64_t total)
+      : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total) {}
+
+  // Copies what the plan needs of `src`; false when a damaged object of it
+  // was left behind.
+  bool copy_pack(const PackReader& src) {
+    bool damaged = false;
+    const IndexView& v = src.index();
+    std::vector<IndexRecord> recs;
+    for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
+    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+    for (size_t k = 0; k < recs.size(); k++) {
+      if (++done_ % 4096 == 0) report(progress_, "repack", done_, total_);
+      if (recs[k].member == kNoMember) {
+        copy_entry(src, recs[k], damaged);
+        continue;
+      }
+      size_t e = k; // a v2 block: its members are consecutive here
+      while (e + 1 < recs.size() && recs[e + 1].offset == recs[k].offset) e++;
+      copy_block(src, std::span<const IndexRecord>(recs.data() + k, e - k + 1), damaged);
+      done_ += e - k;
+      k = e;
+    }
+    return !damaged;
+  }
+
+  void report_done() { report(progress_, "repack", total_, total_); }
+
+private:
+  bool wanted(const Digest& d) const { return plan_.to_copy(d, live_); }
+  void counted(uint64_t bytes, uint64_t objects = 1) {
+    res_.copied_objects += objects;
+    res_.copied_bytes += bytes;
+  }
+  // A damaged copy is never spread; if no intact copy is written by the
+  // end, its pack is kept (pinned_by_damage).
+  void damaged_entry(const char* what, const Error& e, bool& damaged) {
+    damaged = true;
+    res_.warnings.push_back(std::string(what) + e.what());
+  }
+
+  void copy_entry(const PackReader& src, IndexRecord r, bool& damaged) {
+    if (!wanted(r.digest)) return;
+    bool mirror = w_.contains(r.digest);
+    if (mirror && r.kind != Kind::Catalog) return;
+    ByteSpan stored;
+    try {
+      r = src.complete(r);
+      if (w_.is_small(r.raw_len) && r.kind == Kind::Blob) {
+        // A v1 entry going into a v2 pack: its block (the one recompression).
+        w_.append_small(r.digest, src.read(r));
+        counted(r.raw_len);
+        return;
+      }
+      stored = src.checked_stored(r);
+    } catch (const Error& e) {
+      damaged_entry("damaged entry not copied: ", e, damaged);
+      return;
+    }
+    w_.append_copy(r, stored, mirror);
+    counted(r.stored_len);
+  }
+
+  // The members of one v2 block (`recs`, all at one offset), by the rule of
+  // formats/pack_format.hpp: the whole block verbatim while at least half of
+  // its raw bytes are live and none of its members is already written;
+  // otherwise only its live members, each into the writer's own blocks (the
+  // only recompression gc does). A v1 writer takes them as single entries.
+  void copy_block(const PackReader& src, std::span<const IndexRecord> recs, bool& damaged) {
+    bool any_wanted = false;
+    for (auto& r : recs) any_wanted |= wanted(r.digest) && !w_.contains(r.digest);
+    if (!any_wanted) return;
+    PackReader::Block bl;
+    try {
+      bl = src.checked_block(recs[0].offset);
+    } catch (const Error& e) {
+      damaged_entry("damaged block not copied: ", e, damaged);
+      return;
+    }
+    uint64_t live_raw = 0;
+    bool clash = false;
+    for (auto& m : bl.members) {
+      if (wanted(m.digest)) live_raw += m.raw_len;
+      clash |= w_.contains(m.digest) || plan_.kept_objects.count(m.digest);
+    }
+    if (w_.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len) {
+      w_.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
+      counted(block_item_size(bl.header), bl.members.size());
+      return;
+    }
+    for (auto& r : recs)
+      if (wanted(r.digest) && !w_.contains(r.digest)) copy_member(src, r, damaged);
+  }
+
+  void copy_member(const PackReader& src, const IndexRecord& r, bool& damaged) {
+    try {
+      Bytes raw = src.read(r);
+      if (w_.is_small(raw.size())) {
+        w_.append_small(r.digest, raw);
+      } else {
+        Bytes frame;
+        bool zstd = compress_if_smaller(raw, src.level(), frame);
+        w_.append(Kind::Blob, zstd ? Codec::Zstd : Codec::Raw, r.digest, raw.size(), zstd ? frame : raw);
+      }
+      counted(raw.size());
+    } catch (const Error& e) {
+      damaged_entry("damaged entry not copied: ", e, damaged);
+    }
+  }
+
+  PackWriter& w_;
+  const GcPlan& plan_;
+  const DigestSet& live_;
+  GcResult& res_;
+  const Progress& progress_;
+  uint64_t total_, done_ = 0;
+};
+
+// A source that left a damaged object behind is kept (pinned) only when it
+// holds the only copy of a live object: one with an intact copy in the new
+// pack or in a pack that stays does not pin it.
+bool pinned_by_damage(const PackReader& src, const std::string& name, const GcPlan& plan, const DigestSet& live,
+                      const PackWriter& w, GcResult& res) {
+  const IndexView& v = src.index();
+  bool pinned = false;
+  for (uint64_t i = 0; i < v.count(); i++) {
+    Digest d = v.digest_at(i);
+    if (plan.to_copy(d, live) && !w.contains(d)) pinned = true;
+  }
+  if (pinned) res.warnings.push_back("pack '" + name + "' kept: it holds the only (damaged) copy of a live object; run 'hpak repair'");
+  return pinned;
+}
+
+// What step 5 left for step 6.
+struct Repacked {
+  std::string new_name;     // of the published pack ("" if nothing was copied)
+  std::vector<bool> pinned; // per plan.sources: kept for a damaged live object
+};
+
+// Copies the live objects of the plan's sources into one new pack, published
+// (pack, index, packs/ durable) before anything is condemned.
+Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+                        const GcOptions& opts, GcResult& res) {
+  Repacked out;
+  AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
+  PackWriter w(tmp.fd(), tmp.temp_path(), packs[plan.sources[0]]->level());
+  w.hash_in_background(); // copied spans point into the mapped sources, alive until finish()
+  uint64_t total = 0;
+  for (size_t i : plan.sources) total += packs[i]->index().count();
+  w.reserve(std::min<uint64_t>(total, res.objects_kept + 64));
+  Repacker copier(w, plan, live, res, opts.progress, total);
+  std::vector<bool> damaged;
+  for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
+  copier.report_done();
+  for (size_t k = 0; k < plan.sources.size(); k++) {
+    size_t i = plan.sources[k];
+    out.pinned.push_back(damaged[k] && pinned_by_damage(*packs[i], plan.packs[i].pack, plan, live, w, res));
+  }
+  if (res.copied_objects > 0) {
+    PackResult written = w.finish();
+    tmp.commit_as(tmp.temp_path() + ".done");
+    out.new_name = lib.publish_pack(tmp.final_path(), written); // durable: pack, index, packs/ before any condemn
+  }
+  return out;
+}
+
+// Step 5, timed (the temp file and the writer are gone when it returns).
+Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+                const GcOptions& opts, GcResult& res) {
+  auto t0 = std::chrono::steady_clock::now();
+  Repacked out = write_new_pack(lib, packs, plan, live, opts, res);
+  res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+// Every object of a visible pack whose name is not in `superseded`.
+DigestSet objects_outside(const Library& lib, const std::set<std::string>& superseded) {
+  DigestSet safe;
+  for (const PackReader* p : lib.packs()) {
+    if (superseded.count(base_name(p->path()))) continue;
+    const IndexView& v = p->index();
+    for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+  }
+  return safe;
+}
+
+// Renames a pack's index, then the pack, to `.condemned` (readers stop
+// seeing it); false, with both names as they were, when either fails.
+bool condemn_pack(const PackReader* p) {
+  std::string pack = p->path(), idx = idx_of(p);
+  if (rename(idx.c_str(), condemned(idx).c_str()) != 0) return false;
+  if (rename(pack.c_str(), condemned(pack).c_str()) != 0) {
+    rename(condemned(idx).c_str(), idx.c_str()); // keep it then
+    return false;
+  }
+  return true;
+}
+
+// Step 6: re-mark and condemn under the exclusive publish lock. No add is
+// then between checking its objects and setting its name, so the names read
+// here are every name whose objects must stay visible: a superseded pack
+// holding the only copy of an object one of them needs is kept. An add that
+// sets its name after this section checks its objects after it, finds a
+// condemned pack's objects gone, and writes them again. Condemning renames
+// the index, then the pack, to `.condemned` names, so a writer that publishes
+// an identical pack (same content, same name) afterwards creates a new file,
+// which gc never deletes. Returns the packs condemned.
+std::vector<const PackReader*> condemn(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan,
+                                       const Repacked& repacked, DigestSet& live, const GcOptions& opts, GcResult& res) {
+  std::vector<const PackReader*> out;
+  PublishLock publishing(lib, /*exclusive=*/true);
+  lib.refresh();
+  mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
+  std::set<std::string> superseded;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].pack != repacked.new_name) superseded.insert(plan.packs[i].pack); // (our output may be identical to a source)
+  DigestSet safe = objects_outside(lib, superseded); // in a visible pack this gc does not supersede
+  for (size_t k = 0; k < plan.sources.size(); k++) {
+    const GcPackPlan& s = plan.packs[plan.sources[k]];
+    const PackReader* p = packs[plan.sources[k]];
+    if (repacked.pinned[k] || s.pack == repacked.new_name) continue;
+    const IndexView& v = p->index();
+    bool needed = false;
+    for (uint64_t i = 0; i < v.count() && !needed; i++) needed = live.count(v.digest_at(i)) && !safe.count(v.digest_at(i));
+    if (needed) {
+      res.warnings.push_back("pack '" + s.pack + "' kept: a catalog published during gc needs it");
+      res.objects_dropped -= s.objects - s.live_objects;
+      for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+    } else if (condemn_pack(p)) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+// After the publish lock is released: gc deletes only `.condemned` names.
+void delete_condemned(const std::vector<const PackReader*>& packs) {
+  for (const PackReader* p : packs) {
+    unlink(condemned(p->path()).c_str());
+    unlink(condemned(idx_of(p)).c_str());
+  }
+}
+
+// Step 7: the midx over the packs that remain, and their count and size.
+void rebuild_midx(Library& lib, GcResult& res) {
+  lib.write_midx();
+  lib.refresh();
+  res.packs_after = 0;
+  for (const PackReader* p : lib.packs()) {
+    res.packs_after++;
+    struct stat st;
+    res.bytes_after += p->bytes().size();
+    if (lstat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
+  }
+}
 
 // A leftover (temp file, pack without index) younger than this may belong to
 // an add in progress, whatever --grace says: removing it fails that add.
 constexpr int64_t kLeftoverMinAge = 3600;
 
-// Leftovers of writers (or gcs) that died long ago: temp files, and packs
-// whose index was never published (invisible to everyone, so unreferenced).
-// An orphan pack is removed like a superseded one (protocol step 6), under
-// the exclusive publish lock: condemned (renamed to `.condemned`), then
-// checked again, and put back if its index appeared meanwhile — a writer
-// re-adding an identical pack (same content, same name) finds the orphan
-// (link: EEXIST), publishes its index and sets a name on it. A writer whose
-// index comes after the condemn checks its objects under the shared lock,
-// finds the pack gone and writes them again. Only `.condemned` names are
-// deleted, after the lock is released.
-static void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res,
-                            const std::function<void(const char*)>& step) {
-  auto old_enough = [&](const std::string& p) {
-    struct stat st;
-    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
-  };
-  auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
-    struct stat st;
-    return lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  };
-  auto has_index = [](const std::string& pack) {
-    return path_exists(index_path_for(pack)) || path_exists(index_path_for(pack) + ".condemned");
-  };
-  auto remove_leftover = [&](const std::string& p) {
-    if (!opts.dry_run) unlink(p.c_str());
-    res.tmp_removed++;
-  };
-  for (auto& name : list_dir(lib.tmp_dir()))
-    if (old_enough(lib.tmp_dir() + "/" + name)) remove_leftover(lib.tmp_dir() + "/" + name);
-  std::vector<std::string> orphans;
-  for (const char* sub : {"/packs", "/catalogs", "/used"}) {
-    std::string dir = lib.root() + sub;
-    for (auto& name : list_dir(dir)) {
-      std::string p = dir + "/" + name;
-      bool pack = sub == std::string("/packs") && name.size() > 5 && name.compare(name.size() - 5, 5, ".hpak") == 0;
-      if (pack && is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
-      else if (name.rfind(".tmp-", 0) == 0 && old_enough(p)) remove_leftover(p);
-    }
-  }
-  step("sweep");
-  if (orphans.empty()) return;
-  if (opts.dry_run) {
-    res.tmp_removed += orphans.size();
-    return;
-  }
+bool has_index(const std::string& pack) {
+  return path_exists(index_path_for(pack)) || path_exists(index_path_for(pack) + ".condemned");
+}
+
+// Orphan packs, condemned under the exclusive publish lock and checked again:
+// one whose index appeared meanwhile is put back. Deleted after the lock is
+// released; counted in tmp_removed.
+void remove_orphans(const Library& lib, const std::vector<std::string>& orphans, GcResult& res) {
   std::vector<std::string> condemned_orphans;
   {
     PublishLock publishing(lib, /*exclusive=*/true);
@@ -322,337 +618,86 @@ static void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t n
   }
 }
 
-// The members of one v2 block (`recs`, all at one offset) into `w`, by the
-// rule of formats/pack_format.hpp: the whole block verbatim while at least
-// half of its raw bytes are live and none of its members is already written;
-// otherwise only its live members, each into the writer's own blocks (the
-// only recompression gc does). A v1 writer takes them as single entries.
-static void copy_block_members(const PackReader& src, std::span<const IndexRecord> recs, PackWriter& w, const DigestSet& live,
-                               const DigestSet& in_kept, GcResult& res, bool& damaged_live) {
-  uint64_t off = recs[0].offset;
-  bool any_live = false;
-  for (auto& r : recs) any_live |= live.count(r.digest) && !in_kept.count(r.digest) && !w.contains(r.digest);
-  if (!any_live) return;
-  PackReader::Block bl;
-  try {
-    bl = src.checked_block(off);
-  } catch (const Error& e) {
-    damaged_live = true;
-    res.warnings.push_back(std::string("damaged block not copied: ") + e.what());
-    return;
-  }
-  uint64_t live_raw = 0;
-  bool clash = false;
-  for (auto& m : bl.members) {
-    if (live.count(m.digest) && !in_kept.count(m.digest)) live_raw += m.raw_len;
-    clash |= w.contains(m.digest) || in_kept.count(m.digest);
-  }
-  if (w.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len) {
-    w.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
-    res.copied_objects += bl.members.size();
-    res.copied_bytes += block_item_size(bl.header);
-    return;
-  }
-  for (auto& r : recs) {
-    if (!live.count(r.digest) || in_kept.count(r.digest) || w.contains(r.digest)) continue;
-    try {
-      Bytes raw = src.read(r);
-      if (w.is_small(raw.size())) {
-        w.append_small(r.digest, raw);
-      } else {
-        Bytes stored;
-        Codec codec = Codec::Raw;
-        if (src.level() > 0) zstd_compress(raw, src.level(), nullptr, stored);
-        if (src.level() > 0 && stored.size() < raw.size()) codec = Codec::Zstd;
-        else stored = raw;
-        w.append(Kind::Blob, codec, r.digest, raw.size(), stored);
-      }
-      res.copied_objects++;
-      res.copied_bytes += raw.size();
-    } catch (const Error& e) {
-      damaged_live = true;
-      res.warnings.push_back(std::string("damaged entry not copied: ") + e.what());
+// Step 8, sweep: leftovers of writers (or gcs) that died long ago: temp
+// files, and packs whose index was never published (invisible to everyone,
+// so unreferenced). An orphan pack is removed like a superseded one (step 6),
+// under the exclusive publish lock: condemned (renamed to `.condemned`), then
+// checked again, and put back if its index appeared meanwhile — a writer
+// re-adding an identical pack (same content, same name) finds the orphan
+// (link: EEXIST), publishes its index and sets a name on it. A writer whose
+// index comes after the condemn checks its objects under the shared lock,
+// finds the pack gone and writes them again. Only `.condemned` names are
+// deleted, after the lock is released.
+void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  auto old_enough = [&](const std::string& p) {
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
+  };
+  auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  auto remove_leftover = [&](const std::string& p) {
+    if (!opts.dry_run) unlink(p.c_str());
+    res.tmp_removed++;
+  };
+  for (auto& name : list_dir(lib.tmp_dir()))
+    if (old_enough(lib.tmp_dir() + "/" + name)) remove_leftover(lib.tmp_dir() + "/" + name);
+  std::vector<std::string> orphans;
+  for (const char* sub : {"/packs", "/catalogs", "/used"}) {
+    std::string dir = lib.root() + sub;
+    for (auto& name : list_dir(dir)) {
+      std::string p = dir + "/" + name;
+      bool pack = sub == std::string("/packs") && name.size() > 5 && name.compare(name.size() - 5, 5, ".hpak") == 0;
+      if (pack && is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
+      else if (name.rfind(".tmp-", 0) == 0 && old_enough(p)) remove_leftover(p);
     }
   }
+  step(opts, "sweep");
+  if (orphans.empty()) return;
+  if (opts.dry_run) res.tmp_removed += orphans.size();
+  else remove_orphans(lib, orphans, res);
 }
 
+GcPlanOptions plan_options(const GcOptions& opts) {
+  GcPlanOptions o;
+  o.grace_seconds = opts.grace_seconds;
+  o.min_garbage_pct = opts.min_garbage_pct;
+  o.upgrade = opts.upgrade;
+  return o;
+}
+
+} // namespace
+
+// The steps of the protocol in core/gc.hpp, in order.
 GcResult gc(Library& lib, const GcOptions& opts) {
-  GcLock lock(lib);
+  GcLock lock(lib); // step 1
   GcResult res;
-  auto step = [&](const char* s) {
-    if (opts.on_step) opts.on_step(s);
-  };
-  if (!opts.dry_run && recover_condemned(lib) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
-  lib.refresh();
+  recover_interrupted(lib, opts, res);
   const int64_t now = time(nullptr);
+  DigestSet live = roots(lib, opts, now, res);
 
-  // --unused: drop catalog names not restored for that long.
-  std::vector<std::string> names = lib.catalog_names();
-  std::vector<std::string> kept_names;
-  for (auto& name : names) {
-    if (opts.unused_seconds >= 0 && now - lib.last_used(name) > opts.unused_seconds) {
-      res.dropped_catalogs.push_back(name);
-      if (!opts.dry_run) lib.remove_catalog(name);
-    } else {
-      kept_names.push_back(name);
-    }
-  }
-  // A dropped name must not come back after a power loss once its packs are gone.
-  if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.root() + "/catalogs");
+  const std::vector<const PackReader*> packs = lib.packs();
+  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, opts.progress);
+  for (auto& p : described) res.bytes_before += p.size;
+  res.packs_before = described.size();
+  GcPlan plan = plan_gc(described, live, plan_options(opts), now);
+  res.packs = plan.packs;
+  res.objects_kept = plan.objects_kept;
+  res.objects_dropped = plan.objects_dropped;
 
-  DigestSet live;
-  mark(lib, kept_names, live, opts.progress);
-
-  std::vector<PackInfo> packs;
-  const std::vector<const PackReader*> visible = lib.packs();
-  for (const PackReader* p : visible) {
-    report(opts.progress, "scan", packs.size(), visible.size());
-    PackInfo info;
-    info.reader = p;
-    info.name = base_name(p->path());
-    struct stat st;
-    int64_t mtime = now;
-    if (lstat(idx_of(p).c_str(), &st) == 0) {
-      mtime = st.st_mtim.tv_sec;
-      info.size += uint64_t(st.st_size);
-    }
-    info.size += p->bytes().size();
-    info.age = now - mtime;
-    info.young = info.age < opts.grace_seconds;
-    // Never copy another member's unverified bytes into a pack of ours (it
-    // would then be trusted): a pack this user may not use is left alone.
-    if (!lib.pack_usable(p)) info.young = true;
-    const IndexView& v = p->index();
-    DigestSet seen;
-    for (uint64_t i = 0; i < v.count(); i++) {
-      Digest d = v.digest_at(i);
-      if (!seen.insert(d).second) continue;
-      info.objects++;
-      if (live.count(d)) {
-        info.live++;
-        IndexRecord r = v.record_at(i);
-        // v2 records leave stored sizes to the pack: count raw bytes for block members.
-        info.live_bytes += r.member != kNoMember ? r.raw_len + kBlockMemberSize : p->complete_or_same(r).stored_len + kEntryHeaderSize;
-      }
-    }
-    res.bytes_before += info.size;
-    packs.push_back(info);
-  }
-  res.packs_before = packs.size();
-  report(opts.progress, "scan", packs.size(), visible.size());
-
-  // Which old packs to rewrite: those with garbage, then a geometric roll-up.
-  std::vector<PackInfo*> old;
-  for (auto& p : packs)
-    if (!p.young) old.push_back(&p);
-  // Rewriting a pack costs copying its live bytes: do it when at least
-  // min_garbage_pct of it is garbage (or all of it); smaller amounts wait.
-  for (auto* p : old) {
-    uint64_t pack_bytes = p->reader->bytes().size();
-    uint64_t garbage = pack_bytes > p->live_bytes ? pack_bytes - p->live_bytes : 0;
-    p->merge = p->live == 0 || (p->live < p->objects && garbage * 100 >= pack_bytes * uint64_t(opts.min_garbage_pct));
-  }
-  if (opts.upgrade)
-    for (auto* p : old)
-      if (p->reader->version() < kPackVersion2 && p->live > 0) p->merge = p->upgrade = true;
-  std::sort(old.begin(), old.end(), [](auto* a, auto* b) { return a->live_bytes < b->live_bytes; });
-  size_t roll = 0;
-  uint64_t prefix = 0;
-  for (size_t j = 0; j < old.size(); j++) {
-    if (j > 0 && old[j]->live_bytes < 2 * prefix) roll = j + 1;
-    prefix += old[j]->live_bytes;
-  }
-  if (roll >= 2)
-    for (size_t j = 0; j < roll; j++) old[j]->merge = true;
-  size_t merging = 0;
-  for (auto* p : old) merging += p->merge;
-  bool worthwhile = false;
-  for (auto* p : old) worthwhile |= p->merge && (p->live < p->objects || merging >= 2 || p->upgrade);
-
-  // Objects that stay reachable in packs we keep need no copy.
-  DigestSet in_kept;
-  for (auto& p : packs)
-    if (!p.merge) {
-      const IndexView& v = p.reader->index();
-      for (uint64_t i = 0; i < v.count(); i++) in_kept.insert(v.digest_at(i));
-    }
-
-  for (auto& p : packs) {
-    GcPackPlan plan;
-    plan.pack = p.name;
-    plan.size = p.size;
-    plan.objects = p.objects;
-    plan.live_objects = p.live;
-    plan.live_bytes = p.live_bytes;
-    if (p.young) {
-      plan.action = "young";
-      plan.why = "younger than the grace period (" + std::to_string(p.age) + " s old)";
-    } else if (p.merge && worthwhile) {
-      plan.action = p.live == 0 ? "delete" : p.live < p.objects ? "rewrite" : p.upgrade ? "upgrade" : "merge";
-      plan.why = p.live < p.objects ? std::to_string(p.objects - p.live) + " unreferenced objects"
-                 : p.upgrade        ? "pack format version 1, rewritten as version 2 (--upgrade)"
-                                    : "small pack rolled up with others";
-    } else {
-      plan.action = "keep";
-      plan.why = p.live < p.objects ? "garbage below threshold" : "all objects referenced";
-    }
-    res.packs.push_back(plan);
-    res.objects_kept += p.live;
-    if (p.merge && worthwhile) res.objects_dropped += p.objects - p.live;
-  }
-
-  if (!worthwhile || opts.dry_run) {
-    res.packs_after = res.packs_before;
-    res.bytes_after = res.bytes_before;
-    if (opts.dry_run && worthwhile) {
-      uint64_t freed = 0;
-      for (auto& p : packs)
-        if (p.merge) freed += p.size - p.live_bytes;
-      res.bytes_after = res.bytes_before - freed;
-      res.packs_after = res.packs_before - merging + (merging && res.objects_kept ? 1 : 0);
-    }
+  if (plan.sources.empty() || opts.dry_run) {
+    predict_after(plan, opts, res);
   } else {
-    // Copy live objects verbatim into one new pack, in pack then offset order.
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<PackInfo*> sources;
-    for (auto& p : packs)
-      if (p.merge) sources.push_back(&p);
-    std::sort(sources.begin(), sources.end(), [](auto* a, auto* b) { return a->name < b->name; });
-    std::optional<PackResult> written;
-    std::string new_name;
-    {
-      AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
-      PackWriter w(tmp.fd(), tmp.temp_path(), sources.empty() ? 3 : sources[0]->reader->level());
-      w.hash_in_background(); // copied spans point into the mapped sources, alive until finish()
-      uint64_t done = 0, total = 0;
-      for (auto* s : sources) total += s->reader->index().count();
-      w.reserve(std::min<uint64_t>(total, res.objects_kept + 64));
-      for (auto* s : sources) {
-        const IndexView& v = s->reader->index();
-        std::vector<IndexRecord> recs;
-        for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
-        std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
-        for (size_t k = 0; k < recs.size(); k++) {
-          IndexRecord& r = recs[k];
-          if (++done % 4096 == 0) report(opts.progress, "repack", done, total);
-          if (r.member != kNoMember) {
-            // A v2 block: its members are consecutive here.
-            size_t e = k;
-            while (e + 1 < recs.size() && recs[e + 1].offset == r.offset) e++;
-            copy_block_members(*s->reader, std::span<const IndexRecord>(recs.data() + k, e - k + 1), w, live, in_kept, res, s->damaged_live);
-            done += e - k;
-            k = e;
-            continue;
-          }
-          if (!live.count(r.digest) || in_kept.count(r.digest)) continue;
-          bool mirror = w.contains(r.digest);
-          if (mirror && r.kind != Kind::Catalog) continue;
-          ByteSpan stored;
-          try {
-            r = s->reader->complete(r);
-            if (w.is_small(r.raw_len) && r.kind == Kind::Blob) {
-              // A v1 entry going into a v2 pack: its block (the one recompression).
-              w.append_small(r.digest, s->reader->read(r));
-              res.copied_objects++;
-              res.copied_bytes += r.raw_len;
-              continue;
-            }
-            stored = s->reader->checked_stored(r);
-          } catch (const Error& e) {
-            // A damaged copy is never spread; if no intact copy is written
-            // by the end, the old pack is kept (see below).
-            s->damaged_live = true;
-            res.warnings.push_back(std::string("damaged entry not copied: ") + e.what());
-            continue;
-          }
-          w.append_copy(r, stored, mirror);
-          res.copied_objects++;
-          res.copied_bytes += r.stored_len;
-        }
-      }
-      report(opts.progress, "repack", total, total);
-      // A damaged live object with an intact copy elsewhere does not pin its pack.
-      for (auto* s : sources) {
-        if (!s->damaged_live) continue;
-        s->damaged_live = false;
-        const IndexView& v = s->reader->index();
-        for (uint64_t i = 0; i < v.count(); i++) {
-          Digest d = v.digest_at(i);
-          if (live.count(d) && !w.contains(d) && !in_kept.count(d)) s->damaged_live = true;
-        }
-        if (s->damaged_live) res.warnings.push_back("pack '" + s->name + "' kept: it holds the only (damaged) copy of a live object; run 'hpak repair'");
-      }
-      if (res.copied_objects > 0) {
-        written = w.finish();
-        tmp.commit_as(tmp.temp_path() + ".done");
-        new_name = lib.publish_pack(tmp.final_path(), *written); // durable: pack, index, packs/ before any condemn
-      }
-    }
-    res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    step("published");
-
-    // Re-mark and condemn under the exclusive publish lock. No add is then
-    // between checking its objects and setting its name, so the names read
-    // here are every name whose objects must stay visible: a superseded pack
-    // holding the only copy of an object one of them needs is kept. An add
-    // that sets its name after this section checks its objects after it,
-    // finds a condemned pack's objects gone, and writes them again.
-    // Condemning renames the index, then the pack, to `.condemned` names, so
-    // a writer that publishes an identical pack (same content, same name)
-    // afterwards creates a new file, which gc never deletes.
-    std::vector<PackInfo*> condemned_packs;
-    {
-      PublishLock publishing(lib, /*exclusive=*/true);
-      lib.refresh();
-      mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
-      DigestSet safe;                       // in a visible pack this gc does not supersede
-      std::set<std::string> superseded;
-      for (auto* s : sources)
-        if (s->name != new_name) superseded.insert(s->name); // (our output may be identical to a source)
-      for (const PackReader* p : lib.packs()) {
-        if (superseded.count(base_name(p->path()))) continue;
-        const IndexView& v = p->index();
-        for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
-      }
-      for (auto* s : sources) {
-        if (s->damaged_live || s->name == new_name) continue;
-        const IndexView& v = s->reader->index();
-        bool needed = false;
-        for (uint64_t i = 0; i < v.count() && !needed; i++) needed = live.count(v.digest_at(i)) && !safe.count(v.digest_at(i));
-        if (needed) {
-          res.warnings.push_back("pack '" + s->name + "' kept: a catalog published during gc needs it");
-          s->merge = false;
-          res.objects_dropped -= s->objects - s->live;
-          for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
-          continue;
-        }
-        std::string pack = s->reader->path(), idx = idx_of(s->reader);
-        if (rename(idx.c_str(), condemned(idx).c_str()) != 0) continue;
-        if (rename(pack.c_str(), condemned(pack).c_str()) != 0) {
-          rename(condemned(idx).c_str(), idx.c_str()); // keep it then
-          continue;
-        }
-        condemned_packs.push_back(s);
-      }
-    }
-    step("condemned");
-    for (auto* s : condemned_packs) {
-      unlink(condemned(s->reader->path()).c_str());
-      unlink(condemned(idx_of(s->reader)).c_str());
-    }
-    step("deleted");
-    lib.write_midx();
-    lib.refresh();
-    res.packs_after = 0;
-    for (const PackReader* p : lib.packs()) {
-      res.packs_after++;
-      struct stat st;
-      res.bytes_after += p->bytes().size();
-      if (lstat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
-    }
+    Repacked repacked = repack(lib, packs, plan, live, opts, res);
+    step(opts, "published");
+    std::vector<const PackReader*> condemned_packs = condemn(lib, packs, plan, repacked, live, opts, res);
+    step(opts, "condemned");
+    delete_condemned(condemned_packs);
+    step(opts, "deleted");
+    rebuild_midx(lib, res);
   }
-
-  sweep_leftovers(lib, opts, now, res, step);
+  sweep_leftovers(lib, opts, now, res);
   return res;
 }
 

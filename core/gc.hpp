@@ -38,6 +38,12 @@
 //     deleted after it is released.
 // Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS, gc,
 // repair and adds refuse to run (restores need no lock).
+// gc() runs the steps as passes of core/gc.cpp, each named for its step:
+// GcLock (1), recover_interrupted (2), roots (3: drop_unused, mark),
+// describe_packs then plan_gc (4 and 5's choice: a pure function of the
+// packs' description, core/gc_plan.hpp), repack (5), condemn (6: re-mark and
+// condemn), delete_condemned, rebuild_midx (7), sweep_leftovers (8). A dry
+// run, or a plan with nothing to do, stops after plan_gc (predict_after).
 // A kill -9 at any point leaves only extra packs (duplicates) or condemned
 // files, both recovered by the next gc; no referenced object is lost, and a
 // killed writer leaves no name whose objects are missing.
@@ -46,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gc_plan.hpp"
 #include "core/library.hpp"
 
 namespace hpak {
@@ -60,13 +67,6 @@ struct GcOptions {
   Progress progress;
   // Test hook: called with a step name ("published", "condemned", "deleted").
   std::function<void(const char*)> on_step;
-};
-
-struct GcPackPlan {
-  std::string pack;    // file name
-  uint64_t size = 0, objects = 0, live_objects = 0, live_bytes = 0;
-  std::string action;  // "keep", "rewrite", "merge", "upgrade", "delete", "young"
-  std::string why;
 };
 
 struct GcResult {
