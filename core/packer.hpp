@@ -1,16 +1,18 @@
 // The packer: turns a directory tree into objects + a catalog in a pack.
 //
-// Pipeline (one walk, one read per file): scan_tree -> N workers read, hash
-// (SHA-256), find relocations and zstd-compress files in parallel -> the
-// calling thread appends results to the PackWriter strictly in catalog order.
-// Order makes the pack byte-identical whatever the thread count; a bounded
-// window (items and bytes in flight) keeps memory bounded for any tree size.
-// Files above `large_threshold` are read by the writer thread in 8 MiB
-// windows through reused buffers (SHA-256 and relocation scan on two
-// threads), then stored raw when 4 samples show they do not compress, or
-// compressed as one frame by zstd's own worker threads (bytes independent of
-// their number). An object is written once per pack; objects
-// for which `have()` is true (already in a library) are not written at all.
+// Passes (core/pack_passes.hpp): walk (scan_tree: one walk) -> hash -> compress
+// -> write, one read per file. Workers read, hash (SHA-256), find relocations
+// and zstd-compress files in parallel; the calling thread appends results to
+// the PackWriter strictly in catalog order (parallel_ordered,
+// core/util/parallel.hpp). Order makes the pack byte-identical whatever the
+// thread count; a bounded window (items and bytes in flight) keeps memory
+// bounded for any tree size. Files above `large_threshold` are read by the
+// writer thread in 8 MiB windows through reused buffers (SHA-256 and
+// relocation scan on two threads), then stored raw when 4 samples show they
+// do not compress, or compressed as one frame by zstd's own worker threads
+// (bytes independent of their number). An object is written once per pack;
+// objects for which `have()` is true (already in a library) are not written
+// at all.
 #pragma once
 
 #include <functional>

@@ -5,6 +5,9 @@
 #include <zdict.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <new>
+
 namespace hpak {
 
 namespace {
@@ -104,6 +107,56 @@ void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict
   if (total != expected)
     throw Error(what + ": decompressed to " + std::to_string(total) + " bytes, expected " + std::to_string(expected));
 }
+
+namespace {
+ZSTD_CCtx* new_cctx() {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  if (!c) throw std::bad_alloc();
+  return c;
+}
+} // namespace
+
+ZstdStreamCompressor::ZstdStreamCompressor(int level, uint64_t size, unsigned workers, std::string what)
+    : c_(new_cctx()), what_(std::move(what)) {
+  ZSTD_CCtx_setParameter(c_, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(c_, ZSTD_c_nbWorkers, int(std::max(1u, workers))); // fails (0 stays) without libzstd MT
+  ZSTD_CCtx_setPledgedSrcSize(c_, size);
+  out_.resize(4u << 20);
+}
+
+ZstdStreamCompressor::~ZstdStreamCompressor() { ZSTD_freeCCtx(c_); }
+
+void ZstdStreamCompressor::feed(ByteSpan in, const std::function<void(ByteSpan)>& sink) { run(in, false, sink); }
+
+void ZstdStreamCompressor::finish(const std::function<void(ByteSpan)>& sink) { run(ByteSpan(), true, sink); }
+
+void ZstdStreamCompressor::run(ByteSpan piece, bool end, const std::function<void(ByteSpan)>& sink) {
+  ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+  size_t rem;
+  do {
+    ZSTD_outBuffer ob{out_.data(), out_.size(), 0};
+    rem = ZSTD_compressStream2(c_, &ob, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+    if (ZSTD_isError(rem)) throw Error("zstd compression failed for '" + what_ + "': " + ZSTD_getErrorName(rem));
+    if (ob.pos) sink(ByteSpan(out_.data(), ob.pos));
+  } while (end ? rem != 0 : in.pos < in.size);
+}
+
+ZstdSampler::ZstdSampler(int level, unsigned window_log, size_t max_sample, std::string what)
+    : c_(new_cctx()), what_(std::move(what)) {
+  ZSTD_CCtx_setParameter(c_, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(c_, ZSTD_c_windowLog, int(window_log));
+  out_.resize(ZSTD_compressBound(max_sample));
+}
+
+ZstdSampler::~ZstdSampler() { ZSTD_freeCCtx(c_); }
+
+size_t ZstdSampler::compressed_size(ByteSpan sample) {
+  size_t n = ZSTD_compress2(c_, out_.data(), out_.size(), sample.data(), sample.size());
+  if (ZSTD_isError(n)) throw Error("zstd compression failed for '" + what_ + "': " + ZSTD_getErrorName(n));
+  return n;
+}
+
+unsigned zstd_window_log(int level, uint64_t size) { return ZSTD_getCParams(level, size, 0).windowLog; }
 
 Bytes zstd_train_dict(const Bytes& samples, const std::vector<size_t>& sizes, size_t capacity, int level) {
   Bytes dict(capacity);

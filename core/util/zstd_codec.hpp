@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <memory>
 
 #include "core/util/bytes.hpp"
 
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
 typedef struct ZSTD_CDict_s ZSTD_CDict;
 typedef struct ZSTD_DDict_s ZSTD_DDict;
 
@@ -51,6 +53,50 @@ uint32_t zstd_frame_dict_id(ByteSpan frame);
 // `sink` with consecutive chunks; fails if the total differs from `expected`.
 void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict, const std::string& what,
                             const std::function<void(ByteSpan)>& sink);
+
+// Streaming compression of an object too large to hold in memory, as one
+// standard zstd frame of exactly `size` bytes, through zstd's own worker
+// threads (at least one: the frame's bytes then do not depend on how many).
+// Output goes to the sink given to each call, in chunks of a reused 4 MiB
+// buffer. The context is freed with the object, also when a sink throws.
+class ZstdStreamCompressor {
+public:
+  // `what` names the object in error messages.
+  ZstdStreamCompressor(int level, uint64_t size, unsigned workers, std::string what);
+  ~ZstdStreamCompressor();
+  ZstdStreamCompressor(const ZstdStreamCompressor&) = delete;
+  ZstdStreamCompressor& operator=(const ZstdStreamCompressor&) = delete;
+  // Compresses the next bytes of the object.
+  void feed(ByteSpan in, const std::function<void(ByteSpan)>& sink);
+  // Ends the frame (after `size` bytes were fed).
+  void finish(const std::function<void(ByteSpan)>& sink);
+
+private:
+  void run(ByteSpan in, bool end, const std::function<void(ByteSpan)>& sink);
+  ZSTD_CCtx* c_;
+  Bytes out_;
+  std::string what_;
+};
+
+// Compresses samples of one input, reusing a context: the size zstd gives
+// each at `level` with a window of 2^window_log bytes (a probe of how well a
+// large file compresses). Deterministic.
+class ZstdSampler {
+public:
+  ZstdSampler(int level, unsigned window_log, size_t max_sample, std::string what);
+  ~ZstdSampler();
+  ZstdSampler(const ZstdSampler&) = delete;
+  ZstdSampler& operator=(const ZstdSampler&) = delete;
+  size_t compressed_size(ByteSpan sample); // sample.size() <= max_sample
+
+private:
+  ZSTD_CCtx* c_;
+  Bytes out_;
+  std::string what_;
+};
+
+// The window (log2 of its bytes) zstd uses at `level` for `size` bytes.
+unsigned zstd_window_log(int level, uint64_t size);
 
 // Trains a dictionary from samples (concatenated in `samples`, sizes in
 // `sizes`) of at most `capacity` bytes; returns empty on failure. Deterministic.
