@@ -120,7 +120,7 @@ void write_name_signatures(JsonWriter& w, const NameSignatures& ns) {
 
 void write_json(JsonWriter& w, const VerifyReport& r, double secs, const JsonMembers& extra) {
   w.begin_object().field("pack", r.pack).field("ok", r.ok()).field("objects", r.objects).field("catalogs", r.catalogs);
-  w.field("raw_bytes", r.raw_bytes).key("seconds").fixed(secs, 3).key("problems").strings(r.problems);
+  w.field("raw_bytes", r.raw_bytes).key("seconds").fixed(secs, 3).key("problems").strings(messages_of(r.problems));
   w.key("bad_objects").begin_array();
   for (const BadObject& b : r.bad_objects) {
     w.begin_object().field("digest", b.digest).field("kind", b.kind).field("offset", b.offset).field("lost", b.lost);
@@ -138,7 +138,7 @@ void print_human(const VerifyReport& r, double secs) {
     return;
   }
   printf("BAD: '%s'\n", r.pack.c_str());
-  for (auto& p : r.problems) printf("  problem: %s\n", p.c_str());
+  for (auto& p : r.problems) printf("  problem: %s\n", p.message.c_str());
   for (auto& b : r.bad_objects) {
     printf("  bad %s %s at offset %llu%s: %s\n", b.kind.c_str(), b.digest.c_str(), (unsigned long long)b.offset,
            b.lost ? "" : " (another copy is intact)", b.why.c_str());

@@ -19,12 +19,12 @@ bool is_directory(const std::string& path) {
 void write_library_json(JsonWriter& w, const LibraryVerifyReport& r, double secs, const JsonMembers& extra) {
   w.begin_object().field("library", r.library).field("ok", r.ok()).field("packs", r.packs.size()).field("objects", r.objects);
   w.field("catalogs", r.catalogs.size()).field("raw_bytes", r.raw_bytes).field("lost_objects", r.lost_objects());
-  w.key("seconds").fixed(secs, 3).key("problems").strings(r.problems).key("notes").strings(r.notes);
+  w.key("seconds").fixed(secs, 3).key("problems").strings(messages_of(r.problems)).key("notes").strings(r.notes);
   w.key("broken_catalogs").strings(r.broken_catalogs());
   w.key("pack_reports").begin_array();
   for (const VerifyReport& p : r.packs) {
     w.begin_object().field("pack", p.pack).field("ok", p.ok()).field("objects", p.objects).field("bad_objects", p.bad_objects.size());
-    w.key("problems").strings(p.problems).end();
+    w.key("problems").strings(messages_of(p.problems)).end();
   }
   w.end().key("bad_objects").begin_array();
   for (const LibraryBadObject& b : r.bad_objects) {
@@ -52,9 +52,9 @@ void print_library_human(const LibraryVerifyReport& r, double secs) {
     return;
   }
   printf("BAD: library '%s'\n", r.library.c_str());
-  for (auto& p : r.problems) printf("  problem: %s\n", p.c_str());
+  for (auto& p : r.problems) printf("  problem: %s\n", p.message.c_str());
   for (auto& p : r.packs)
-    for (auto& why : p.problems) printf("  problem: pack '%s': %s\n", p.pack.c_str(), why.c_str());
+    for (auto& why : p.problems) printf("  problem: pack '%s': %s\n", p.pack.c_str(), why.message.c_str());
   for (auto& b : r.bad_objects) {
     printf("  bad %s %s%s\n", b.kind.c_str(), b.digest.c_str(), b.lost ? " (lost)" : "");
     for (auto& c : b.bad_copies) printf("    in '%s' at offset %llu: %s\n", c.pack.c_str(), (ull)c.offset, c.why.c_str());

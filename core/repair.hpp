@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/library.hpp"
+#include "core/verify.hpp"
 
 namespace hpak {
 
@@ -39,5 +40,12 @@ struct RepairOptions {
 };
 
 RepairResult repair(Library& lib, const RepairOptions& opts);
+
+// What repair does with one visible pack, decided from verify's report by the
+// kinds of its problems (never by their messages): a bad object or any problem
+// of the pack itself or its catalogs rewrites the pack; otherwise an index
+// problem (is_index_problem) rebuilds the index; otherwise nothing.
+enum class PackRepair { None, RebuildIndex, Rewrite };
+PackRepair pack_repair_for(const VerifyReport& r);
 
 } // namespace hpak

@@ -10,12 +10,47 @@
 // with every catalog path that uses them. Nothing is printed here.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/progress.hpp"
 
 namespace hpak {
+
+// What a problem is about. Callers decide from the kind (repair rebuilds an
+// index for an index problem and rewrites the pack for any other); the message
+// is for people.
+enum class ProblemKind : uint8_t {
+  // verify_pack: the pack's own bytes.
+  EntryDamage,     // the scan found damaged bytes ("offset N: why")
+  FooterCount,     // the footer counts other entries than the pack holds
+  TrailerMismatch, // the SHA-256 of the pack is not its trailer
+  // verify_pack: the .hidx beside the pack.
+  IndexForeign,    // it belongs to another pack (size or trailer differ)
+  IndexStale,      // it lists other entries than the pack holds
+  IndexUnreadable, // it cannot be read or parsed
+  // verify_pack: the catalogs in the pack.
+  CatalogInvalid,      // a catalog's bytes read but do not parse or validate
+  CatalogSizeMismatch, // a catalog gives a file another size than its object's
+  NoCatalog,           // a standalone pack without a readable catalog
+  // verify_library (core/verify_library.hpp): the library around the packs.
+  PackUnreadable, // a pack that cannot be examined at all
+  IndexRejected,  // a pack with an index beside it that readers cannot open
+};
+
+// IndexForeign, IndexStale, IndexUnreadable: the .hidx is wrong, and rebuilding
+// it from the pack fixes the problem.
+bool is_index_problem(ProblemKind k);
+
+struct Problem {
+  ProblemKind kind;
+  std::string message;
+  bool operator==(const Problem&) const = default;
+};
+
+// The messages alone, in order (what `hpak verify` prints).
+std::vector<std::string> messages_of(const std::vector<Problem>& problems);
 
 struct BadObject {
   std::string digest; // hex
@@ -28,7 +63,7 @@ struct BadObject {
 
 struct VerifyReport {
   std::string pack;
-  std::vector<std::string> problems; // pack-, index- and catalog-level damage
+  std::vector<Problem> problems;      // pack-, index- and catalog-level damage
   std::vector<std::string> notes;    // not errors (e.g. no index file)
   std::vector<BadObject> bad_objects;
   std::vector<std::string> catalog_digests; // hex, of the readable catalogs

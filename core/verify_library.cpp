@@ -43,126 +43,173 @@ bool is_pack_name(const std::string& n, const char* ext) {
 
 std::string base_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
-struct PackSeen {
-  std::string name;
-  bool visible = false;
-  DigestSet good; // digests with an intact copy in this pack
-};
-
-} // namespace
-
-LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions& opts) {
-  Library lib(root);
-  LibraryVerifyReport rep;
-  rep.library = root;
-  const std::string dir = lib.packs_dir();
-
-  std::vector<std::string> pack_files;
-  std::vector<std::string> index_files;
-  {
-    DIR* d = opendir(dir.c_str());
-    if (!d) throw_errno("unable to read '" + dir + "'");
-    while (auto* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (n == "." || n == ".." || n == "multi.midx") continue;
-      if (is_pack_name(n, ".hpak")) pack_files.push_back(n);
-      else if (is_pack_name(n, ".hidx")) index_files.push_back(n);
-      else if (n.size() > 10 && n.compare(n.size() - 10, 10, ".condemned") == 0)
-        rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
-      else if (n.rfind(".tmp-", 0) == 0) rep.notes.push_back("temp file '" + n + "' (being written, or left by a killed writer)");
-      else rep.notes.push_back("unexpected file '" + dir + "/" + n + "'");
-    }
-    closedir(d);
+// The pack files of packs/ (sorted); every other file there is noted, and so
+// is an index without its pack.
+std::vector<std::string> list_pack_files(const std::string& dir, LibraryVerifyReport& rep) {
+  std::vector<std::string> pack_files, index_files;
+  DIR* d = opendir(dir.c_str());
+  if (!d) throw_errno("unable to read '" + dir + "'");
+  while (auto* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == ".." || n == "multi.midx") continue;
+    if (is_pack_name(n, ".hpak")) pack_files.push_back(n);
+    else if (is_pack_name(n, ".hidx")) index_files.push_back(n);
+    else if (n.size() > 10 && n.compare(n.size() - 10, 10, ".condemned") == 0)
+      rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
+    else if (n.rfind(".tmp-", 0) == 0) rep.notes.push_back("temp file '" + n + "' (being written, or left by a killed writer)");
+    else rep.notes.push_back("unexpected file '" + dir + "/" + n + "'");
   }
+  closedir(d);
   std::sort(pack_files.begin(), pack_files.end());
   for (auto& i : index_files) {
     std::string p = i.substr(0, i.size() - 5) + ".hpak";
     if (!std::binary_search(pack_files.begin(), pack_files.end(), p))
       rep.notes.push_back("index '" + i + "' has no pack beside it (readers skip it)");
   }
+  return pack_files;
+}
 
-  lib.refresh();
-  std::map<std::string, const PackReader*> visible;
-  for (const PackReader* p : lib.packs()) visible[base_of(p->path())] = p;
+struct PackSeen {
+  std::string name;
+  bool visible = false;
+  DigestSet good; // digests with an intact copy in this pack
+};
+
+// One library pack verified end to end, with the digests it holds intact and
+// its blobs (from the entries verify saw).
+struct PackChecked {
+  VerifyReport report;
+  PackSeen seen;
+  std::vector<Digest> blobs;
+};
+
+PackChecked check_pack(const std::string& path, const std::string& name, const VerifyOptions& opts) {
+  VerifyOptions vo = opts;
+  vo.standalone = false;
+  PackChecked out;
+  out.seen.name = name;
+  out.report = verify_pack(path, vo);
+  PackReader scan(path, /*use_index_file=*/false, true, Follow::NoLinks); // the entries verify saw
+  DigestSet lost_here;
+  for (auto& b : out.report.bad_objects)
+    if (b.lost) lost_here.insert(*digest_from_hex(b.digest));
+  const IndexView& idx = scan.index();
+  for (uint64_t i = 0; i < idx.count(); i++) {
+    Digest d = idx.digest_at(i);
+    if (!lost_here.count(d)) out.seen.good.insert(d);
+    if (idx.record_at(i).kind == Kind::Blob) out.blobs.push_back(d);
+  }
+  return out;
+}
+
+// What an object is to the catalogs that need it.
+enum class ObjectStatus { Fine, Degraded /* bad, but intact in another visible pack */, Lost };
+
+// The state one library verify builds up: the packs seen in step 1, the bad
+// objects merged across packs, and each object's status once looked up.
+class LibraryAudit {
+public:
+  LibraryAudit(const std::string& root, LibraryVerifyReport& rep) : lib_(root), rep_(rep) { rep_.library = root; }
 
   // 1. Every pack, end to end.
-  std::vector<PackSeen> seen;
-  DigestMap<size_t> bad_at;
-  DigestSet intact_visible, blobs_visible;
-  for (auto& name : pack_files) {
-    std::string path = dir + "/" + name;
-    VerifyOptions vo = opts;
-    vo.standalone = false;
-    VerifyReport r;
-    PackSeen ps;
-    ps.name = name;
-    std::vector<Digest> blobs;
-    try {
-      r = verify_pack(path, vo);
-      PackReader scan(path, /*use_index_file=*/false, true, Follow::NoLinks); // the entries verify saw
-      DigestSet lost_here;
-      for (auto& b : r.bad_objects)
-        if (b.lost) lost_here.insert(*digest_from_hex(b.digest));
-      const IndexView& idx = scan.index();
-      for (uint64_t i = 0; i < idx.count(); i++) {
-        Digest d = idx.digest_at(i);
-        if (!lost_here.count(d)) ps.good.insert(d);
-        if (idx.record_at(i).kind == Kind::Blob) blobs.push_back(d);
-      }
-    } catch (const Error& e) {
-      if (!path_exists(path)) {
-        rep.notes.push_back("pack '" + name + "' was removed while being verified (a gc)");
-        continue;
-      }
-      rep.problems.push_back("pack '" + name + "' cannot be read: " + e.what());
-      continue;
-    }
-    ps.visible = visible.count(name) > 0;
-    if (!ps.visible && path_exists(index_path_for(path))) {
-      lib.refresh(); // its index may have been published since we looked
-      for (const PackReader* p : lib.packs()) visible.emplace(base_of(p->path()), p);
-      ps.visible = visible.count(name) > 0;
-    }
-    if (!ps.visible) {
-      if (path_exists(index_path_for(path)))
-        rep.problems.push_back("pack '" + name + "' has an index, but readers cannot open it");
-      else
-        rep.notes.push_back("pack '" + name + "' has no index: it is not visible to readers (being published, or condemned by a gc)");
-    }
-    for (auto& b : r.bad_objects) {
-      Digest d = *digest_from_hex(b.digest);
-      auto [it, fresh] = bad_at.emplace(d, rep.bad_objects.size());
-      if (fresh) {
-        LibraryBadObject lb;
-        lb.digest = b.digest;
-        lb.kind = b.kind;
-        rep.bad_objects.push_back(std::move(lb));
-      }
-      rep.bad_objects[it->second].bad_copies.push_back({name, b.offset, b.why});
-    }
-    if (ps.visible) {
-      intact_visible.insert(ps.good.begin(), ps.good.end());
-      blobs_visible.insert(blobs.begin(), blobs.end());
-    }
-    rep.raw_bytes += r.raw_bytes;
-    rep.packs.push_back(std::move(r));
-    seen.push_back(std::move(ps));
+  void check_packs(const VerifyOptions& opts) {
+    const std::string dir = lib_.packs_dir();
+    std::vector<std::string> pack_files = list_pack_files(dir, rep_);
+    lib_.refresh();
+    for (const PackReader* p : lib_.packs()) visible_[base_of(p->path())] = p;
+    for (auto& name : pack_files) check_one_pack(dir + "/" + name, name, opts);
+    rep_.objects = blobs_visible_.size();
   }
-  rep.objects = blobs_visible.size();
 
-  auto intact_in = [&](const Digest& d, bool want_visible) {
+  // 2. Every catalog: name file, catalog object, every object it needs.
+  void check_catalogs() {
+    for (auto& name : lib_.catalog_names()) check_catalog(name);
+  }
+
+  // Lost or not: an intact copy in a visible pack keeps the data.
+  void settle_lost() {
+    for (auto& b : rep_.bad_objects) {
+      Digest d = *digest_from_hex(b.digest);
+      b.intact_in = intact_in(d, true);
+      b.lost = b.intact_in.empty();
+      if (b.lost && b.missing.empty())
+        if (auto hidden = intact_in(d, false); !hidden.empty())
+          rep_.notes.push_back("object " + b.digest + " has an intact copy only in '" + hidden[0] + "', which readers do not see");
+    }
+  }
+
+private:
+  void check_one_pack(const std::string& path, const std::string& name, const VerifyOptions& opts) {
+    PackChecked pc;
+    try {
+      pc = check_pack(path, name, opts);
+    } catch (const Error& e) {
+      if (!path_exists(path)) rep_.notes.push_back("pack '" + name + "' was removed while being verified (a gc)");
+      else rep_.problems.push_back({ProblemKind::PackUnreadable, "pack '" + name + "' cannot be read: " + e.what()});
+      return;
+    }
+    pc.seen.visible = is_visible(path, name);
+    merge_bad_copies(pc.report, name);
+    if (pc.seen.visible) {
+      intact_visible_.insert(pc.seen.good.begin(), pc.seen.good.end());
+      blobs_visible_.insert(pc.blobs.begin(), pc.blobs.end());
+    }
+    rep_.raw_bytes += pc.report.raw_bytes;
+    rep_.packs.push_back(std::move(pc.report));
+    seen_.push_back(std::move(pc.seen));
+  }
+
+  // Whether readers see the pack; a pack they do not see is noted (or, with an
+  // index beside it, a problem).
+  bool is_visible(const std::string& path, const std::string& name) {
+    bool has_index = path_exists(index_path_for(path));
+    if (!visible_.count(name) && has_index) {
+      lib_.refresh(); // its index may have been published since we looked
+      for (const PackReader* p : lib_.packs()) visible_.emplace(base_of(p->path()), p);
+    }
+    if (visible_.count(name)) return true;
+    if (path_exists(index_path_for(path)))
+      rep_.problems.push_back({ProblemKind::IndexRejected, "pack '" + name + "' has an index, but readers cannot open it"});
+    else
+      rep_.notes.push_back("pack '" + name + "' has no index: it is not visible to readers (being published, or condemned by a gc)");
+    return false;
+  }
+
+  // The pack's bad objects, merged into the library's: one entry per digest,
+  // with every bad copy.
+  void merge_bad_copies(const VerifyReport& r, const std::string& name) {
+    for (auto& b : r.bad_objects) {
+      LibraryBadObject& lb = entry_for(*digest_from_hex(b.digest), b.kind.c_str());
+      lb.bad_copies.push_back({name, b.offset, b.why});
+    }
+  }
+
+  LibraryBadObject& entry_for(const Digest& d, const char* kind) {
+    auto [it, fresh] = bad_at_.emplace(d, rep_.bad_objects.size());
+    if (fresh) {
+      LibraryBadObject lb;
+      lb.digest = to_hex(d);
+      lb.kind = kind;
+      rep_.bad_objects.push_back(std::move(lb));
+    }
+    return rep_.bad_objects[it->second];
+  }
+
+  // The packs seen in step 1, visible or not, that hold `d` intact.
+  std::vector<std::string> intact_in(const Digest& d, bool want_visible) const {
     std::vector<std::string> out;
-    for (auto& ps : seen)
+    for (auto& ps : seen_)
       if (ps.visible == want_visible && ps.good.count(d)) out.push_back(ps.name);
     return out;
-  };
+  }
+
   // An object found in a pack that was not visible when step 1 looked at it
   // (its index was published since: adds run while we verify): intact if step 1
   // found it intact there, or, for a pack listed after step 1, if it reads now.
   // `why` gets what was wrong when it is not.
-  auto intact_where_found = [&](const ObjectRef& ref, const Digest& d, std::string& why) {
+  bool intact_where_found(const ObjectRef& ref, const Digest& d, std::string& why) const {
     std::string name = base_of(ref.pack->path());
-    for (auto& ps : seen)
+    for (auto& ps : seen_)
       if (ps.name == name) {
         if (!ps.good.count(d)) why = "pack '" + name + "' lists it, but verifying that pack found no intact copy";
         return ps.good.count(d) > 0;
@@ -174,31 +221,24 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
       why = std::string("reading it from pack '") + name + "' failed: " + e.what();
       return false;
     }
-  };
-  auto entry_for = [&](const Digest& d, const char* kind) -> LibraryBadObject& {
-    auto [it, fresh] = bad_at.emplace(d, rep.bad_objects.size());
-    if (fresh) {
-      LibraryBadObject lb;
-      lb.digest = to_hex(d);
-      lb.kind = kind;
-      rep.bad_objects.push_back(std::move(lb));
-    }
-    return rep.bad_objects[it->second];
-  };
+  }
 
-  // 2. Every catalog: name file, catalog object, every object it needs.
-  // status: 0 fine, 1 bad but intact in another visible pack, 2 lost.
-  DigestMap<int> status;
-  auto status_of = [&](const Digest& d, const char* kind) {
-    auto it = status.find(d);
-    if (it != status.end()) return it->second;
-    int s = 0;
-    bool intact = intact_visible.count(d) > 0;
-    auto ref = lib.locate(d); // rescans on a miss: packs are published while we verify
-    bool locatable = ref.has_value();
+  // Looked up as a restore would (once per object); a lost object gets an
+  // entry saying why.
+  ObjectStatus status_of(const Digest& d, const char* kind) {
+    auto it = status_.find(d);
+    if (it != status_.end()) return it->second;
+    ObjectStatus s = lookup_status(d, kind);
+    status_.emplace(d, s);
+    return s;
+  }
+
+  ObjectStatus lookup_status(const Digest& d, const char* kind) {
+    bool intact = intact_visible_.count(d) > 0;
+    auto ref = lib_.locate(d); // rescans on a miss: packs are published while we verify
     std::string why;
-    if (locatable && !intact) intact = intact_where_found(*ref, d, why);
-    if (!locatable) {
+    if (ref && !intact) intact = intact_where_found(*ref, d, why);
+    if (!ref) {
       LibraryBadObject& b = entry_for(d, kind);
       if (intact)
         b.missing = "intact in pack '" + intact_in(d, true)[0] + "', but the library's lookup does not find it (a wrong multi.midx; 'hpak repair' rebuilds it)";
@@ -206,46 +246,50 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
         b.missing = "not in any visible pack; an intact copy is in '" + hidden[0] + "', which readers do not see";
       else
         b.missing = "not in any pack of the library";
-      s = 2;
-    } else if (!intact) {
+      return ObjectStatus::Lost;
+    }
+    if (!intact) {
       LibraryBadObject& b = entry_for(d, kind);
       if (b.bad_copies.empty()) b.missing = "listed by a pack's index, but no intact entry holds it" + (why.empty() ? "" : " (" + why + ")");
-      s = 2;
-    } else if (bad_at.count(d)) {
-      s = 1;
+      return ObjectStatus::Lost;
     }
-    status.emplace(d, s);
-    return s;
-  };
+    return bad_at_.count(d) ? ObjectStatus::Degraded : ObjectStatus::Fine;
+  }
 
-  for (auto& name : lib.catalog_names()) {
+  void check_catalog(const std::string& name) {
     LibraryCatalogReport c;
     c.name = name;
     std::optional<Digest> d;
     try {
-      d = lib.catalog_digest(name);
+      d = lib_.catalog_digest(name);
     } catch (const Error& e) {
       c.error = e.what();
-      rep.catalogs.push_back(std::move(c));
-      continue;
+      rep_.catalogs.push_back(std::move(c));
+      return;
     }
     if (!d) {
-      rep.notes.push_back("catalog '" + name + "' was removed while being verified");
-      continue;
+      rep_.notes.push_back("catalog '" + name + "' was removed while being verified");
+      return;
     }
     c.digest = to_hex(*d);
-    int cs = status_of(*d, "catalog");
+    ObjectStatus cs = status_of(*d, "catalog");
     Catalog cat;
     try {
-      cat = lib.load_catalog_by_digest(*d);
+      cat = lib_.load_catalog_by_digest(*d);
     } catch (const Error& e) {
       c.error = e.what();
       entry_for(*d, "catalog").paths.push_back(name);
-      rep.catalogs.push_back(std::move(c));
-      continue;
+      rep_.catalogs.push_back(std::move(c));
+      return;
     }
-    if (cs) entry_for(*d, "catalog").paths.push_back(name);
-    if (cs == 1) c.degraded_objects++;
+    if (cs != ObjectStatus::Fine) entry_for(*d, "catalog").paths.push_back(name);
+    if (cs == ObjectStatus::Degraded) c.degraded_objects++;
+    check_catalog_objects(cat, c);
+    rep_.catalogs.push_back(std::move(c));
+  }
+
+  // Every object a file or hardlink of the catalog needs.
+  void check_catalog_objects(const Catalog& cat, LibraryCatalogReport& c) {
     std::unordered_map<std::string_view, const Digest*> file_digest;
     DigestSet counted;
     for (const Node& n : cat.nodes) {
@@ -259,23 +303,30 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
         if (it != file_digest.end()) od = it->second;
       }
       if (!od) continue;
-      int s = status_of(*od, "blob");
-      if (!s) continue;
-      entry_for(*od, "blob").paths.push_back(name + ":" + n.path);
-      if (counted.insert(*od).second) (s == 2 ? c.lost_objects : c.degraded_objects)++;
+      ObjectStatus s = status_of(*od, "blob");
+      if (s == ObjectStatus::Fine) continue;
+      entry_for(*od, "blob").paths.push_back(c.name + ":" + n.path);
+      if (counted.insert(*od).second) (s == ObjectStatus::Lost ? c.lost_objects : c.degraded_objects)++;
     }
-    rep.catalogs.push_back(std::move(c));
   }
 
-  // Lost or not: an intact copy in a visible pack keeps the data.
-  for (auto& b : rep.bad_objects) {
-    Digest d = *digest_from_hex(b.digest);
-    b.intact_in = intact_in(d, true);
-    b.lost = b.intact_in.empty();
-    if (b.lost && b.missing.empty())
-      if (auto hidden = intact_in(d, false); !hidden.empty())
-        rep.notes.push_back("object " + b.digest + " has an intact copy only in '" + hidden[0] + "', which readers do not see");
-  }
+  Library lib_;
+  LibraryVerifyReport& rep_;
+  std::map<std::string, const PackReader*> visible_;
+  std::vector<PackSeen> seen_;
+  DigestMap<size_t> bad_at_;
+  DigestSet intact_visible_, blobs_visible_;
+  DigestMap<ObjectStatus> status_;
+};
+
+} // namespace
+
+LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions& opts) {
+  LibraryVerifyReport rep;
+  LibraryAudit audit(root, rep);
+  audit.check_packs(opts);
+  audit.check_catalogs();
+  audit.settle_lost();
   return rep;
 }
 

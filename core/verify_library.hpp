@@ -52,7 +52,7 @@ struct LibraryCatalogReport {
 struct LibraryVerifyReport {
   std::string library;
   std::vector<VerifyReport> packs;     // one per pack file examined
-  std::vector<std::string> problems;   // library-level damage (unreadable packs, ...)
+  std::vector<Problem> problems;       // library-level damage (PackUnreadable, IndexRejected)
   std::vector<std::string> notes;      // not errors
   std::vector<LibraryBadObject> bad_objects;
   std::vector<LibraryCatalogReport> catalogs;

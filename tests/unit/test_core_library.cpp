@@ -383,7 +383,7 @@ TEST_CASE("library: concurrent adds and lookups") {
       VerifyOptions vo;
       vo.threads = 1;
       LibraryVerifyReport r = verify_library(root, vo);
-      for (auto& p : r.problems) verify_errors += p + ";";
+      for (auto& p : r.problems) verify_errors += p.message + ";";
       for (auto& b : r.bad_objects) verify_errors += "bad " + b.digest + " " + b.missing + ";";
       verifies++;
     }
