@@ -5,6 +5,7 @@
 #include "cmd/output.hpp"
 #include "core/library.hpp"
 #include "core/pack_reader.hpp"
+#include "core/util/diag.hpp"
 
 namespace hpak::cmd {
 
@@ -16,7 +17,14 @@ void setup_logging() {
 }
 
 void set_verbosity(int verbose) {
-  if (verbose > 0) spdlog::set_level(verbose > 1 ? spdlog::level::trace : spdlog::level::debug);
+  if (verbose <= 0) return;
+  spdlog::set_level(verbose > 1 ? spdlog::level::trace : spdlog::level::debug);
+  // The engine's own diagnostics (core/util/diag.hpp): locks waited for,
+  // packs skipped, rescans, fallbacks taken.
+  set_diag_sink([](DiagLevel level, const std::string& line) {
+    if (level == DiagLevel::Debug) spdlog::debug("{}", line);
+    else spdlog::trace("{}", line);
+  }, verbose > 1 ? DiagLevel::Trace : DiagLevel::Debug);
 }
 
 void log_library(const Library& lib) {

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "core/util/diag.hpp"
+
 namespace hpak {
 
 namespace {
@@ -79,7 +81,10 @@ bool have_openat2(int dirfd) {
     how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     int fd = int(syscall(SYS_openat2, dirfd, ".", &how, sizeof how));
-    if (fd < 0) return false;
+    if (fd < 0) {
+      diag_debug([] { return std::string("openat2 unavailable (") + strerror(errno) + "): paths in targets resolved one component at a time"; });
+      return false;
+    }
     close(fd);
     return true;
   }();

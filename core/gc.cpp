@@ -3,215 +3,23 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <map>
 #include <set>
-#include <sys/file.h>
-#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/pack_writer.hpp"
+#include "core/store/condemn.hpp"
+#include "core/store/dir_stream.hpp"
+#include "core/store/lock.hpp"
+#include "core/store/packs_listing.hpp"
 #include "core/util/file.hpp"
 #include "core/util/compress_rule.hpp"
 
 namespace hpak {
 
 using namespace formats;
-
-// The process holding the flock on `fd`, from /proc/locks (Linux): "pid N
-// (comm)", or "" when it cannot be told. The holder text in the file is only
-// what the last hpak that held the lock wrote: stale once it exited, and never
-// written by other holders (flock(1), an admin's script).
-static std::string flock_holder(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return {};
-  FILE* f = fopen("/proc/locks", "re");
-  if (!f) return {};
-  char line[512];
-  std::string pid;
-  while (fgets(line, sizeof line, f)) {
-    // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (waiters have "->")
-    char type[32], adv[32], mode[32], dev_ino[128];
-    long p = 0;
-    if (strstr(line, "->")) continue;
-    if (sscanf(line, "%*[^:]: %31s %31s %31s %ld %127s", type, adv, mode, &p, dev_ino) != 5) continue;
-    unsigned maj = 0, min = 0;
-    unsigned long long ino = 0;
-    if (std::string(type) != "FLOCK" || sscanf(dev_ino, "%x:%x:%llu", &maj, &min, &ino) != 3) continue;
-    if (ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev)) continue;
-    pid = std::to_string(p);
-    break;
-  }
-  fclose(f);
-  if (pid.empty()) return {};
-  std::string comm;
-  try {
-    Bytes c = read_file("/proc/" + pid + "/comm");
-    comm.assign(c.begin(), c.end());
-    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  } catch (const Error&) {
-  }
-  return "pid " + pid + (comm.empty() ? "" : " (" + comm + ")");
-}
-
-// A lock file of LIB/locks is a library file like any other: opened without
-// following a symlink (gc would write its holder line wherever one points) or
-// blocking on a FIFO, and only if it is a regular file. `read_only_ok`: fall
-// back to read-only for another user's file (flock needs no write access).
-static int open_lock_file(const std::string& p, mode_t mode, bool read_only_ok) {
-  const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-  int fd = open(p.c_str(), O_RDWR | O_CREAT | flags, mode);
-  if (fd < 0 && errno == EACCES && read_only_ok) fd = open(p.c_str(), O_RDONLY | flags);
-  if (fd < 0) throw_open_error(p, errno, Follow::NoLinks);
-  Fd guard(fd);
-  require_regular(fd, p);
-  return guard.release();
-}
-
-// flock(2) failing with one of these: the file system has no working locks
-// (NFS mounted with nolock, some FUSE and network file systems). Adds, gc and
-// repair rely on the locks to run safely beside each other (core/gc.hpp), so
-// they refuse to run rather than run unprotected.
-static bool locks_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS; }
-
-[[noreturn]] static void throw_locks_unsupported(const std::string& p, int err) {
-  throw Error("unable to lock '" + p + "': " + strerror(err) +
-              "; adding to, gc and repair of a library need flock(2), which this file system does not provide (restoring needs no lock)");
-}
-
-void check_locks_work(const Library& lib) {
-  std::string p = lib.root() + "/locks/publish.lock";
-  Fd fd(open_lock_file(p, lib.shared() ? 0664 : 0644, /*read_only_ok=*/true));
-  if (flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
-  if (locks_unsupported(errno)) throw_locks_unsupported(p, errno);
-}
-
-GcLock::GcLock(const Library& lib) {
-  std::string p = lib.root() + "/locks/gc.lock";
-  fd_ = open_lock_file(p, lib.shared() ? 0664 : 0644, /*read_only_ok=*/false);
-  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    if (err != EWOULDBLOCK && err != EINTR) {
-      close(fd_);
-      fd_ = -1;
-      if (locks_unsupported(err)) throw_locks_unsupported(p, err);
-      throw_errno("unable to lock '" + p + "'", err);
-    }
-    Bytes who = read_fd_bounded(fd_, p, 4096);
-    std::string recorded(who.begin(), who.end());
-    while (!recorded.empty() && recorded.back() == '\n') recorded.pop_back();
-    std::string holder = flock_holder(fd_);
-    // Trust the recorded "host H pid N" only when N is the holder /proc/locks names.
-    if (!holder.empty() && !recorded.empty()) {
-      std::string pid = holder.substr(0, holder.find(' ', 4));
-      auto at = recorded.rfind(pid);
-      if (at != std::string::npos && at + pid.size() == recorded.size()) holder = recorded + holder.substr(pid.size());
-    } else if (holder.empty() && !recorded.empty()) {
-      holder = "last recorded holder: " + recorded;
-    }
-    close(fd_);
-    fd_ = -1;
-    throw Error("another gc or repair is running on '" + lib.root() + "'" + (holder.empty() ? "" : " (" + holder + ")"));
-  }
-  char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  std::string who = "host " + std::string(host) + " pid " + std::to_string(getpid()) + "\n";
-  if (ftruncate(fd_, 0) == 0) pwrite_all(fd_, ByteSpan(reinterpret_cast<const uint8_t*>(who.data()), who.size()), 0, p);
-}
-
-GcLock::~GcLock() {
-  if (fd_ >= 0) close(fd_); // releases the flock
-}
-
-PublishLock::PublishLock(const Library& lib, bool exclusive) {
-  std::string p = lib.root() + "/locks/publish.lock";
-  fd_ = open_lock_file(p, lib.shared() ? 0664 : 0644, /*read_only_ok=*/true);
-  auto give_up = [&](int err) {
-    close(fd_);
-    fd_ = -1;
-    if (locks_unsupported(err)) throw_locks_unsupported(p, err);
-    throw_errno("unable to lock '" + p + "'", err);
-  };
-  if (!exclusive) {
-    while (flock(fd_, LOCK_SH) != 0)
-      if (errno != EINTR) give_up(errno);
-    return;
-  }
-  // gc waits for adds that are between checking their objects and setting
-  // their name (milliseconds each), but not forever for a stopped one.
-  for (int waited_ms = 0; flock(fd_, LOCK_EX | LOCK_NB) != 0; waited_ms += 10) {
-    if (errno != EWOULDBLOCK && errno != EINTR) give_up(errno);
-    if (waited_ms >= 60000) {
-      std::string holder = flock_holder(fd_);
-      close(fd_);
-      fd_ = -1;
-      throw Error("an add has been setting its catalog name for over 60 s" + (holder.empty() ? "" : " (" + holder + ")") +
-                  "; gc aborted, nothing deleted");
-    }
-    usleep(10000);
-  }
-}
-
-PublishLock::~PublishLock() {
-  if (fd_ >= 0) close(fd_);
-}
-
-static std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
-  if (!d) throw_errno("unable to read '" + dir + "'");
-  while (auto* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// A condemned pack is renamed away entirely (index, then pack file), so that
-// a writer publishing an identical pack (same content, same name) creates a
-// new file that gc never deletes: gc unlinks only `*.condemned` names, which
-// no writer ever creates.
-static std::string condemned(const std::string& p) { return p + ".condemned"; }
-
-// Makes a condemned pack visible again: pack first, then index (publish order).
-// Replacing a same-named file a writer published meanwhile is harmless: the
-// name is the SHA-256 of the content.
-static void uncondemn(const std::string& pack_path) {
-  std::string idx = index_path_for(pack_path);
-  if (path_exists(condemned(pack_path)) && rename(condemned(pack_path).c_str(), pack_path.c_str()) != 0)
-    throw_errno("unable to restore '" + pack_path + "'");
-  if (rename(condemned(idx).c_str(), idx.c_str()) != 0) throw_errno("unable to restore '" + idx + "'");
-}
-
-size_t recover_condemned(const Library& lib) {
-  size_t n = 0;
-  auto ends_with = [](const std::string& s, const std::string& suffix) {
-    return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  const std::string idx_suffix = ".hidx.condemned", pack_suffix = ".hpak.condemned";
-  for (auto& name : list_dir(lib.packs_dir())) {
-    if (!ends_with(name, idx_suffix)) continue;
-    std::string base = lib.packs_dir() + "/" + name.substr(0, name.size() - idx_suffix.size());
-    if (!path_exists(base + ".hpak") && !path_exists(condemned(base + ".hpak"))) {
-      unlink(condemned(base + ".hidx").c_str()); // its pack was already deleted
-      continue;
-    }
-    uncondemn(base + ".hpak");
-    n++;
-  }
-  // A condemned pack whose index is gone (not left by hpak, but keep the data).
-  for (auto& name : list_dir(lib.packs_dir())) {
-    if (!ends_with(name, pack_suffix)) continue;
-    std::string pack = lib.packs_dir() + "/" + name.substr(0, name.size() - std::string(".condemned").size());
-    if (path_exists(pack)) unlink(condemned(pack).c_str());
-    else rename(condemned(pack).c_str(), pack.c_str());
-  }
-  return n;
-}
 
 namespace {
 
@@ -249,7 +57,7 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
 
 // Step 2: packs and indexes a killed gc left condemned are made visible again.
 void recover_interrupted(Library& lib, const GcOptions& opts, GcResult& res) {
-  if (!opts.dry_run && recover_condemned(lib) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
+  if (!opts.dry_run && store::recover_condemned(lib.layout()) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
   lib.refresh();
 }
 
@@ -518,18 +326,6 @@ DigestSet objects_outside(const Library& lib, const std::set<std::string>& super
   return safe;
 }
 
-// Renames a pack's index, then the pack, to `.condemned` (readers stop
-// seeing it); false, with both names as they were, when either fails.
-bool condemn_pack(const PackReader* p) {
-  std::string pack = p->path(), idx = idx_of(p);
-  if (rename(idx.c_str(), condemned(idx).c_str()) != 0) return false;
-  if (rename(pack.c_str(), condemned(pack).c_str()) != 0) {
-    rename(condemned(idx).c_str(), idx.c_str()); // keep it then
-    return false;
-  }
-  return true;
-}
-
 // Step 6: re-mark and condemn under the exclusive publish lock. No add is
 // then between checking its objects and setting its name, so the names read
 // here are every name whose objects must stay visible: a superseded pack
@@ -542,7 +338,7 @@ bool condemn_pack(const PackReader* p) {
 std::vector<const PackReader*> condemn(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan,
                                        const Repacked& repacked, DigestSet& live, const GcOptions& opts, GcResult& res) {
   std::vector<const PackReader*> out;
-  PublishLock publishing(lib, /*exclusive=*/true);
+  store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
   mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
   std::set<std::string> superseded;
@@ -560,7 +356,7 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
       res.warnings.push_back("pack '" + s.pack + "' kept: a catalog published during gc needs it");
       res.objects_dropped -= s.objects - s.live_objects;
       for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
-    } else if (condemn_pack(p)) {
+    } else if (store::condemn_pack(p->path())) {
       out.push_back(p);
     }
   }
@@ -569,10 +365,7 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
 
 // After the publish lock is released: gc deletes only `.condemned` names.
 void delete_condemned(const std::vector<const PackReader*>& packs) {
-  for (const PackReader* p : packs) {
-    unlink(condemned(p->path()).c_str());
-    unlink(condemned(idx_of(p)).c_str());
-  }
+  for (const PackReader* p : packs) store::delete_condemned(p->path());
 }
 
 // Step 7: the midx over the packs that remain, and their count and size.
@@ -593,7 +386,7 @@ void rebuild_midx(Library& lib, GcResult& res) {
 constexpr int64_t kLeftoverMinAge = 3600;
 
 bool has_index(const std::string& pack) {
-  return path_exists(index_path_for(pack)) || path_exists(index_path_for(pack) + ".condemned");
+  return path_exists(index_path_for(pack)) || path_exists(store::condemned_path(index_path_for(pack)));
 }
 
 // Orphan packs, condemned under the exclusive publish lock and checked again:
@@ -602,18 +395,22 @@ bool has_index(const std::string& pack) {
 void remove_orphans(const Library& lib, const std::vector<std::string>& orphans, GcResult& res) {
   std::vector<std::string> condemned_orphans;
   {
-    PublishLock publishing(lib, /*exclusive=*/true);
+    store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
     for (auto& p : orphans) {
-      if (has_index(p) || rename(p.c_str(), condemned(p).c_str()) != 0) continue;
+      if (has_index(p) || !store::condemn_orphan(p)) continue;
       if (has_index(p)) { // published between the check and the rename: a pack again
-        if (rename(condemned(p).c_str(), p.c_str()) != 0) res.warnings.push_back("unable to restore '" + p + "'");
+        try {
+          store::uncondemn_orphan(p);
+        } catch (const Error& e) {
+          res.warnings.push_back(e.what());
+        }
         continue;
       }
       condemned_orphans.push_back(p);
     }
   }
   for (auto& p : condemned_orphans) {
-    unlink(condemned(p).c_str());
+    unlink(store::condemned_path(p).c_str());
     res.tmp_removed++;
   }
 }
@@ -641,17 +438,19 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
     if (!opts.dry_run) unlink(p.c_str());
     res.tmp_removed++;
   };
-  for (auto& name : list_dir(lib.tmp_dir()))
-    if (old_enough(lib.tmp_dir() + "/" + name)) remove_leftover(lib.tmp_dir() + "/" + name);
+  const store::Layout& layout = lib.layout();
+  for (auto& name : store::list_dir(layout.tmp_dir()))
+    if (old_enough(layout.tmp_dir() + "/" + name)) remove_leftover(layout.tmp_dir() + "/" + name);
+  const store::PacksListing packs = store::list_packs(layout);
+  for (auto& name : packs.temps)
+    if (old_enough(layout.packs_dir() + "/" + name)) remove_leftover(layout.packs_dir() + "/" + name);
+  for (const std::string& dir : {layout.catalogs_dir(), layout.used_dir()})
+    for (auto& name : store::list_dir(dir))
+      if (store::is_temp_name(name) && old_enough(dir + "/" + name)) remove_leftover(dir + "/" + name);
   std::vector<std::string> orphans;
-  for (const char* sub : {"/packs", "/catalogs", "/used"}) {
-    std::string dir = lib.root() + sub;
-    for (auto& name : list_dir(dir)) {
-      std::string p = dir + "/" + name;
-      bool pack = sub == std::string("/packs") && name.size() > 5 && name.compare(name.size() - 5, 5, ".hpak") == 0;
-      if (pack && is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
-      else if (name.rfind(".tmp-", 0) == 0 && old_enough(p)) remove_leftover(p);
-    }
+  for (const Digest& d : packs.pack_files) {
+    const std::string p = layout.pack_path(d);
+    if (is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
   }
   step(opts, "sweep");
   if (orphans.empty()) return;
@@ -671,7 +470,7 @@ GcPlanOptions plan_options(const GcOptions& opts) {
 
 // The steps of the protocol in core/gc.hpp, in order.
 GcResult gc(Library& lib, const GcOptions& opts) {
-  GcLock lock(lib); // step 1
+  store::GcLock lock(lib.layout(), lib.shared()); // step 1
   GcResult res;
   recover_interrupted(lib, opts, res);
   const int64_t now = time(nullptr);

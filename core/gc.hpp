@@ -83,38 +83,4 @@ struct GcResult {
 
 GcResult gc(Library& lib, const GcOptions& opts);
 
-// Holds LIB/locks/gc.lock for the object's lifetime.
-class GcLock {
-public:
-  explicit GcLock(const Library& lib);
-  ~GcLock();
-  GcLock(const GcLock&) = delete;
-  GcLock& operator=(const GcLock&) = delete;
-
-private:
-  int fd_ = -1;
-};
-
-// LIB/locks/publish.lock: held shared by an add from checking that every
-// object its catalog needs is visible until its name is set, and exclusive by
-// gc while it reads the names again and condemns packs (protocol step 6).
-class PublishLock {
-public:
-  PublishLock(const Library& lib, bool exclusive);
-  ~PublishLock();
-  PublishLock(const PublishLock&) = delete;
-  PublishLock& operator=(const PublishLock&) = delete;
-
-private:
-  int fd_ = -1;
-};
-
-// Throws a one-line Error when flock(2) on LIB/locks/publish.lock fails with
-// ENOLCK, EOPNOTSUPP or ENOSYS (a file system without working locks): an add
-// calls it before writing anything (GcLock and PublishLock refuse the same way).
-void check_locks_work(const Library& lib);
-
-// Renames condemned packs and indexes back (recovery after a killed gc).
-size_t recover_condemned(const Library& lib);
-
 } // namespace hpak

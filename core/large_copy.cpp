@@ -1,5 +1,7 @@
 #include "core/large_copy.hpp"
 
+#include <atomic>
+#include <cstring>
 #include <fcntl.h>
 #include <future>
 #include <sys/mman.h>
@@ -7,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "core/util/diag.hpp"
 #include "core/util/file.hpp"
 #include "core/util/hash.hpp"
 #include "formats/pack_format.hpp"
@@ -63,6 +66,13 @@ Fd reopen_pack(const PackReader& pack) {
   return guard;
 }
 
+// Said once per process (-v): a restore of many large files would say it per file.
+void report_refused(int err, const std::string& what_out) {
+  static std::atomic<bool> said{false};
+  if (said.exchange(true)) return;
+  diag_debug([&] { return "copy_file_range refused for '" + what_out + "' (" + strerror(err) + "): large objects copied through a buffer"; });
+}
+
 } // namespace
 
 void copy_fd_range(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const std::string& what_in,
@@ -71,7 +81,10 @@ void copy_fd_range(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const s
   while (len > 0) {
     ssize_t n = copy_file_range(in_fd, &off, out_fd, nullptr, size_t(std::min<uint64_t>(len, 1ull << 30)), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && refused(errno)) break; // the rest through a buffer
+    if (n < 0 && refused(errno)) { // the rest through a buffer
+      report_refused(errno, what_out);
+      break;
+    }
     if (n < 0) throw_errno("unable to write '" + what_out + "'");
     if (n == 0) throw Error("'" + what_in + "' ends inside an object it indexes");
     len -= uint64_t(n);

@@ -1,17 +1,7 @@
 // The library ("hololib"): a directory of immutable packs and named catalogs,
-// shared by many processes and users at once. Layout (man/hpak-library.7):
-//
-//   LIB/HPAKLIB                      "hpak-library 1" (+ "shared", "level N"): marker and version
-//   LIB/packs/pack-<sha256>.hpak     immutable; named by the SHA-256 of the file
-//   LIB/packs/pack-<sha256>.hidx     its index, published *after* the pack: a pack
-//                                    is visible exactly when its .hidx exists
-//   LIB/packs/multi.midx             multi-pack index (disposable, rebuildable)
-//   LIB/catalogs/<name>              "hpak-catalog 1\n<catalog digest>\n", replaced by rename
-//   LIB/used/<name>                  mtime = last restore of that catalog
-//   LIB/tmp/                         packs being written (temp names)
-//   LIB/packs/*.condemned            packs (and indexes) a gc is deleting: invisible
-//   LIB/locks/gc.lock                held by a running gc (or repair)
-//   LIB/locks/publish.lock           shared by adds setting a name, exclusive by gc
+// shared by many processes and users at once. Its layout, locks and the
+// publishing of files are the storage layer's (core/store/, man/hpak-library.7);
+// this class is the library as an object store: lookup, catalogs, adds.
 //
 // Writers never modify a published file: adding an environment writes one new
 // pack with only the objects the library lacks, publishes it (pack, then
@@ -33,6 +23,7 @@
 
 #include "core/object_source.hpp"
 #include "core/packer.hpp"
+#include "core/store/layout.hpp"
 #include "formats/midx_format.hpp"
 
 namespace hpak {
@@ -50,9 +41,10 @@ public:
   explicit Library(const std::string& root, bool check_index_trailers = true);
   ~Library() override;
 
-  const std::string& root() const { return root_; }
-  std::string packs_dir() const { return root_ + "/packs"; }
-  std::string tmp_dir() const { return root_ + "/tmp"; }
+  const std::string& root() const { return layout_.root(); }
+  const store::Layout& layout() const { return layout_; }
+  std::string packs_dir() const { return layout_.packs_dir(); }
+  std::string tmp_dir() const { return layout_.tmp_dir(); }
   bool shared() const { return shared_; }
   // The level recorded by `hpak init --level`, or -1 (pack's default, 3).
   int default_level() const { return level_; }
@@ -132,9 +124,11 @@ public:
   // Rewrites packs/multi.midx to cover every visible pack.
   void write_midx();
 
-private:
+  // The packs and midx loaded (core/library.cpp).
   struct Loaded;
-  std::string root_;
+
+private:
+  store::Layout layout_;
   bool shared_ = false;
   int level_ = -1;
   bool check_index_trailers_ = true;
@@ -143,7 +137,5 @@ private:
   mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive
   void load_locked() const;
 };
-
-std::string pack_file_name(const Digest& file_sum);
 
 } // namespace hpak

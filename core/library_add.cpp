@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/gc.hpp"
+#include "core/store/lock.hpp"
 #include "core/library.hpp"
 #include "core/util/compress_rule.hpp"
 #include "core/util/file.hpp"
@@ -16,7 +17,7 @@ namespace {
 // Writes the objects of `missing` (found under `src` by catalog path) to a new pack.
 PackResult write_missing(Library& lib, const std::string& src, const Catalog& cat, const DigestSet& missing, int level,
                          std::string& tmp_path_out) {
-  AtomicFile tmp(lib.tmp_dir() + "/pack", 0644);
+  AtomicFile tmp(lib.layout().temp_pack("pack"), 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), level);
   int rootfd = open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
@@ -44,14 +45,14 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
 Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
   std::string why = check_catalog_name(name);
   if (!why.empty()) throw Error(why);
-  check_locks_work(*this); // before writing anything: the name is set under publish.lock
+  store::check_locks_work(layout(), shared()); // before writing anything: the name is set under publish.lock
   AddResult res;
   opts.name = name;
   opts.have = [this](const Digest& d) { return contains(d); };
   std::string published_tmp;
   Catalog cat;
   {
-    AtomicFile tmp(tmp_dir() + "/pack", 0644);
+    AtomicFile tmp(layout().temp_pack("pack"), 0644);
     PackWriter w(tmp.fd(), tmp.temp_path(), opts.level, opts.pack_version);
     PackedTree packed = pack_tree(src, w, opts, res.stats);
     res.catalog_digest = packed.catalog_digest;
@@ -72,7 +73,7 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   // again from the source tree. See core/gc.hpp.
   std::string real_src = real_path(src);
   {
-    PublishLock publishing(*this, /*exclusive=*/false);
+    store::PublishLock publishing(layout(), shared(), /*exclusive=*/false);
     for (int round = 0;; round++) {
       refresh();
       DigestSet missing;

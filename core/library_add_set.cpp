@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/gc.hpp"
+#include "core/store/lock.hpp"
 #include "core/library.hpp"
 #include "core/util/file.hpp"
 
@@ -31,7 +32,7 @@ std::pair<std::string, uint64_t> write_and_publish(Library& lib, const std::vect
                                                    const std::vector<Digest>& digests, const std::vector<Digest>& want,
                                                    const DigestSet& want_catalogs, const Library::ObjectWriter& write_objects,
                                                    int level) {
-  AtomicFile tmp(lib.tmp_dir() + "/pack", 0644);
+  AtomicFile tmp(lib.layout().temp_pack("pack"), 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), level);
   w.reserve(want.size() + 2 * catalogs.size());
   if (!want.empty()) write_objects(w, want);
@@ -76,7 +77,7 @@ Library::AddSetResult Library::add_set(const std::vector<NamedCatalog>& catalogs
   // As in add_tree: names are set only once every object they need is
   // visible, holding publish.lock shared (see core/gc.hpp).
   {
-    PublishLock publishing(*this, /*exclusive=*/false);
+    store::PublishLock publishing(layout(), shared(), /*exclusive=*/false);
     for (int round = 0;; round++) {
       refresh();
       missing_now(want, want_catalogs);

@@ -11,11 +11,6 @@ namespace hpak {
 
 using namespace formats;
 
-std::string index_path_for(const std::string& p) {
-  if (p.size() > 5 && p.compare(p.size() - 5, 5, ".hpak") == 0) return p.substr(0, p.size() - 5) + ".hidx";
-  return p + ".hidx";
-}
-
 static bool footer_ok(ByteSpan b) {
   if (b.size() < kPackMinSize) return false;
   try {

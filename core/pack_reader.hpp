@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/store/layout.hpp"
 #include "core/util/file.hpp"
 #include "core/util/zstd_codec.hpp"
 #include "formats/catalog_format.hpp"
@@ -39,8 +40,8 @@ struct ScanResult {
 // Walks the entries of a pack from its header on, resyncing past damage.
 ScanResult scan_pack(ByteSpan pack, const std::string& where);
 
-// "dir/env.hpak" -> "dir/env.hidx"; other names get ".hidx" appended.
-std::string index_path_for(const std::string& pack_path);
+// "dir/env.hpak" -> "dir/env.hidx" (core/store/layout.hpp).
+using store::index_path_for;
 
 class PackReader {
 public:

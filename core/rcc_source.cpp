@@ -1,7 +1,6 @@
 #include "core/rcc_source.hpp"
 
 #include <algorithm>
-#include <dirent.h>
 #include <fcntl.h>
 #include <map>
 #include <mutex>
@@ -11,6 +10,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "core/store/dir_stream.hpp"
 #include "core/util/file.hpp"
 
 namespace hpak {
@@ -123,20 +123,15 @@ public:
   std::vector<std::string> catalog_names() const override {
     int fd = openat(root_.get(), "catalog", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open '" + where_ + "/catalog'");
-    DIR* d = fdopendir(fd);
-    if (!d) {
-      close(fd);
-      throw_errno("unable to read '" + where_ + "/catalog'");
-    }
+    store::DirStream d(Fd(fd), where_ + "/catalog");
     std::vector<std::string> out;
-    while (auto* e = readdir(d)) {
-      std::string n = e->d_name;
-      if (!is_catalog_file_name(n)) continue;
+    while (auto n = d.next()) {
+      std::string name(*n);
+      if (!is_catalog_file_name(name)) continue;
       struct stat st;
-      if (fstatat(dirfd(d), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) continue;
-      out.push_back(n);
+      if (fstatat(d.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) continue;
+      out.push_back(name);
     }
-    closedir(d);
     std::sort(out.begin(), out.end());
     return out;
   }

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "core/gc.hpp"
+#include "core/store/lock.hpp"
 #include "core/pack_trust.hpp"
 #include "core/signing.hpp"
 #include "core/util/file.hpp"
@@ -200,7 +201,7 @@ std::vector<RemotePack> load_indexes(Library& lib, HttpClient& http, const std::
     res.indexes_fetched++;
   });
   for (RemotePack& p : packs) {
-    p.index = IndexView(p.index_bytes, p.url.substr(0, p.url.size() - 5) + ".hidx");
+    p.index = IndexView(p.index_bytes, index_path_for(p.url));
     if (p.index.pack_size() != p.entry.size) throw Error("index of '" + p.url + "' gives another pack size than the root");
     if (p.index.version() != kIndexVersion) list_items(p);
   }
@@ -370,7 +371,7 @@ public:
 private:
   void open() {
     if (writer_) return;
-    tmp_ = std::make_unique<AtomicFile>(lib_.tmp_dir() + "/pack", 0644);
+    tmp_ = std::make_unique<AtomicFile>(lib_.layout().temp_pack("pack"), 0644);
     writer_ = std::make_unique<PackWriter>(tmp_->fd(), tmp_->temp_path(), std::max(lib_.default_level(), 0));
   }
 
@@ -582,7 +583,7 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
       res.packs_written += sink.packs();
     }
     // Set the name only once everything it needs is visible (core/gc.hpp).
-    PublishLock publishing(lib, /*exclusive=*/false);
+    store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/false);
     if (missing_objects(lib, fc.cat, nullptr).empty() && lib.locate_loaded(c->digest)) {
       lib.set_catalog(local, c->digest);
       break;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "core/gc.hpp"
+#include "core/store/condemn.hpp"
+#include "core/store/lock.hpp"
 #include "core/pack_trust.hpp"
 #include "core/pack_writer.hpp"
 #include "core/util/file.hpp"
@@ -171,7 +173,7 @@ void add_unsalvaged(const Damaged& d, const IndexView& scanned, const DigestSet&
 
 // The damaged pack (and its index) out of packs/, into LIB/damaged/.
 void move_to_damaged(Library& lib, const PackReader& pack, RepairResult& res) {
-  std::string dmg = lib.root() + "/damaged";
+  const std::string dmg = lib.layout().damaged_dir();
   if (mkdir(dmg.c_str(), lib.shared() ? 02775 : 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
   if (lib.shared()) chmod(dmg.c_str(), 02775);
   std::string idx = index_path_for(pack.path());
@@ -189,7 +191,7 @@ void rewrite_pack(Library& lib, const Damaged& d, const DigestSet& intact_elsewh
   std::optional<AtomicFile> tmp;
   std::optional<PackWriter> w;
   if (!opts.dry_run) {
-    tmp.emplace(lib.tmp_dir() + "/repair-pack", 0644);
+    tmp.emplace(lib.layout().temp_pack("repair-pack"), 0644);
     w.emplace(tmp->fd(), tmp->temp_path(), scanned.level());
   }
   DigestSet salvaged = salvage_entries(scanned, d, w ? &*w : nullptr, res);
@@ -258,9 +260,9 @@ PackRepair pack_repair_for(const VerifyReport& r) {
 }
 
 RepairResult repair(Library& lib, const RepairOptions& opts) {
-  GcLock lock(lib);
+  store::GcLock lock(lib.layout(), lib.shared());
   RepairResult res;
-  if (!opts.dry_run) recover_condemned(lib);
+  if (!opts.dry_run) store::recover_condemned(lib.layout());
   lib.refresh();
   Survey survey = survey_packs(lib, opts, res);
   DigestSet lost;

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <mutex>
 #include <sys/file.h>
@@ -12,6 +11,8 @@
 #include <optional>
 #include <algorithm>
 
+#include "core/util/diag.hpp"
+#include "core/store/dir_stream.hpp"
 #include "core/fs_ops.hpp"
 #include "core/restore_plan.hpp"
 #include "core/restore_state.hpp"
@@ -114,24 +115,13 @@ Fd open_checked_target(const Library& lib, const Catalog& cat, const std::string
 bool holds_entries(int tfd, const std::string& target, bool count_temp_states) {
   // A fresh open file description: a dup would share (and advance) tfd's
   // directory offset, and the dirty scan would then miss entries.
-  int scan_fd = openat(tfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (scan_fd < 0) throw_errno("unable to read target '" + target + "'");
-  DIR* d = fdopendir(scan_fd);
-  if (!d) {
-    int err = errno;
-    close(scan_fd);
-    throw_errno("unable to read target '" + target + "'", err);
+  store::DirStream d = store::DirStream::reopen(tfd, target);
+  while (auto n = d.next()) {
+    if (*n == kStateName) continue;
+    if (!count_temp_states && n->rfind(std::string(".tmp") + kStateName, 0) == 0) continue;
+    return true;
   }
-  bool found = false;
-  while (auto* e = readdir(d)) {
-    std::string_view n(e->d_name);
-    if (n == "." || n == ".." || n == kStateName) continue;
-    if (!count_temp_states && n.rfind(std::string(".tmp") + kStateName, 0) == 0) continue;
-    found = true;
-    break;
-  }
-  closedir(d);
-  return found;
+  return false;
 }
 
 // A non-empty target is restored over only if its state file is its own: a
@@ -151,6 +141,7 @@ void lock_target(int tfd, const std::string& target, bool wait) {
   if (flock(tfd, LOCK_EX | LOCK_NB) == 0) return;
   if (errno != EWOULDBLOCK) throw_errno("unable to lock target '" + target + "'");
   if (!wait) throw Error("target '" + target + "' is being restored by another process (retry, or drop --no-wait to wait for it)");
+  diag_debug([&] { return "target '" + target + "' is being restored by another process: waiting for it"; });
   if (flock(tfd, LOCK_EX) != 0) throw_errno("unable to lock target '" + target + "'");
 }
 

@@ -1,10 +1,10 @@
 #include "core/target.hpp"
 
+#include "core/store/dir_stream.hpp"
 #include "core/fs_ops.hpp"
 
 #include <climits>
 #include <set>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -167,13 +167,7 @@ Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool
     refuse_mounts_at_catalog_paths(fd.get(), path, cat);
     return fd;
   }
-  int dup_fd = dup(fd.get());
-  DIR* d = fdopendir(dup_fd);
-  if (!d) throw_errno("unable to read target directory '" + path + "'");
-  size_t entries = 0;
-  while (auto* e = readdir(d))
-    if (std::string_view(e->d_name) != "." && std::string_view(e->d_name) != "..") entries++;
-  closedir(d);
+  const size_t entries = store::list_dir_at(fd.get(), path).size();
   if (entries == 0) return fd;
   std::vector<std::string> clash;
   for (auto& n : cat.nodes) {

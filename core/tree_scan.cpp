@@ -1,12 +1,12 @@
 #include "core/tree_scan.hpp"
 
 #include <algorithm>
-#include <dirent.h>
 #include <fcntl.h>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/store/dir_stream.hpp"
 #include "core/util/file.hpp"
 
 namespace hpak {
@@ -26,21 +26,7 @@ struct Walker {
   }
 
   void walk(int dirfd, const std::string& rel) {
-    int dup_fd = dup(dirfd);
-    if (dup_fd < 0) throw_errno("unable to read directory '" + root + "/" + rel + "'");
-    DIR* d = fdopendir(dup_fd);
-    if (!d) {
-      close(dup_fd);
-      throw_errno("unable to read directory '" + root + "/" + rel + "'");
-    }
-    std::vector<std::string> names;
-    while (struct dirent* e = readdir(d)) {
-      std::string_view n(e->d_name);
-      if (n == "." || n == "..") continue;
-      names.emplace_back(n);
-    }
-    closedir(d);
-    std::sort(names.begin(), names.end());
+    const std::vector<std::string> names = store::list_dir_at(dirfd, root + "/" + rel);
     for (const std::string& name : names) {
       std::string path = rel.empty() ? name : rel + "/" + name;
       if (opts.exclude && opts.exclude(path)) continue;

@@ -1,13 +1,14 @@
 #include "core/verify_library.hpp"
 
 #include <algorithm>
-#include <dirent.h>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "core/library.hpp"
 #include "core/pack_reader.hpp"
+#include "core/store/packs_listing.hpp"
+#include "formats/pack_name.hpp"
 
 namespace hpak {
 
@@ -37,35 +38,19 @@ std::vector<std::string> LibraryVerifyReport::broken_catalogs() const {
 
 namespace {
 
-bool is_pack_name(const std::string& n, const char* ext) {
-  return n.size() == 5 + 64 + 5 && n.rfind("pack-", 0) == 0 && n.compare(69, 5, ext) == 0 && is_hex(std::string_view(n).substr(5, 64));
-}
-
 std::string base_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
-// The pack files of packs/ (sorted); every other file there is noted, and so
-// is an index without its pack.
-std::vector<std::string> list_pack_files(const std::string& dir, LibraryVerifyReport& rep) {
-  std::vector<std::string> pack_files, index_files;
-  DIR* d = opendir(dir.c_str());
-  if (!d) throw_errno("unable to read '" + dir + "'");
-  while (auto* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n == "." || n == ".." || n == "multi.midx") continue;
-    if (is_pack_name(n, ".hpak")) pack_files.push_back(n);
-    else if (is_pack_name(n, ".hidx")) index_files.push_back(n);
-    else if (n.size() > 10 && n.compare(n.size() - 10, 10, ".condemned") == 0)
-      rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
-    else if (n.rfind(".tmp-", 0) == 0) rep.notes.push_back("temp file '" + n + "' (being written, or left by a killed writer)");
-    else rep.notes.push_back("unexpected file '" + dir + "/" + n + "'");
-  }
-  closedir(d);
-  std::sort(pack_files.begin(), pack_files.end());
-  for (auto& i : index_files) {
-    std::string p = i.substr(0, i.size() - 5) + ".hpak";
-    if (!std::binary_search(pack_files.begin(), pack_files.end(), p))
-      rep.notes.push_back("index '" + i + "' has no pack beside it (readers skip it)");
-  }
+// The pack files of packs/ (their names, sorted); every other file there is
+// noted, and so is an index without its pack.
+std::vector<std::string> list_pack_files(const store::Layout& layout, LibraryVerifyReport& rep) {
+  const store::PacksListing l = store::list_packs(layout);
+  for (auto& n : l.condemned) rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
+  for (auto& n : l.temps) rep.notes.push_back("temp file '" + n + "' (being written, or left by a killed writer)");
+  for (auto& n : l.other) rep.notes.push_back("unexpected file '" + layout.packs_dir() + "/" + n + "'");
+  for (const Digest& d : l.index_files)
+    if (!l.has_pack_file(d)) rep.notes.push_back("index '" + formats::index_file_name(d) + "' has no pack beside it (readers skip it)");
+  std::vector<std::string> pack_files;
+  for (const Digest& d : l.pack_files) pack_files.push_back(formats::pack_file_name(d));
   return pack_files;
 }
 
@@ -114,7 +99,7 @@ public:
   // 1. Every pack, end to end.
   void check_packs(const VerifyOptions& opts) {
     const std::string dir = lib_.packs_dir();
-    std::vector<std::string> pack_files = list_pack_files(dir, rep_);
+    std::vector<std::string> pack_files = list_pack_files(lib_.layout(), rep_);
     lib_.refresh();
     for (const PackReader* p : lib_.packs()) visible_[base_of(p->path())] = p;
     for (auto& name : pack_files) check_one_pack(dir + "/" + name, name, opts);

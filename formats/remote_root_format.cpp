@@ -67,13 +67,6 @@ Digest parse_digest(const Lines& in, std::string_view hex) {
 
 } // namespace
 
-bool is_pack_name(const std::string& name) {
-  return name.size() == 5 + 64 + 5 && name.rfind("pack-", 0) == 0 && name.compare(69, 5, ".hpak") == 0 &&
-         is_lower_hex(std::string_view(name).substr(5, 64));
-}
-
-std::string pack_index_name(const std::string& pack_name) { return pack_name.substr(0, pack_name.size() - 5) + ".hidx"; }
-
 std::string encode_remote_root(RemoteRoot root) {
   std::sort(root.packs.begin(), root.packs.end(), [](auto& a, auto& b) { return a.name < b.name; });
   std::sort(root.catalogs.begin(), root.catalogs.end(), [](auto& a, auto& b) { return a.name < b.name; });

@@ -29,6 +29,7 @@
 
 #include "core/util/bytes.hpp"
 #include "core/util/hash.hpp"
+#include "formats/pack_name.hpp" // packname
 
 namespace hpak::formats {
 
@@ -53,10 +54,6 @@ struct RemoteRoot {
   std::vector<RemoteCatalogEntry> catalogs; // sorted by name
 };
 
-// True if `name` is "pack-" + 64 lower-case hex digits + ".hpak".
-bool is_pack_name(const std::string& name);
-// The index file name of a pack name ("pack-<hex>.hidx").
-std::string pack_index_name(const std::string& pack_name);
 
 std::string encode_remote_root(RemoteRoot root);
 

@@ -208,7 +208,7 @@ static std::string random_suffix() {
 
 AtomicFile::AtomicFile(std::string final_path, mode_t mode) : final_(std::move(final_path)) {
   for (int attempt = 0; attempt < 16; attempt++) {
-    temp_ = dir_name(final_) + "/.tmp-" + base_name(final_) + "-" + random_suffix();
+    temp_ = dir_name(final_) + "/" + std::string(kTempPrefix) + base_name(final_) + "-" + random_suffix();
     int fd = ::open(temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd >= 0) {
       fd_.reset(fd);

@@ -109,6 +109,9 @@ void write_all(int fd, ByteSpan data, const std::string& what);
 void pwrite_all(int fd, ByteSpan data, off_t off, const std::string& what);
 bool path_exists(const std::string& path);
 
+// The prefix of AtomicFile's temp names.
+constexpr std::string_view kTempPrefix = ".tmp-";
+
 class AtomicFile {
 public:
   // Creates `<dir of final>/.tmp-<name>-<random>` with `mode` (subject to umask).

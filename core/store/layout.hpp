@@ -1,0 +1,69 @@
+// The storage layer's map of a library directory: every folder, file name and
+// suffix a library holds is named here and nowhere else (pack file names:
+// formats/pack_name.hpp). man/hpak-library.7 describes the same layout:
+//
+//   LIB/HPAKLIB                      marker: "hpak-library 1" (+ "shared", "level N")
+//   LIB/packs/pack-<sha256>.hpak     immutable; named by the SHA-256 of the file
+//   LIB/packs/pack-<sha256>.hidx     its index, published *after* the pack: a pack
+//                                    is visible exactly when its .hidx exists
+//   LIB/packs/multi.midx             multi-pack index (disposable, rebuildable)
+//   LIB/packs/*.condemned            packs (and indexes) a gc is deleting: invisible
+//   LIB/catalogs/<name>              "hpak-catalog 1\n<catalog digest>\n", replaced by rename
+//   LIB/used/<name>                  mtime = last restore of that catalog
+//   LIB/tmp/                         packs being written (temp names)
+//   LIB/locks/gc.lock                held by a running gc (or repair)
+//   LIB/locks/publish.lock           shared by adds setting a name, exclusive by gc
+//   LIB/damaged/                     packs `hpak repair` moved out of packs/ (made on demand)
+//   */.tmp-*                         AtomicFile temp names (core/util/file.hpp)
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/util/hash.hpp"
+
+namespace hpak::store {
+
+constexpr const char* kMarkerFile = "HPAKLIB";
+constexpr const char* kMidxFile = "multi.midx";
+// Created by `hpak init`, in this order.
+constexpr const char* kLibrarySubdirs[] = {"packs", "catalogs", "used", "tmp", "locks"};
+
+class Layout {
+public:
+  explicit Layout(std::string root) : root_(std::move(root)) {}
+
+  const std::string& root() const { return root_; }
+  std::string marker() const { return root_ + "/" + kMarkerFile; }
+  std::string subdir(const char* name) const { return root_ + "/" + name; }
+  std::string packs_dir() const { return root_ + "/packs"; }
+  std::string catalogs_dir() const { return root_ + "/catalogs"; }
+  std::string used_dir() const { return root_ + "/used"; }
+  std::string tmp_dir() const { return root_ + "/tmp"; }
+  std::string locks_dir() const { return root_ + "/locks"; }
+  std::string damaged_dir() const { return root_ + "/damaged"; }
+
+  std::string pack_path(const Digest& file_sum) const;
+  std::string index_path(const Digest& file_sum) const;
+  std::string midx_path() const { return packs_dir() + "/" + kMidxFile; }
+  std::string catalog_path(const std::string& name) const { return catalogs_dir() + "/" + name; }
+  std::string used_path(const std::string& name) const { return used_dir() + "/" + name; }
+  std::string gc_lock() const { return locks_dir() + "/gc.lock"; }
+  std::string publish_lock() const { return locks_dir() + "/publish.lock"; }
+  // Where a writer's pack is written before it is published: tmp/<what> (an
+  // AtomicFile base name: the file is tmp/.tmp-<what>-<random>).
+  std::string temp_pack(const char* what) const { return tmp_dir() + "/" + what; }
+
+private:
+  std::string root_;
+};
+
+// The index beside any pack file: "dir/env.hpak" -> "dir/env.hidx"; other
+// names get ".hidx" appended.
+std::string index_path_for(const std::string& pack_path);
+// The name a gc renames a pack file or index to while it deletes it.
+std::string condemned_path(const std::string& path);
+// An AtomicFile temp name: being written, or left by a killed writer.
+bool is_temp_name(std::string_view name);
+
+} // namespace hpak::store

@@ -1,0 +1,166 @@
+#include "core/store/publish.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util/error.hpp"
+#include "core/util/file.hpp"
+#include "formats/pack_name.hpp"
+
+namespace hpak::store {
+
+namespace {
+
+// Bounds on what is read from the small files of a library (hostile input
+// like any other: a symlink to /dev/zero must not grow memory).
+constexpr uint64_t kMaxMarkerSize = 4096;
+constexpr uint64_t kMaxNameFileSize = 4096;
+constexpr const char* kNameFileHead = "hpak-catalog 1\n";
+
+ByteSpan text_bytes(const std::string& s) { return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
+
+std::string marker_text(const Marker& m) {
+  return std::string(kMarkerLine) + "\n" + (m.shared ? "shared\n" : "") + (m.level >= 0 ? "level " + std::to_string(m.level) + "\n" : "");
+}
+
+void make_dir(const std::string& p, mode_t mode) {
+  if (mkdir(p.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create '" + p + "'");
+}
+
+// Size of a regular file, or -1 if there is none.
+int64_t file_size(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return int64_t(st.st_size);
+}
+
+// Links the temp pack in under `final_pack`; true if this call created the
+// name. An existing file of another size is not this pack, whatever its name
+// says: a leftover of a power loss before its data was durable (written with
+// HPAK_FSYNC=0, or by an hpak that did not sync); it is replaced.
+bool link_pack(const std::string& tmp_path, const std::string& final_pack, uint64_t size) {
+  // link() never replaces and works on NFS (renameat2's RENAME_NOREPLACE does not).
+  bool created = link(tmp_path.c_str(), final_pack.c_str()) == 0;
+  if (!created && errno == EEXIST && file_size(final_pack) != int64_t(size)) {
+    created = rename(tmp_path.c_str(), final_pack.c_str()) == 0;
+    if (!created) errno = EEXIST;
+  }
+  if (!created && errno != EEXIST) {
+    int err = errno;
+    unlink(tmp_path.c_str());
+    throw_errno("unable to publish pack '" + final_pack + "'", err);
+  }
+  unlink(tmp_path.c_str());
+  return created;
+}
+
+} // namespace
+
+bool has_marker(const Layout& layout) { return path_exists(layout.marker()); }
+
+Marker read_marker(const Layout& layout) {
+  const std::string root = layout.root(), marker = layout.marker();
+  struct stat st;
+  if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
+  if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
+  if (!path_exists(marker)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
+  Bytes b = read_regular(marker, Follow::NoLinks, kMaxMarkerSize);
+  std::string text(b.begin(), b.end());
+  if (text.rfind("hpak-library ", 0) != 0) throw Error("'" + marker + "' is not an hpak library marker");
+  if (text.rfind(std::string(kMarkerLine) + "\n", 0) != 0)
+    throw Error("library '" + root + "' has format '" + text.substr(0, text.find('\n')) + "'; this hpak reads '" + kMarkerLine + "'");
+  Marker m;
+  m.shared = text.find("\nshared\n") != std::string::npos;
+  if (auto at = text.find("\nlevel "); at != std::string::npos) {
+    int lv = std::atoi(text.c_str() + at + 7);
+    if (lv < 0 || lv > 19) throw Error("'" + marker + "' names level " + std::to_string(lv) + " (0-19 expected)");
+    m.level = lv;
+  }
+  return m;
+}
+
+void create_dirs(const Layout& layout, bool shared) {
+  const mode_t dmode = shared ? 02775 : 0755;
+  make_dir(layout.root(), dmode);
+  for (const char* sub : kLibrarySubdirs) {
+    std::string p = layout.subdir(sub);
+    make_dir(p, dmode);
+    if (shared) chmod(p.c_str(), dmode); // setgid + group-writable regardless of umask
+  }
+  if (shared) chmod(layout.root().c_str(), dmode);
+}
+
+void create_marker(const Layout& layout, const Marker& m) {
+  AtomicFile f(layout.marker(), m.shared ? 0664 : 0644);
+  f.write(text_bytes(marker_text(m)));
+  try {
+    f.commit(/*durable=*/true, /*no_replace=*/true); // also syncs the root: its subdirectories' entries
+  } catch (const Error&) {
+    if (!has_marker(layout)) throw; // someone else initialised it at the same time: fine
+  }
+}
+
+void write_marker(const Layout& layout, const Marker& m) {
+  AtomicFile f(layout.marker(), m.shared ? 0664 : 0644);
+  f.write(text_bytes(marker_text(m)));
+  f.commit(/*durable=*/true);
+}
+
+std::string publish_pack(const Layout& layout, bool shared, const std::string& tmp_path, const Digest& file_sum, uint64_t size,
+                         const Bytes& index_bytes) {
+  const std::string final_pack = layout.pack_path(file_sum);
+  if (shared) chmod(tmp_path.c_str(), 0444);
+  // Durability: the pack's data is on disk before a name points at it, the
+  // index's before it is renamed in, and packs/ (both entries) before this
+  // returns and anything relies on them.
+  try {
+    sync_path(tmp_path);
+  } catch (const Error&) {
+    unlink(tmp_path.c_str());
+    throw;
+  }
+  const bool created = link_pack(tmp_path, final_pack, size);
+  const std::string idx_path = layout.index_path(file_sum);
+  if (file_size(idx_path) == int64_t(index_bytes.size())) {
+    sync_dir(layout.packs_dir()); // published by another writer, maybe not synced yet
+    return formats::pack_file_name(file_sum);
+  }
+  try { // absent, or a leftover as above
+    AtomicFile idx(idx_path, 0444);
+    idx.write(index_bytes);
+    idx.commit(/*durable=*/true); // syncs the index, then packs/
+  } catch (const Error&) {
+    // Without its index the pack is invisible garbage: take back the one we
+    // just linked (an identical pack that was already there is not ours).
+    if (created) unlink(final_pack.c_str());
+    throw;
+  }
+  return formats::pack_file_name(file_sum);
+}
+
+void write_name_file(const Layout& layout, bool shared, const std::string& name, const Digest& d) {
+  AtomicFile f(layout.catalog_path(name), shared ? 0664 : 0644);
+  f.write(text_bytes(kNameFileHead + to_hex(d) + "\n"));
+  f.commit(/*durable=*/true); // the name's text, then catalogs/, before success is reported
+}
+
+std::optional<Digest> read_name_file(const Layout& layout, const std::string& name) {
+  const std::string p = layout.catalog_path(name);
+  // Opened once: a name removed between a check and the open (catalogs rm,
+  // gc --unused) is simply absent, not an error. Anything but a small regular
+  // file (a FIFO, a symlink, a device) is refused without blocking.
+  Fd fd = open_regular_if_exists(p, Follow::NoLinks, kMaxNameFileSize);
+  if (!fd) return std::nullopt;
+  Bytes b = read_fd_bounded(fd.get(), p, kMaxNameFileSize);
+  std::string text(b.begin(), b.end());
+  const std::string head = kNameFileHead;
+  if (text.rfind(head, 0) != 0 || text.size() != head.size() + 65 || text.back() != '\n')
+    throw Error("catalog name file '" + p + "' is malformed");
+  auto d = digest_from_hex(std::string_view(text).substr(head.size(), 64));
+  if (!d) throw Error("catalog name file '" + p + "' does not hold a digest");
+  return d;
+}
+
+} // namespace hpak::store

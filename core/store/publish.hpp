@@ -1,0 +1,45 @@
+// Writing into a library: the marker, its folders, packs and names, each
+// following the durability protocol of man/hpak-library.7 (data durable
+// before a name points at it; the folder synced before success is reported;
+// HPAK_FSYNC=0 skips the syncs, for throwaway libraries only).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/store/layout.hpp"
+#include "core/util/bytes.hpp"
+
+namespace hpak::store {
+
+// LIB/HPAKLIB: "hpak-library 1\n", then "shared\n" and "level N\n" if set.
+struct Marker {
+  bool shared = false;
+  int level = -1; // default zstd level of adds, or -1 (unset)
+};
+constexpr const char* kMarkerLine = "hpak-library 1";
+bool has_marker(const Layout& layout);
+// Throws a one-line Error if the marker is missing, not a marker, or another version.
+Marker read_marker(const Layout& layout);
+// Creates the library's folders that do not exist; `shared`: setgid and
+// group-writable whatever the umask.
+void create_dirs(const Layout& layout, bool shared);
+// A new library's marker (durable; a marker another init wrote first is kept).
+void create_marker(const Layout& layout, const Marker& m);
+// Replaces the marker of an existing library (atomically, durably).
+void write_marker(const Layout& layout, const Marker& m);
+
+// Publishes a finished pack written to `tmp_path` (in tmp/) under its name:
+// pack data durable, linked in (never replacing another pack; the name is the
+// content's SHA-256), its index (`index_bytes`) durable and renamed in, packs/
+// synced. The temp file is consumed either way. Returns the pack's file name.
+std::string publish_pack(const Layout& layout, bool shared, const std::string& tmp_path, const Digest& file_sum, uint64_t size,
+                         const Bytes& index_bytes);
+
+// LIB/catalogs/NAME: "hpak-catalog 1\n<hex digest>\n". `name` must be valid.
+void write_name_file(const Layout& layout, bool shared, const std::string& name, const Digest& d);
+// The digest NAME names, or nullopt when there is no such name. Throws on a
+// malformed file; never blocks on a FIFO or follows a link.
+std::optional<Digest> read_name_file(const Layout& layout, const std::string& name);
+
+} // namespace hpak::store
