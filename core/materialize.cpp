@@ -293,234 +293,293 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
   }
 }
 
-MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int target_fd, const std::string& target_shown,
-                             const MaterializeOptions& opts) {
-  UmaskGuard umask_guard;
-  MaterializeStats stats;
-  const auto& nodes = cat.nodes;
-  const size_t n = nodes.size();
-  long fd_limit = raise_fd_limit();
+namespace {
 
-  // parent[i]: index into dir_fds of node i's parent (0 = target).
-  DirSlots slots = dir_slots(cat);
-  const std::vector<size_t>& dir_nodes = slots.dir_nodes;
-  const std::vector<uint32_t>& parent = slots.parent;
-  std::vector<size_t> files, links, symlinks;
-  for (size_t i = 0; i < n; i++) {
-    if (nodes[i].path.find('/') != std::string::npos && parent[i] == 0)
-      throw Error("internal error: catalog out of order at '" + nodes[i].path + "'");
-    switch (nodes[i].type) {
-    case NodeType::Dir: break;
-    case NodeType::File: files.push_back(i); break;
-    case NodeType::Hardlink: links.push_back(i); break;
-    case NodeType::Symlink: symlinks.push_back(i); break;
+// One unpack or fresh restore, as steps: sort the nodes, open the way for the
+// directories, then directories (thread 0) and files (all threads) together,
+// hardlinks, symlinks, and the directories' modes and mtimes last.
+class Materializer {
+public:
+  Materializer(const Catalog& cat, const ObjectSource& src, int target_fd, const std::string& shown, const MaterializeOptions& opts)
+      : cat_(cat), nodes_(cat.nodes), src_(src), shown_(shown), opts_(opts), slots_(dir_slots(cat)),
+        dir_nodes_(slots_.dir_nodes), parent_(slots_.parent), dir_fds_(dir_nodes_.size(), -1), dir_existed_(dir_nodes_.size(), 0) {
+    dir_fds_[0] = target_fd;
+  }
+  ~Materializer() {
+    for (size_t i = 1; i < dir_fds_.size(); i++)
+      if (dir_fds_[i] >= 0) close(dir_fds_[i]);
+  }
+
+  MaterializeStats run() {
+    sort_nodes();
+    prepare_dirs();
+    write_dirs_and_files();
+    make_hardlinks();
+    make_symlinks();
+    finish_dirs();
+    report(opts_.progress, "write", files_.size(), files_.size());
+    return std::move(stats_);
+  }
+
+private:
+  std::string shown(const Node& n) const { return shown_ + "/" + n.path; }
+  static const char* leaf_name(const Node& n) { return n.path.c_str() + (n.path.size() - leaf_of(n.path).size()); }
+
+  void sort_nodes() {
+    for (size_t i = 0; i < nodes_.size(); i++) {
+      if (nodes_[i].path.find('/') != std::string::npos && parent_[i] == 0)
+        throw Error("internal error: catalog out of order at '" + nodes_[i].path + "'");
+      switch (nodes_[i].type) {
+      case NodeType::Dir: break;
+      case NodeType::File: files_.push_back(i); break;
+      case NodeType::Hardlink: links_.push_back(i); break;
+      case NodeType::Symlink: symlinks_.push_back(i); break;
+      }
     }
   }
-  const size_t dir_count = dir_nodes.size() - 1;
-  if (long(dir_count) > fd_limit - 128)
-    throw Error("tree has " + std::to_string(dir_count) + " directories, more than the open-file limit (" + std::to_string(fd_limit) + ") allows");
+
   // A directory gets an fd of its own only if it has subdirectories (they are
   // made relative to it) or --force may have to replace entries in it; the
   // files of a leaf directory are created through its parent's fd with
   // openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) on "leaf/name": two
   // syscalls (openat, close) saved per leaf directory, no path followed
   // through a symlink either way.
-  std::vector<uint8_t> needs_fd(dir_nodes.size(), opts.force || !have_openat2(target_fd) ? 1 : 0);
-  needs_fd[0] = 1;
-  for (size_t k = 1; k < dir_nodes.size(); k++) needs_fd[parent[dir_nodes[k]]] = 1;
-  std::vector<int> dir_fds(dir_nodes.size(), -1);
-  dir_fds[0] = target_fd;
-  std::vector<uint8_t> dir_existed(dir_nodes.size(), 0);
-  struct FdCloser {
-    std::vector<int>& fds;
-    ~FdCloser() {
-      for (size_t i = 1; i < fds.size(); i++)
-        if (fds[i] >= 0) close(fds[i]);
-    }
-  } closer{dir_fds};
-  reserve_fds(dir_count + 64); // before the threads: see reserve_fds
-  if (opts.check_space)
-    check_free_space(target_fd, target_shown, space_for_catalog(cat, !opts.relocate_to.empty(), opts.relocate_to.size()));
+  void prepare_dirs() {
+    long fd_limit = raise_fd_limit();
+    const size_t dir_count = dir_nodes_.size() - 1;
+    if (long(dir_count) > fd_limit - 128)
+      throw Error("tree has " + std::to_string(dir_count) + " directories, more than the open-file limit (" + std::to_string(fd_limit) + ") allows");
+    needs_fd_.assign(dir_nodes_.size(), opts_.force || !have_openat2(dir_fds_[0]) ? 1 : 0);
+    needs_fd_[0] = 1;
+    for (size_t k = 1; k < dir_nodes_.size(); k++) needs_fd_[parent_[dir_nodes_[k]]] = 1;
+    reserve_fds(dir_count + 64); // before the threads: see reserve_fds
+    if (opts_.check_space)
+      check_free_space(dir_fds_[0], shown_, space_for_catalog(cat_, !opts_.relocate_to.empty(), opts_.relocate_to.size()));
+  }
 
   // Thread 0 creates the directories, in catalog order, while the other
   // workers already write files; a file whose directory is not made yet
   // waits for it (rarely: files come in the same order as their directories).
-  // dirs_ready = number of directory slots usable (slot 0, the target, always).
-  std::atomic<size_t> dirs_ready{1};
-  std::atomic<bool> dirs_failed{false};
-  auto make_dirs = [&] {
+  void write_dirs_and_files() {
+    threads_ = opts_.threads ? opts_.threads : default_threads();
+    scratch_.resize(threads_);
+    refs_ = locate_all(cat_, files_, src_, threads_);
+    const WorkUnits units = work_units(refs_);
+    parallel_for_lead(units.count(), threads_, 1, [&] { make_dirs(); }, [&](size_t u, unsigned tid) {
+      for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) write_file(units.order[i], tid);
+    });
+    if (dirs_ready_.load() < dir_nodes_.size()) make_dirs(); // no files at all: parallel_for_lead ran nothing
+    stats_.files = files_.size() - stats_.failures.size();
+    stats_.bytes = bytes_;
+  }
+
+  void make_dirs() {
     try {
-      for (size_t slot = 1; slot < dir_nodes.size(); slot++) {
-        const Node& node = nodes[dir_nodes[slot]];
-        const char* name = node.path.c_str() + (node.path.size() - leaf_of(node.path).size());
-        int pfd = dir_fds[parent[dir_nodes[slot]]];
-        auto shown = [&] { return target_shown + "/" + node.path; };
-        mode_t create_mode = wanted_mode(node, opts.preserve_setid) | 0700;
-        if (mkdirat(pfd, name, create_mode) != 0) {
-          if (errno != EEXIST) throw_errno("unable to create directory '" + shown() + "'");
-          if (!opts.force) throw Error("'" + shown() + "' already exists (use --force to overwrite)");
-          struct stat st;
-          if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-            dir_existed[slot] = 1;
-          } else {
-            remove_entry(pfd, name, shown());
-            if (mkdirat(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown() + "'");
-          }
-        }
-        if (needs_fd[slot]) {
-          int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (fd < 0) throw_errno("unable to open directory '" + shown() + "'");
-          dir_fds[slot] = fd;
-        }
-        dirs_ready.store(slot + 1, std::memory_order_release);
-        stats.dirs++;
+      for (size_t slot = 1; slot < dir_nodes_.size(); slot++) {
+        make_dir(slot);
+        dirs_ready_.store(slot + 1, std::memory_order_release);
+        stats_.dirs++;
       }
     } catch (...) {
-      dirs_failed = true;
+      dirs_failed_ = true;
       throw;
     }
-  };
+  }
 
-  std::mutex mu;
-  std::atomic<uint64_t> bytes{0}, done{0};
-  unsigned threads = opts.threads ? opts.threads : default_threads();
-  std::vector<Bytes> scratch(threads);
-  const std::vector<std::optional<ObjectRef>> refs = locate_all(cat, files, src, threads);
-  const WorkUnits units = work_units(refs);
-  auto write_one = [&](size_t k, unsigned tid) {
-    const Node& node = nodes[files[k]];
-    uint32_t slot = parent[files[k]];
-    while (dirs_ready.load(std::memory_order_acquire) <= slot) {
-      if (dirs_failed.load()) return; // the directory error is what is reported
+  void make_dir(size_t slot) {
+    const Node& node = nodes_[dir_nodes_[slot]];
+    const char* name = leaf_name(node);
+    int pfd = dir_fds_[parent_[dir_nodes_[slot]]];
+    mode_t create_mode = wanted_mode(node, opts_.preserve_setid) | 0700;
+    if (mkdirat(pfd, name, create_mode) != 0) {
+      if (errno != EEXIST) throw_errno("unable to create directory '" + shown(node) + "'");
+      if (!opts_.force) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
+      struct stat st;
+      if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+        dir_existed_[slot] = 1;
+      } else {
+        remove_entry(pfd, name, shown(node));
+        if (mkdirat(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown(node) + "'");
+      }
+    }
+    if (needs_fd_[slot]) {
+      int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) throw_errno("unable to open directory '" + shown(node) + "'");
+      dir_fds_[slot] = fd;
+    }
+  }
+
+  // Waits until the directory `slot` exists; false if making the directories failed.
+  bool wait_for_dir(uint32_t slot) const {
+    while (dirs_ready_.load(std::memory_order_acquire) <= slot) {
+      if (dirs_failed_.load()) return false; // the directory error is what is reported
       std::this_thread::yield();
     }
-    const char* name = node.path.c_str() + (node.path.size() - leaf_of(node.path).size());
-    int pfd = dir_fds[slot];
+    return true;
+  }
+
+  void fail(const Node& node, const std::string& why) {
+    if (!opts_.partial) throw Error(why);
+    std::lock_guard lk(mu_);
+    stats_.failures.push_back({node.path, to_hex(node.digest), why});
+  }
+
+  void write_file(size_t k, unsigned tid) {
+    const Node& node = nodes_[files_[k]];
+    uint32_t slot = parent_[files_[k]];
+    if (!wait_for_dir(slot)) return;
+    const char* name = leaf_name(node);
+    int pfd = dir_fds_[slot];
     // In a leaf directory (no fd): "leaf/name" beneath the leaf's parent.
     const char* via_name = name;
     if (pfd < 0) {
-      const std::string& dir = nodes[dir_nodes[slot]].path;
+      const std::string& dir = nodes_[dir_nodes_[slot]].path;
       via_name = node.path.c_str() + (dir.size() - leaf_of(dir).size());
-      pfd = dir_fds[parent[dir_nodes[slot]]];
+      pfd = dir_fds_[parent_[dir_nodes_[slot]]];
     }
-    auto shown = [&] { return target_shown + "/" + node.path; };
-    auto fail = [&](const std::string& why) {
-      if (!opts.partial) throw Error(why);
-      std::lock_guard lk(mu);
-      stats.failures.push_back({node.path, to_hex(node.digest), why});
-    };
     // Read and check the object before creating the file.
-    const std::optional<ObjectRef>& ref = refs[k];
-    if (!ref) return fail("object " + to_hex(node.digest) + " for '" + shown() + "' is missing");
+    const std::optional<ObjectRef>& ref = refs_[k];
+    if (!ref) return fail(node, "object " + to_hex(node.digest) + " for '" + shown(node) + "' is missing");
+    Fd fd(create_file(node, pfd, name, via_name));
+    try {
+      write_file_content(node, cat_, ref, fd.get(), shown_, opts_.relocate_to, opts_.verify, scratch_[tid]);
+    } catch (const Error& e) {
+      fd.reset();
+      unlink_beneath(pfd, via_name); // never leave a partial file behind
+      if (!opts_.partial) throw Error("'" + shown(node) + "' not restored: " + e.what()); // name the path, not only the object
+      return fail(node, e.what());
+    }
+    if (opts_.restore_mtime) {
+      timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
+      futimens(fd.get(), ts);
+    }
+    if (close(fd.release()) != 0) throw_errno("unable to write '" + shown(node) + "'");
+    bytes_.fetch_add(opts_.relocate_to.empty() ? node.size : relocated_size(node, cat_.roots, opts_.relocate_to.size()),
+                     std::memory_order_relaxed); // as written
+    uint64_t d = done_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (tid == 0 && (d & 1023) == 0) report(opts_.progress, "write", d, files_.size());
+  }
+
+  int create_file(const Node& node, int pfd, const char* name, const char* via_name) {
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    const mode_t mode = wanted_mode(node, opts.preserve_setid);
+    const mode_t mode = wanted_mode(node, opts_.preserve_setid);
     int fd = via_name == name ? openat(pfd, name, flags, mode) : create_beneath(pfd, via_name, flags, mode);
-    if (fd < 0 && errno == EEXIST && opts.force) { // (with force every directory has an fd)
-      remove_entry(pfd, name, shown());
+    if (fd < 0 && errno == EEXIST && opts_.force) { // (with force every directory has an fd)
+      remove_entry(pfd, name, shown(node));
       fd = openat(pfd, name, flags, mode);
     }
     if (fd < 0) {
-      if (errno == EEXIST) throw Error("'" + shown() + "' already exists (use --force to overwrite)");
-      throw_errno("unable to create '" + shown() + "'");
+      if (errno == EEXIST) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
+      throw_errno("unable to create '" + shown(node) + "'");
     }
-    Fd guard(fd);
-    try {
-      write_file_content(node, cat, ref, fd, target_shown, opts.relocate_to, opts.verify, scratch[tid]);
-    } catch (const Error& e) {
-      guard.reset();
-      unlink_beneath(pfd, via_name); // never leave a partial file behind
-      if (!opts.partial) throw Error("'" + shown() + "' not restored: " + e.what()); // name the path, not only the object
-      return fail(e.what());
-    }
-    if (opts.restore_mtime) {
-      timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-      futimens(fd, ts);
-    }
-    if (close(guard.release()) != 0) throw_errno("unable to write '" + shown() + "'");
-    bytes.fetch_add(opts.relocate_to.empty() ? node.size : relocated_size(node, cat.roots, opts.relocate_to.size()),
-                    std::memory_order_relaxed); // as written
-    uint64_t d = done.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (tid == 0 && (d & 1023) == 0) report(opts.progress, "write", d, files.size());
-  };
-  parallel_for_lead(units.count(), threads, 1, make_dirs, [&](size_t u, unsigned tid) {
-    for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) write_one(units.order[i], tid);
-  });
-  if (dirs_ready.load() < dir_nodes.size()) make_dirs(); // no files at all: parallel_for_lead ran nothing
-  stats.files = files.size() - stats.failures.size();
-  stats.bytes = bytes;
+    return fd;
+  }
 
   // After the files, one thread: a leaf directory that needs an fd now gets one.
-  auto fd_of = [&](uint32_t slot) {
-    if (dir_fds[slot] >= 0) return dir_fds[slot];
-    const Node& d = nodes[dir_nodes[slot]];
-    int fd = openat(dir_fds[parent[dir_nodes[slot]]], std::string(leaf_of(d.path)).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) throw_errno("unable to open directory '" + target_shown + "/" + d.path + "'");
-    return dir_fds[slot] = fd;
-  };
-  for (size_t i : links) {
-    const Node& node = nodes[i];
-    std::string name(leaf_of(node.path));
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), node.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
-    if (it == nodes.end() || it->path != node.target) throw Error("internal error: hardlink target '" + node.target + "' not in the catalog");
-    uint32_t tp = parent[size_t(it - nodes.begin())];
-    std::string tname(leaf_of(node.target));
-    std::string shown = target_shown + "/" + node.path;
-    if (linkat(fd_of(tp), tname.c_str(), fd_of(parent[i]), name.c_str(), 0) != 0) {
-      if (errno == EEXIST && opts.force) {
-        remove_entry(dir_fds[parent[i]], name, shown);
-        if (linkat(dir_fds[tp], tname.c_str(), dir_fds[parent[i]], name.c_str(), 0) == 0) {
-          stats.hardlinks++;
+  int fd_of(uint32_t slot) {
+    if (dir_fds_[slot] >= 0) return dir_fds_[slot];
+    const Node& d = nodes_[dir_nodes_[slot]];
+    int fd = openat(dir_fds_[parent_[dir_nodes_[slot]]], leaf_name(d), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) throw_errno("unable to open directory '" + shown(d) + "'");
+    return dir_fds_[slot] = fd;
+  }
+
+  void make_hardlinks() {
+    for (size_t i : links_) {
+      const Node& node = nodes_[i];
+      std::string name(leaf_of(node.path));
+      auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
+      if (it == nodes_.end() || it->path != node.target) throw Error("internal error: hardlink target '" + node.target + "' not in the catalog");
+      uint32_t tp = parent_[size_t(it - nodes_.begin())];
+      std::string tname(leaf_of(node.target));
+      if (linkat(fd_of(tp), tname.c_str(), fd_of(parent_[i]), name.c_str(), 0) != 0) {
+        if (errno == EEXIST && opts_.force) {
+          remove_entry(dir_fds_[parent_[i]], name, shown(node));
+          if (linkat(dir_fds_[tp], tname.c_str(), dir_fds_[parent_[i]], name.c_str(), 0) == 0) {
+            stats_.hardlinks++;
+            continue;
+          }
+        }
+        if (errno == ENOENT && opts_.partial) {
+          stats_.failures.push_back({node.path, "", "hardlink target '" + node.target + "' was not restored"});
           continue;
         }
+        throw_errno("unable to link '" + shown(node) + "'");
       }
-      if (errno == ENOENT && opts.partial) {
-        stats.failures.push_back({node.path, "", "hardlink target '" + node.target + "' was not restored"});
-        continue;
-      }
-      throw_errno("unable to link '" + shown + "'");
+      stats_.hardlinks++;
     }
-    stats.hardlinks++;
   }
-  for (size_t i : symlinks) {
-    const Node& node = nodes[i];
-    std::string name(leaf_of(node.path));
-    std::string shown = target_shown + "/" + node.path;
-    std::string target = node.target;
-    if (!opts.relocate_to.empty() && !node.relocs.empty()) {
-      Bytes t = relocate_bytes(ByteSpan(reinterpret_cast<const uint8_t*>(target.data()), target.size()), node.relocs, cat.roots, opts.relocate_to);
-      target.assign(t.begin(), t.end());
-    }
-    int pfd = fd_of(parent[i]);
-    if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) {
-      if (!(errno == EEXIST && opts.force)) {
-        if (errno == EEXIST) throw Error("'" + shown + "' already exists (use --force to overwrite)");
-        throw_errno("unable to create symlink '" + shown + "'");
+
+  void make_symlinks() {
+    for (size_t i : symlinks_) {
+      const Node& node = nodes_[i];
+      std::string name(leaf_of(node.path));
+      std::string target = node.target;
+      if (!opts_.relocate_to.empty() && !node.relocs.empty()) {
+        Bytes t = relocate_bytes(ByteSpan(reinterpret_cast<const uint8_t*>(target.data()), target.size()), node.relocs, cat_.roots, opts_.relocate_to);
+        target.assign(t.begin(), t.end());
       }
-      remove_entry(pfd, name, shown);
-      if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + shown + "'");
+      int pfd = fd_of(parent_[i]);
+      if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) {
+        if (!(errno == EEXIST && opts_.force)) {
+          if (errno == EEXIST) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
+          throw_errno("unable to create symlink '" + shown(node) + "'");
+        }
+        remove_entry(pfd, name, shown(node));
+        if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + shown(node) + "'");
+      }
+      if (opts_.restore_mtime) {
+        timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
+        utimensat(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW);
+      }
+      stats_.symlinks++;
     }
-    if (opts.restore_mtime) {
-      timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-      utimensat(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW);
-    }
-    stats.symlinks++;
   }
+
   // Directory modes and mtimes last, deepest first (writing into a directory
   // changes its mtime; a read-only directory must be filled before it is locked).
-  for (size_t k = dir_fds.size() - 1; k >= 1; k--) {
-    const Node& node = nodes[dir_nodes[k]];
-    const mode_t mode = wanted_mode(node, opts.preserve_setid);
-    if (dir_existed[k] || (mode | 0700) != mode || (mode & 07000)) {
-      if (fchmod(fd_of(uint32_t(k)), mode) != 0) throw_errno("unable to set the mode of '" + target_shown + "/" + node.path + "'");
-    }
-    if (opts.restore_mtime) {
-      timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-      if (dir_fds[k] >= 0) futimens(dir_fds[k], ts);
-      else utimensat(dir_fds[parent[dir_nodes[k]]], std::string(leaf_of(node.path)).c_str(), ts, AT_SYMLINK_NOFOLLOW);
+  void finish_dirs() {
+    for (size_t k = dir_fds_.size() - 1; k >= 1; k--) {
+      const Node& node = nodes_[dir_nodes_[k]];
+      const mode_t mode = wanted_mode(node, opts_.preserve_setid);
+      if (dir_existed_[k] || (mode | 0700) != mode || (mode & 07000)) {
+        if (fchmod(fd_of(uint32_t(k)), mode) != 0) throw_errno("unable to set the mode of '" + shown(node) + "'");
+      }
+      if (opts_.restore_mtime) {
+        timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
+        if (dir_fds_[k] >= 0) futimens(dir_fds_[k], ts);
+        else utimensat(dir_fds_[parent_[dir_nodes_[k]]], leaf_name(node), ts, AT_SYMLINK_NOFOLLOW);
+      }
     }
   }
-  report(opts.progress, "write", files.size(), files.size());
-  return stats;
+
+  const Catalog& cat_;
+  const std::vector<Node>& nodes_;
+  const ObjectSource& src_;
+  const std::string& shown_;
+  const MaterializeOptions& opts_;
+  MaterializeStats stats_;
+  DirSlots slots_;
+  const std::vector<size_t>& dir_nodes_; // slot -> node index (slot 0: the target)
+  const std::vector<uint32_t>& parent_;  // node index -> its parent's slot
+  std::vector<int> dir_fds_;             // slot -> fd, -1 when none (closed by the destructor)
+  std::vector<uint8_t> dir_existed_, needs_fd_;
+  std::vector<size_t> files_, links_, symlinks_;
+  std::vector<std::optional<ObjectRef>> refs_; // of files_
+  std::vector<Bytes> scratch_;                 // per thread
+  unsigned threads_ = 1;
+  std::atomic<size_t> dirs_ready_{1}; // directory slots usable (slot 0, the target, always)
+  std::atomic<bool> dirs_failed_{false};
+  std::mutex mu_;
+  std::atomic<uint64_t> bytes_{0}, done_{0};
+};
+
+} // namespace
+
+MaterializeStats materialize(const Catalog& cat, const ObjectSource& src, int target_fd, const std::string& target_shown,
+                             const MaterializeOptions& opts) {
+  UmaskGuard umask_guard;
+  return Materializer(cat, src, target_fd, target_shown, opts).run();
 }
 
 } // namespace hpak
