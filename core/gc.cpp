@@ -286,7 +286,7 @@ Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& pack
   Repacked out;
   AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), packs[plan.sources[0]]->level());
-  w.hash_in_background(); // copied spans point into the mapped sources, alive until finish()
+  w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
   uint64_t total = 0;
   for (size_t i : plan.sources) total += packs[i]->index().count();
   w.reserve(std::min<uint64_t>(total, res.objects_kept + 64));

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
+#include <xxhash.h>
 
 #include "core/relocation.hpp"
 #include "core/util/compress_rule.hpp"
@@ -91,8 +92,20 @@ HashedFile hash_large_file(const LargeFile& f, const std::vector<std::string>& r
   HashedFile h;
   auto digest = [&] {
     Sha256 sha;
-    f.for_each_window([&](ByteSpan bytes, size_t, uint64_t) { sha.update(bytes); });
+    XXH3_state_t* xxh = XXH3_createState();
+    XXH3_64bits_reset(xxh);
+    try {
+      f.for_each_window([&](ByteSpan bytes, size_t, uint64_t) {
+        sha.update(bytes);
+        XXH3_64bits_update(xxh, bytes.data(), bytes.size());
+      });
+    } catch (...) {
+      XXH3_freeState(xxh);
+      throw;
+    }
     h.digest = sha.finish();
+    h.raw_xxh = XXH3_64bits_digest(xxh);
+    XXH3_freeState(xxh);
   };
   auto relocations = [&] {
     RelocationScanner scan(roots);
@@ -175,12 +188,13 @@ void WritePass::write_small(const Digest& d, ByteSpan raw, std::optional<StoredF
   stats_.stored_written += bytes.size();
 }
 
-void WritePass::write_large(const Digest& d, const LargeFile& f) {
+void WritePass::write_large(const HashedFile& h, const LargeFile& f) {
+  const Digest& d = h.digest;
   if (!needs_writing(d)) return;
   Codec codec = worth_compressing(f, opts_.level) ? Codec::Zstd : Codec::Raw;
-  const IndexRecord& rec = writer_.append_stream(Kind::Blob, codec, d, f.size, [&](const ByteSink& sink) {
-    stream_stored(f, codec, opts_.level, threads_, sink);
-  });
+  auto produce = [&](const ByteSink& sink) { stream_stored(f, codec, opts_.level, threads_, sink); };
+  const IndexRecord& rec = codec == Codec::Raw ? writer_.append_raw_stream(Kind::Blob, d, f.size, h.raw_xxh, f.shown, produce)
+                                               : writer_.append_stream(Kind::Blob, codec, d, f.size, produce);
   stats_.objects_written++;
   stats_.raw_written += f.size;
   stats_.stored_written += rec.stored_len;

@@ -46,6 +46,7 @@ inline bool is_large(uint64_t size, const PackOptions& opts) { return size > opt
 struct HashedFile {
   Bytes raw; // the file's bytes (empty for a large file: not held in memory)
   Digest digest{};
+  uint64_t raw_xxh = 0; // XXH3-64 of the bytes (large files: a raw entry's checksum, known before it is written)
   std::vector<uint64_t> relocs; // where the roots occur (formats::reloc_* values)
 };
 // Reads the regular file `rel` beneath `rootfd` (`shown` names it in errors).
@@ -64,8 +65,9 @@ struct LargeFile {
   // bytes run `extra` past the window's own `own` bytes where the file does.
   void for_each_window(const std::function<void(ByteSpan, size_t own, uint64_t pos)>& f, size_t extra = 0) const;
 };
-// The SHA-256 of a large file and its relocations, on two threads (each reads
-// the file on its own: both cores busy, the file read from the page cache twice).
+// The SHA-256 and XXH3-64 of a large file and its relocations, on two threads
+// (each reads the file on its own: both cores busy, the file read from the
+// page cache twice).
 HashedFile hash_large_file(const LargeFile& f, const std::vector<std::string>& roots);
 
 // ---- compress ----
@@ -97,8 +99,9 @@ public:
       : writer_(writer), opts_(opts), threads_(threads), stats_(stats) {}
   // A file held in memory; `stored` is its stored form if a worker made it.
   void write_small(const Digest& d, ByteSpan raw, std::optional<StoredForm> stored);
-  // A large file, hashed already.
-  void write_large(const Digest& d, const LargeFile& f);
+  // A large file, hashed already: stored raw in one pass (its checksum is
+  // `h.raw_xxh`), or streamed through zstd.
+  void write_large(const HashedFile& h, const LargeFile& f);
 
 private:
   bool needs_writing(const Digest& d);

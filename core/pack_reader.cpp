@@ -146,13 +146,22 @@ ScanResult scan_pack(ByteSpan b, const std::string& where) {
 }
 
 PackReader::PackReader(const std::string& path, bool use_index_file, bool check_index_trailer, Follow follow) : map_(path, follow) {
+  read_header(path);
+  check_footer(path);
+  if (use_index_file) open_index_file(path, follow, check_index_trailer);
+  if (index_source_ == IndexSource::Scan) index_by_scan(path);
+  load_dicts();
+}
+
+// The header's level and version; damage if it is unreadable but the pack
+// still looks like one (its footer is intact), an error if it is not a pack.
+void PackReader::read_header(const std::string& path) {
   ByteSpan b = map_.bytes();
-  bool header_good = false;
   try {
     PackHeader h = decode_pack_header(b, path);
     level_ = h.level;
     version_ = h.version;
-    header_good = true;
+    return;
   } catch (const Corrupt& e) {
     bool has_magic = b.size() >= 4 && std::memcmp(b.data(), kPackMagic, 4) == 0;
     bool is_version = has_magic && b.size() >= 6 && e.offset() == 4;
@@ -163,51 +172,65 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
     }
     damage_.push_back({e.offset(), "pack header: " + e.why()});
   }
-  if (!header_good) version_ = pack_version_of(b);
+  version_ = pack_version_of(b);
+}
+
+void PackReader::check_footer(const std::string& path) {
+  ByteSpan b = map_.bytes();
   if (b.size() < kPackMinSize) {
     damage_.push_back({b.size(), "pack is truncated (no footer or trailer)"});
-  } else {
-    try {
-      decode_footer(b.subspan(b.size() - kTrailerSize - kFooterSize, kFooterSize), path, b.size() - kTrailerSize - kFooterSize);
-    } catch (const Corrupt& e) {
-      damage_.push_back({e.offset(), "footer: " + e.why()});
-    }
+    return;
   }
-  if (use_index_file) {
-    std::string ip = index_path_for(path);
-    if (path_exists(ip)) {
-      try {
-        MappedFile im(ip, follow);
-        IndexView v(im.bytes(), ip, check_index_trailer);
-        if (v.version() != index_version()) {
-          index_problem_ = "index '" + ip + "' has version " + std::to_string(v.version()) + ", pack version " + std::to_string(version_) + " needs " + std::to_string(index_version());
-        } else if (v.pack_size() != b.size()) {
-          index_problem_ = "index '" + ip + "' is for a pack of " + std::to_string(v.pack_size()) + " bytes, this one has " + std::to_string(b.size());
-        } else if (b.size() < kTrailerSize || v.pack_sum() != stored_trailer()) {
-          index_problem_ = "index '" + ip + "' belongs to another pack (trailer mismatch)";
-        } else {
-          idx_map_ = std::move(im); // the mapping stays where it is: v's bytes remain valid
-          view_ = std::move(v);
-          index_source_ = IndexSource::File;
-        }
-      } catch (const Error& e) {
-        index_problem_ = e.what();
-      }
+  try {
+    decode_footer(b.subspan(b.size() - kTrailerSize - kFooterSize, kFooterSize), path, b.size() - kTrailerSize - kFooterSize);
+  } catch (const Corrupt& e) {
+    damage_.push_back({e.offset(), "footer: " + e.why()});
+  }
+}
+
+// The sibling .hidx, if it is intact and belongs to this very pack; otherwise
+// index_problem_ says why not (and the pack is scanned).
+void PackReader::open_index_file(const std::string& path, Follow follow, bool check_index_trailer) {
+  ByteSpan b = map_.bytes();
+  const std::string ip = index_path_for(path);
+  if (!path_exists(ip)) {
+    index_problem_ = "no index file '" + ip + "'";
+    return;
+  }
+  try {
+    MappedFile im(ip, follow);
+    IndexView v(im.bytes(), ip, check_index_trailer);
+    if (v.version() != index_version()) {
+      index_problem_ = "index '" + ip + "' has version " + std::to_string(v.version()) + ", pack version " + std::to_string(version_) + " needs " + std::to_string(index_version());
+    } else if (v.pack_size() != b.size()) {
+      index_problem_ = "index '" + ip + "' is for a pack of " + std::to_string(v.pack_size()) + " bytes, this one has " + std::to_string(b.size());
+    } else if (b.size() < kTrailerSize || v.pack_sum() != stored_trailer()) {
+      index_problem_ = "index '" + ip + "' belongs to another pack (trailer mismatch)";
     } else {
-      index_problem_ = "no index file '" + ip + "'";
+      idx_map_ = std::move(im); // the mapping stays where it is: v's bytes remain valid
+      view_ = std::move(v);
+      index_source_ = IndexSource::File;
     }
+  } catch (const Error& e) {
+    index_problem_ = e.what();
   }
-  if (index_source_ == IndexSource::Scan) {
-    ScanResult s = scan_pack(b, path);
-    for (auto& p : s.problems) damage_.push_back(p);
-    Digest trailer = b.size() >= kTrailerSize ? stored_trailer() : Digest{};
-    // A truncated pack has no footer and trailer, so its last entries may end
-    // within the last 64 bytes: size the view as if they followed, or the
-    // view would refuse those entries and with them the whole pack.
-    uint64_t view_size = std::max<uint64_t>(b.size(), s.end + kFooterSize + kTrailerSize);
-    idx_owned_ = encode_index(std::move(s.records), view_size, trailer, s.index_version());
-    view_ = IndexView(idx_owned_, path + " (scanned)", false);
-  }
+}
+
+// An index built from a walk over the entries, recording the damage met.
+void PackReader::index_by_scan(const std::string& path) {
+  ByteSpan b = map_.bytes();
+  ScanResult s = scan_pack(b, path);
+  for (auto& p : s.problems) damage_.push_back(p);
+  Digest trailer = b.size() >= kTrailerSize ? stored_trailer() : Digest{};
+  // A truncated pack has no footer and trailer, so its last entries may end
+  // within the last 64 bytes: size the view as if they followed, or the
+  // view would refuse those entries and with them the whole pack.
+  uint64_t view_size = std::max<uint64_t>(b.size(), s.end + kFooterSize + kTrailerSize);
+  idx_owned_ = encode_index(std::move(s.records), view_size, trailer, s.index_version());
+  view_ = IndexView(idx_owned_, path + " (scanned)", false);
+}
+
+void PackReader::load_dicts() {
   for (uint64_t i = 0; i < view_.count(); i++) {
     IndexRecord r = view_.record_at(i);
     if (r.kind != Kind::Dict) continue;

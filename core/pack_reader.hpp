@@ -115,6 +115,12 @@ public:
   struct DecodedBlock; // a block in this thread's cache of decoded blocks (pack_reader.cpp)
 
 private:
+  // The constructor's steps, in order.
+  void read_header(const std::string& path);
+  void check_footer(const std::string& path);
+  void open_index_file(const std::string& path, Follow follow, bool check_index_trailer);
+  void index_by_scan(const std::string& path);
+  void load_dicts();
   struct MemberAt {
     DecodedBlock* block;
     uint64_t start; // of the member in the block's raw bytes

@@ -25,11 +25,12 @@ PackWriter::PackWriter(int fd, std::string where, int level, uint16_t version)
 
 PackWriter::~PackWriter() = default;
 
-void PackWriter::hash_in_background() {
+void PackWriter::hash_in_background(bool spans_outlive_writer) {
   if (async_) return;
   // Everything written so far is still in the buffer (the header): the
   // helper hashes it from the start; sha_ is not used any more.
-  if (offset_ != buf_.size() || !hash_valid_) throw Error("internal error: hash_in_background after the first flush of '" + where_ + "'");
+  if (offset_ != buf_.size()) throw Error("internal error: hash_in_background after the first flush of '" + where_ + "'");
+  spans_outlive_writer_ = spans_outlive_writer;
   async_ = std::make_unique<AsyncSha256>();
   spare_.reserve(1 << 20);
 }
@@ -37,7 +38,7 @@ void PackWriter::hash_in_background() {
 void PackWriter::flush() {
   if (buf_.empty()) return;
   write_all(fd_, buf_, where_);
-  if (async_ && hash_valid_) {
+  if (async_) {
     uint64_t t = async_->submit(buf_);
     async_->wait(spare_ticket_); // the spare buffer is free again
     std::swap(buf_, spare_);
@@ -46,13 +47,20 @@ void PackWriter::flush() {
   buf_.clear();
 }
 
+Sha256& PackWriter::settled_sha() {
+  if (!async_) return sha_;
+  async_->drain();
+  return async_->state();
+}
+
 void PackWriter::emit(ByteSpan data) {
-  if (hash_valid_ && !async_) sha_.update(data);
+  if (!async_) sha_.update(data);
   offset_ += data.size();
   if (data.size() >= (1 << 19)) {
     flush();
-    if (async_ && hash_valid_) async_->submit(data); // stays valid until finish() (the caller's promise)
+    uint64_t ticket = async_ ? async_->submit(data) : 0; // hashed while it is written
     write_all(fd_, data, where_);
+    if (async_ && !spans_outlive_writer_) async_->wait(ticket);
     return;
   }
   if (buf_.size() + data.size() > (1 << 20)) flush();
@@ -107,13 +115,12 @@ const IndexRecord& PackWriter::append_copy(const IndexRecord& rec, ByteSpan stor
 }
 
 const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Digest& digest, uint64_t raw_len,
-                                             const std::function<void(const std::function<void(ByteSpan)>&)>& produce) {
+                                             const Producer& produce) {
   if (!written_.insert(digest).second)
     throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
   uint16_t eflags = 0;
   pad_for_aligned_entry(kind, codec, raw_len, eflags);
   flush();
-  hash_valid_ = false;
   uint64_t start = offset_;
   uint8_t hdr[kEntryHeaderSize] = {};
   write_all(fd_, ByteSpan(hdr, sizeof hdr), where_);
@@ -143,7 +150,61 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
   XXH3_freeState(st);
   encode_entry_header(h, hdr);
   pwrite_all(fd_, ByteSpan(hdr, sizeof hdr), off_t(start), where_);
+  hash_back(start, offset_); // the patched header and the payload, read back once
   IndexRecord r{digest, start, stored, raw_len, h.stored_xxh, kind, codec};
+  if (kind == Kind::Blob) result_.raw_total += raw_len;
+  result_.records.push_back(r);
+  return result_.records.back();
+}
+
+// Adds [from, to) of the file, as written, to the pack hash: the hash covers
+// everything before `from` already.
+void PackWriter::hash_back(uint64_t from, uint64_t to) {
+  Sha256& sha = settled_sha();
+  Bytes chunk(size_t(std::min<uint64_t>(4u << 20, to - from)));
+  for (uint64_t pos = from; pos < to;) {
+    ssize_t n = pread(fd_, chunk.data(), size_t(std::min<uint64_t>(chunk.size(), to - pos)), off_t(pos));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw_errno("unable to read back '" + where_ + "'");
+    sha.update(ByteSpan(chunk.data(), size_t(n)));
+    pos += uint64_t(n);
+  }
+}
+
+const IndexRecord& PackWriter::append_raw_stream(Kind kind, const Digest& digest, uint64_t raw_len, uint64_t raw_xxh,
+                                                 const std::string& shown, const Producer& produce) {
+  if (!written_.insert(digest).second)
+    throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
+  EntryHeader h;
+  h.kind = kind;
+  h.codec = Codec::Raw;
+  pad_for_aligned_entry(kind, Codec::Raw, raw_len, h.eflags);
+  h.stored_len = raw_len;
+  h.raw_len = raw_len;
+  h.digest = digest;
+  h.stored_xxh = raw_xxh;
+  const uint64_t start = offset_;
+  uint8_t hdr[kEntryHeaderSize];
+  encode_entry_header(h, hdr);
+  emit(ByteSpan(hdr, sizeof hdr));
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  uint64_t produced = 0;
+  try {
+    produce([&](ByteSpan chunk) {
+      XXH3_64bits_update(st, chunk.data(), chunk.size());
+      produced += chunk.size();
+      if (produced <= raw_len) emit(chunk);
+    });
+  } catch (...) {
+    XXH3_freeState(st);
+    throw;
+  }
+  const uint64_t got_xxh = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  if (produced != raw_len || got_xxh != raw_xxh)
+    throw Error("'" + shown + "' changed while being packed (its bytes differ from those hashed a moment before)");
+  IndexRecord r{digest, start, raw_len, raw_len, raw_xxh, kind, Codec::Raw};
   if (kind == Kind::Blob) result_.raw_total += raw_len;
   result_.records.push_back(r);
   return result_.records.back();
@@ -238,20 +299,7 @@ PackResult PackWriter::finish() {
   encode_footer(f, foot);
   emit(ByteSpan(foot, sizeof foot));
   flush();
-  if (async_) async_->drain();
-  Sha256& sha = async_ && hash_valid_ ? async_->state() : sha_;
-  if (!hash_valid_) {
-    // A streamed entry's header was patched after the fact: hash the file again.
-    sha.reset();
-    Bytes chunk(1 << 20);
-    uint64_t pos = 0;
-    while (pos < offset_) {
-      ssize_t n = pread(fd_, chunk.data(), std::min<uint64_t>(chunk.size(), offset_ - pos), off_t(pos));
-      if (n <= 0) throw_errno("unable to read back '" + where_ + "'");
-      sha.update(ByteSpan(chunk.data(), size_t(n)));
-      pos += uint64_t(n);
-    }
-  }
+  Sha256& sha = settled_sha();
   result_.pack_sum = sha.peek();
   sha.update(result_.pack_sum);
   result_.file_sum = sha.finish();

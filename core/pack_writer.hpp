@@ -3,9 +3,11 @@
 //
 // Entries are written in call order; the writer refuses a second entry with
 // the same digest unless asked (catalog mirror copies). Small entries go through
-// a 1 MiB buffer; `append_stream` handles objects too large to hold in memory
-// (placeholder header, streamed payload, header patched with pwrite; the
-// trailer hash is then recomputed from the file at finish). Not thread-safe:
+// a 1 MiB buffer. Objects too large to hold in memory are streamed: a raw one
+// whose checksum the caller knows (`append_raw_stream`) in one pass, header
+// first; any other (`append_stream`) behind a placeholder header, patched with
+// pwrite, after which the pack hash reads back that one entry (from the page
+// cache) so that nothing else is read twice. Not thread-safe:
 // one thread owns a writer. It never publishes: the caller renames the file.
 #pragma once
 
@@ -51,10 +53,12 @@ public:
     written_.reserve(n);
     result_.records.reserve(n);
   }
-  // Hash on a helper thread (see AsyncSha256); call it before any append. The caller
-  // promises that every span it passes to append/append_copy stays valid and
-  // unchanged until finish() (gc: they point into mapped source packs).
-  void hash_in_background();
+  // Hash on a helper thread (see AsyncSha256), beside the writes; call it
+  // before any append. `spans_outlive_writer`: the caller promises that every
+  // span it passes to append/append_copy stays valid and unchanged until
+  // finish() (gc: they point into mapped source packs), so large spans are
+  // not waited for; otherwise each large span is hashed before append returns.
+  void hash_in_background(bool spans_outlive_writer = false);
   uint64_t bytes_written() const { return offset_; }
 
   // Appends one entry whose payload is already in its stored form.
@@ -66,9 +70,15 @@ public:
   const formats::IndexRecord& append_copy(const formats::IndexRecord& rec, ByteSpan stored, bool allow_duplicate = false);
   // Streams a large object: `produce(sink)` must call sink with consecutive
   // stored chunks; returns the total stored length via the record.
+  using Producer = std::function<void(const std::function<void(ByteSpan)>&)>;
   const formats::IndexRecord& append_stream(formats::Kind kind, formats::Codec codec, const Digest& digest,
-                                            uint64_t raw_len,
-                                            const std::function<void(const std::function<void(ByteSpan)>&)>& produce);
+                                            uint64_t raw_len, const Producer& produce);
+  // Streams a large raw object whose XXH3-64 (`raw_xxh`) the caller computed
+  // while hashing it: header first, one pass. Throws a one-line Error naming
+  // `shown` if the bytes produced are not `raw_len` bytes with that checksum
+  // (the file changed since it was hashed); the pack is then unusable.
+  const formats::IndexRecord& append_raw_stream(formats::Kind kind, const Digest& digest, uint64_t raw_len, uint64_t raw_xxh,
+                                                const std::string& shown, const Producer& produce);
 
   uint16_t version() const { return version_; }
   // v2: stored bytes of the blocks written so far (headers and tables included).
@@ -111,7 +121,10 @@ private:
   Bytes spare_;
   std::unique_ptr<AsyncSha256> async_; // after the buffers: stopped before they go
   uint64_t spare_ticket_ = 0;
-  bool hash_valid_ = true;
+  bool spans_outlive_writer_ = false;
+  // The pack hash so far (after drain() when hashing in the background).
+  Sha256& settled_sha();
+  void hash_back(uint64_t from, uint64_t to);
   DigestSet written_;
   PackResult result_;
 };

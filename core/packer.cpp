@@ -89,7 +89,7 @@ struct FilePipeline {
     n.size = file.size;
     n.digest = h.digest;
     n.relocs = std::move(h.relocs);
-    write.write_large(n.digest, file);
+    write.write_large(h, file);
   }
 };
 
@@ -127,6 +127,7 @@ Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
 }
 
 PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
+  writer.hash_in_background(); // the pack's SHA-256 on a helper thread, beside the writes
   WalkedTree walked = walk_tree(src, opts);
   stats.skipped = walked.tree.skipped;
   const uint64_t block_bytes_before = writer.block_bytes();

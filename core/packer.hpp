@@ -53,7 +53,8 @@ struct PackStats {
   std::vector<std::string> skipped;
 };
 
-// Packs `src` into `writer`: appends new objects, then the catalog (twice).
+// Packs `src` into `writer`, a writer nothing was appended to: appends new
+// objects, then the catalog (twice), hashing the pack on a helper thread.
 // Returns the catalog and its digest.
 struct PackedTree {
   formats::Catalog catalog;

@@ -125,4 +125,31 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/skip.out" || f
 run skip2 pack --skip-special "$work/src" --into "$lib" --name skip
 expect_rc skip2 0
 has skip2 "^hpak: warning: skipped special file 'pipe'$"
+
+# ---- the engine's own decisions (core/util/diag.hpp), at -v
+# A lock waited for, with its holder: an add sets its name under publish.lock
+# (shared), here held exclusively by flock(1) for a moment.
+if command -v flock >/dev/null; then
+  flock -x "$lib/locks/publish.lock" -c 'sleep 1.5' &
+  holder=$!
+  for _ in $(seq 100); do grep -q FLOCK /proc/locks && break; sleep 0.02; done
+  sleep 0.2
+  run vwait -v pack --skip-special "$work/src" --into "$lib" --name env-waited
+  wait "$holder"
+  expect_rc vwait 0
+  has vwait "^hpak: debug: waiting for shared lock '$lib/locks/publish.lock' \(held by pid [0-9]+ \((flock|sleep)\)\)$"
+  has vwait "^hpak: debug: lock '$lib/locks/publish.lock' taken after [0-9]+ ms$"
+  all_logged vwait
+fi
+# A pack skipped (an index without its pack) and a multi-pack index ignored, and why.
+printf 'x' >"$lib/packs/pack-$(printf '0%.0s' $(seq 64)).hidx"
+printf 'garbage' >"$lib/packs/multi.midx"
+run vskip -v restore "$lib" env "$work/t4"
+expect_rc vskip 0
+has vskip "^hpak: debug: pack '$lib/packs/pack-0{64}\.hpak' skipped: "
+has vskip "^hpak: debug: midx '$lib/packs/multi.midx' ignored: "
+all_logged vskip
+run skipq restore "$lib" env "$work/t5"
+expect_rc skipq 0
+quiet_stderr skipq
 echo "test_verbose: ok"

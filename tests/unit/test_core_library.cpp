@@ -27,15 +27,6 @@ PackOptions popts() {
   return o;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 size_t count_files(const std::string& dir, const std::string& suffix) {
   size_t n = 0;
   for (auto& e : std::filesystem::directory_iterator(dir)) {
@@ -93,13 +84,13 @@ TEST_CASE("library: init, opening, and what is not a library") {
   for (const char* sub : {"packs", "catalogs", "used", "tmp", "locks"}) CHECK(std::filesystem::is_directory(root + "/" + sub));
 
   fx::mkdirs(dir / "plain");
-  CHECK(error_of([&] { Library l(dir / "plain"); }).find("not an hpak library") != std::string::npos);
+  CHECK(fx::error_of([&] { Library l(dir / "plain"); }).find("not an hpak library") != std::string::npos);
   fx::write_file(dir / "file", "x");
-  CHECK(error_of([&] { Library l(dir / "file"); }).find("not a directory") != std::string::npos);
-  CHECK(error_of([&] { Library l(dir / "missing"); }).find("missing") != std::string::npos);
+  CHECK(fx::error_of([&] { Library l(dir / "file"); }).find("not a directory") != std::string::npos);
+  CHECK(fx::error_of([&] { Library l(dir / "missing"); }).find("missing") != std::string::npos);
   fx::mkdirs(dir / "future");
   fx::write_file(dir / "future/HPAKLIB", "hpak-library 2\n");
-  CHECK(error_of([&] { Library l(dir / "future"); }).find("hpak-library 2") != std::string::npos);
+  CHECK(fx::error_of([&] { Library l(dir / "future"); }).find("hpak-library 2") != std::string::npos);
 
   Library::init(dir / "shared", true);
   Library s(dir / "shared");
@@ -133,13 +124,13 @@ TEST_CASE("library: catalog names") {
   fx::write_file(root + "/catalogs/bad name", "x");
   CHECK(lib.catalog_names() == std::vector<std::string>{"node", "python-3.11", "python-3.12"});
 
-  std::string e = error_of([&] { lib.load_catalog("python-3.1"); });
+  std::string e = fx::error_of([&] { lib.load_catalog("python-3.1"); });
   CHECK(e.find("no catalog named 'python-3.1'") != std::string::npos);
   CHECK(e.find("did you mean 'python-3.11', 'python-3.12'") != std::string::npos);
   CHECK(e.find("'node'") == std::string::npos);
-  e = error_of([&] { lib.load_catalog("nothing-like-it-at-all"); });
+  e = fx::error_of([&] { lib.load_catalog("nothing-like-it-at-all"); });
   CHECK(e.find("did you mean") == std::string::npos);
-  CHECK(error_of([&] { lib.load_catalog("a/b"); }).find("character") != std::string::npos);
+  CHECK(fx::error_of([&] { lib.load_catalog("a/b"); }).find("character") != std::string::npos);
 
   Digest d{};
   Catalog c = lib.load_catalog("node", &d);
@@ -150,7 +141,7 @@ TEST_CASE("library: catalog names") {
 
   // A malformed name file is an error, not "missing".
   fx::write_file(root + "/catalogs/broken", "hpak-catalog 1\nnot-a-digest\n");
-  CHECK(error_of([&] { lib.catalog_digest("broken"); }).find("malformed") != std::string::npos);
+  CHECK(fx::error_of([&] { lib.catalog_digest("broken"); }).find("malformed") != std::string::npos);
 
   // Removing, and last use.
   CHECK(lib.remove_catalog("node"));
@@ -232,7 +223,7 @@ TEST_CASE("library: add_tree writes only what the library lacks") {
     CHECK(lib.catalog_digest("a") == b.catalog_digest);
     CHECK(b.catalog_digest != a.catalog_digest);
   }
-  CHECK(error_of([&] { lib.add_tree(src, "bad/name", popts()); }).find("character") != std::string::npos);
+  CHECK(fx::error_of([&] { lib.add_tree(src, "bad/name", popts()); }).find("character") != std::string::npos);
 }
 
 TEST_CASE("library: a pack published after opening is found by a rescan") {
@@ -558,5 +549,5 @@ TEST_CASE("verify_library: intact, damaged, copies elsewhere, missing") {
     CHECK(r.bad_objects[0].kind == "catalog");
     CHECK(r.bad_objects[0].paths == std::vector<std::string>{"ghost"});
   }
-  CHECK(error_of([&] { verify_library(dir / "nope", vo); }).find("unable") != std::string::npos);
+  CHECK(fx::error_of([&] { verify_library(dir / "nope", vo); }).find("unable") != std::string::npos);
 }

@@ -481,3 +481,81 @@ TEST_CASE("index_path_for") {
   CHECK(index_path_for(".hpak") == ".hpak.hidx");
   CHECK(index_path_for("x.hpak.old") == "x.hpak.old.hidx");
 }
+
+// Streamed entries in one pass: the pack hash is computed while writing (or
+// read back for just the patched entry), whatever the chunking, whether it is
+// hashed on a helper thread, and even when the producer reuses its buffer.
+TEST_CASE("pack writer: streamed entries keep the trailer right, on one thread or two") {
+  for (bool background : {false, true}) {
+    CAPTURE(background);
+    fx::TempDir t("stream1");
+    const std::string path = t / "s.hpak";
+    fx::Rng rng(7);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    Fd guard(fd);
+    PackWriter pw(fd, path, 3);
+    if (background) pw.hash_in_background();
+    std::vector<Bytes> objs;
+    auto small = [&](size_t n) {
+      objs.push_back(fx::make_content(rng, n, true));
+      pw.append(Kind::Blob, Codec::Raw, sha256(objs.back()), objs.back().size(), objs.back());
+    };
+    // One reused buffer, overwritten after each chunk is handed over.
+    auto stream_from_reused = [&](const Bytes& raw, size_t piece) {
+      return [&raw, piece](const std::function<void(ByteSpan)>& sink) {
+        Bytes buf(piece);
+        for (size_t pos = 0; pos < raw.size(); pos += piece) {
+          size_t n = std::min(piece, raw.size() - pos);
+          std::copy_n(raw.begin() + long(pos), n, buf.begin());
+          sink(ByteSpan(buf.data(), n));
+          std::fill(buf.begin(), buf.end(), uint8_t(0xee));
+        }
+      };
+    };
+    small(3000);
+    objs.push_back(fx::make_content(rng, (5u << 20) + 123, false));
+    const Bytes& big = objs.back();
+    pw.append_raw_stream(Kind::Blob, sha256(big), big.size(), xxh64(big), "big", stream_from_reused(big, 2u << 20));
+    small(100);
+    objs.push_back(fx::make_content(rng, 3u << 20, true));
+    Bytes z;
+    zstd_compress(objs.back(), 3, nullptr, z);
+    pw.append_stream(Kind::Blob, Codec::Zstd, sha256(objs.back()), objs.back().size(), stream_from_reused(z, 700u << 10));
+    small(5000);
+    PackResult r = pw.finish();
+    Bytes file = fx::read_file(path);
+    REQUIRE(file.size() == r.size);
+    CHECK(sha256(ByteSpan(file).first(file.size() - 32)) == r.pack_sum);
+    CHECK(Digest{} != r.pack_sum);
+    CHECK(std::equal(r.pack_sum.begin(), r.pack_sum.end(), file.end() - 32));
+    CHECK(sha256(file) == r.file_sum);
+    PackReader reader(path, /*use_index_file=*/false, /*check_trailer=*/true, Follow::NoLinks);
+    for (const Bytes& o : objs) {
+      auto rec = reader.find(sha256(o));
+      REQUIRE(rec);
+      CHECK(reader.read(*rec) == o);
+    }
+  }
+}
+
+TEST_CASE("pack writer: a raw stream whose bytes changed since they were hashed is refused") {
+  fx::TempDir t("stream2");
+  const std::string path = t / "c.hpak";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  Fd guard(fd);
+  PackWriter pw(fd, path, 3);
+  Bytes before(1u << 20, 'a'), after = before;
+  after[12345] = 'b';
+  std::string e = fx::error_of([&] {
+    pw.append_raw_stream(Kind::Blob, sha256(before), before.size(), xxh64(before), "dir/model.bin", [&](auto& sink) { sink(after); });
+  });
+  CHECK(e == "'dir/model.bin' changed while being packed (its bytes differ from those hashed a moment before)");
+  Bytes shorter(before.begin(), before.end() - 1);
+  PackWriter pw2(fd, path, 3);
+  e = fx::error_of([&] {
+    pw2.append_raw_stream(Kind::Blob, sha256(before), before.size(), xxh64(before), "x", [&](auto& sink) { sink(shorter); });
+  });
+  CHECK(e.find("changed while being packed") != std::string::npos);
+}

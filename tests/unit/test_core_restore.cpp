@@ -27,15 +27,6 @@ using namespace hpak::formats;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 RestoreOptions ropts() {
   RestoreOptions o;
   o.threads = 2;
@@ -280,7 +271,7 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
     b[b.size() / 2] ^= 1;
     fx::write_file(state, b);
     CHECK_FALSE(state_of(t).has_value());
-    CHECK(error_of([&] { restore(lib, "env", t, ropts()); }).find("holds no valid restore state") != std::string::npos);
+    CHECK(fx::error_of([&] { restore(lib, "env", t, ropts()); }).find("holds no valid restore state") != std::string::npos);
     RestoreStats st = restore(lib, "env", t, force);
     CHECK(st.files_compared == st.files);
     CHECK(st.files_written == 0);
@@ -289,7 +280,7 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
   }
   SUBCASE("missing: the same") {
     REQUIRE(unlink(state.c_str()) == 0);
-    CHECK(error_of([&] { restore(lib, "env", t, ropts()); }).find("use --force") != std::string::npos);
+    CHECK(fx::error_of([&] { restore(lib, "env", t, ropts()); }).find("use --force") != std::string::npos);
     RestoreStats st = restore(lib, "env", t, force);
     CHECK_FALSE(st.fresh);
     CHECK(st.files_compared == st.files);
@@ -308,7 +299,7 @@ TEST_CASE("restore: the state file is trusted only when intact and for its own t
     std::string moved = env.dir / "moved-to-a-longer-path";
     std::string ref = make_reference(moved, env.spec);
     REQUIRE(rename(t.c_str(), moved.c_str()) == 0);
-    CHECK(error_of([&] { restore(lib, "env", moved, ropts()); }).find("holds a restore state written for '" + t + "'") != std::string::npos);
+    CHECK(fx::error_of([&] { restore(lib, "env", moved, ropts()); }).find("holds a restore state written for '" + t + "'") != std::string::npos);
     RestoreStats st = restore(lib, "env", moved, force);
     CHECK(st.files_written == env.info.self_path_files.size());
     CHECK(st.links_written == 1); // bin/activate-abs
@@ -369,7 +360,7 @@ TEST_CASE("restore: an interrupted restore leaves the state incomplete; the next
   o.progress = [](std::string_view phase, uint64_t done, uint64_t) {
     if (phase == "write" && done > 0) throw Error("simulated crash");
   };
-  CHECK(error_of([&] { restore(lib, "env", t, o); }) == "simulated crash");
+  CHECK(fx::error_of([&] { restore(lib, "env", t, o); }) == "simulated crash");
   auto s = state_of(t);
   REQUIRE(s.has_value());
   CHECK_FALSE(s->complete);
@@ -393,11 +384,11 @@ TEST_CASE("restore: one restore per target") {
   REQUIRE(flock(holder.get(), LOCK_EX) == 0);
   RestoreOptions nw = ropts();
   nw.wait = false;
-  CHECK(error_of([&] { restore(lib, "env", t, nw); }).find("being restored by another process") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "env", t, nw); }).find("being restored by another process") != std::string::npos);
   std::atomic<bool> done{false};
   std::string err;
   std::thread waiter([&] {
-    err = error_of([&] { restore(lib, "env", t, ropts()); });
+    err = fx::error_of([&] { restore(lib, "env", t, ropts()); });
     done = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -413,13 +404,13 @@ TEST_CASE("restore: refused targets") {
   Env env(10);
   Library lib(env.lib_root);
   fx::write_file(env.dir / "file", "x");
-  CHECK(error_of([&] { restore(lib, "env", env.dir / "file", ropts()); }).find("not a directory") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "env", env.dir / "file", ropts()); }).find("not a directory") != std::string::npos);
   CHECK(fx::to_string(fx::read_file(env.dir / "file")) == "x");
   std::string inside = env.lib_root + "/packs/inside";
-  CHECK(error_of([&] { restore(lib, "env", inside, ropts()); }).find("inside the library") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "env", inside, ropts()); }).find("inside the library") != std::string::npos);
   CHECK_FALSE(path_exists(inside));
-  CHECK(error_of([&] { restore(lib, "env", env.dir.path(), ropts()); }).find("contains the library") != std::string::npos);
-  CHECK(error_of([&] { restore(lib, "nope", env.dir / "t", ropts()); }).find("no catalog named 'nope'") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "env", env.dir.path(), ropts()); }).find("contains the library") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "nope", env.dir / "t", ropts()); }).find("no catalog named 'nope'") != std::string::npos);
   // Too long: the target plus the deepest catalog path would pass PATH_MAX.
   size_t longest = 0;
   for (auto& n : lib.load_catalog("env").nodes) longest = std::max(longest, n.path.size());
@@ -428,7 +419,7 @@ TEST_CASE("restore: refused targets") {
   fx::mkdirs(deep);
   std::string target = deep + "/" + std::string(4096 - deep.size() - 1 - 1 - longest + 2, 't');
   REQUIRE(target.size() < 4096);
-  CHECK(error_of([&] { restore(lib, "env", target, ropts()); }).find("too long") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "env", target, ropts()); }).find("too long") != std::string::npos);
   CHECK_FALSE(path_exists(target));
   // A catalog may not use the state file's name.
   fx::mkdirs(env.dir / "reserved");
@@ -436,7 +427,7 @@ TEST_CASE("restore: refused targets") {
   PackOptions po;
   po.threads = 1;
   lib.add_tree(env.dir / "reserved", "reserved", po);
-  CHECK(error_of([&] { restore(lib, "reserved", env.dir / "r", ropts()); }).find("reserved name") != std::string::npos);
+  CHECK(fx::error_of([&] { restore(lib, "reserved", env.dir / "r", ropts()); }).find("reserved name") != std::string::npos);
 }
 
 TEST_CASE("restore: a damaged object fails its file only with partial, and is repaired later") {
@@ -466,11 +457,11 @@ TEST_CASE("restore: a damaged object fails its file only with partial, and is re
   RestoreOptions partial = ropts();
   partial.partial = true;
   RestoreStats st2;
-  CHECK(error_of([&] { st2 = restore(lib, "env", t2, partial); }) == "");
+  CHECK(fx::error_of([&] { st2 = restore(lib, "env", t2, partial); }) == "");
   CHECK(st2.failures.size() == 1);
   CHECK_FALSE(state_of(t2)->complete);
 
-  std::string e = error_of([&] { restore(lib, "env", t, ropts()); });
+  std::string e = fx::error_of([&] { restore(lib, "env", t, ropts()); });
   CHECK(e.find("bin/python3.11") != std::string::npos);
   CHECK(e.find(to_hex(victim->digest)) != std::string::npos);
   CHECK_FALSE(state_of(t)->complete);
@@ -553,7 +544,7 @@ TEST_CASE("restore: a forged object (intact checksums, wrong content) is caught 
   RestoreOptions v = ropts();
   v.verify = true;
   std::string t2 = env.dir / "t2";
-  std::string e = error_of([&] { restore(lib, "env", t2, v); });
+  std::string e = fx::error_of([&] { restore(lib, "env", t2, v); });
   CHECK(e.find("bin/python3.11") != std::string::npos);
   CHECK(e.find(to_hex(victim)) != std::string::npos);
   CHECK(e.find("does not match its name") != std::string::npos);
@@ -643,7 +634,7 @@ TEST_CASE("restore: --verify-content fails on a forged object and leaves the fil
   Library lib(env.lib_root);
   RestoreOptions vc = ropts();
   vc.verify_content = true; // without verify: the compare checks names all the same
-  std::string e = error_of([&] { restore(lib, "env", t, vc); });
+  std::string e = fx::error_of([&] { restore(lib, "env", t, vc); });
   CHECK(e.find("bin/python3.11") != std::string::npos);
   CHECK(e.find(to_hex(victim)) != std::string::npos);
   CHECK(e.find("does not match its name") != std::string::npos);

@@ -8,6 +8,7 @@
 
 #include "core/sshsig.hpp"
 #include "core/util/error.hpp"
+#include "tree_fixture.hpp"
 
 using namespace hpak;
 using namespace hpak::sshsig;
@@ -38,15 +39,6 @@ Bytes msg() { return Bytes{'h', 'e', 'l', 'l', 'o', '\n'}; }
 auto hasher(const Bytes& m) {
   return [m](const std::string& alg) { return hash_message(alg, m); };
 }
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 } // namespace
 
 TEST_CASE("sshsig: base64 round trip and RFC 4648 vectors") {
@@ -68,7 +60,7 @@ TEST_CASE("sshsig: an OpenSSH private key parses; its fingerprint is ssh-keygen 
   CHECK(k->comment == "test@hpak");
   CHECK(k->pub.fingerprint() == kFingerprint);
   CHECK(k->pub.blob == parse_public_key_line(kPub, "k.pub").blob);
-  CHECK(error_of([] { parse_private_key("not a key", "x"); }).find("not an OpenSSH private key") != std::string::npos);
+  CHECK(fx::error_of([] { parse_private_key("not a key", "x"); }).find("not an OpenSSH private key") != std::string::npos);
 }
 
 TEST_CASE("sshsig: hpak's signature is ssh-keygen's, byte for byte, 70-column armor") {
@@ -93,9 +85,9 @@ TEST_CASE("sshsig: ssh-keygen's signature parses and verifies; tampering is caug
   // A blob cut short or with trailing bytes is a clear error.
   Bytes blob = dearmor(kSig, "msg.sig");
   Bytes cut(blob.begin(), blob.end() - 3);
-  CHECK(error_of([&] { parse_signature(cut, "cut.sig"); }).find("'cut.sig' is truncated or malformed") != std::string::npos);
+  CHECK(fx::error_of([&] { parse_signature(cut, "cut.sig"); }).find("'cut.sig' is truncated or malformed") != std::string::npos);
   blob.push_back(0);
-  CHECK(error_of([&] { parse_signature(blob, "long.sig"); }).find("bytes after") != std::string::npos);
+  CHECK(fx::error_of([&] { parse_signature(blob, "long.sig"); }).find("bytes after") != std::string::npos);
 }
 
 TEST_CASE("sshsig: allowed_signers lines and every refusal, each naming signer or key") {
@@ -138,9 +130,9 @@ TEST_CASE("sshsig: allowed_signers lines and every refusal, each naming signer o
   auto future = parse_allowed_signers("alice valid-after=20990101000000Z " + key_field + "\n", "as5");
   CHECK(check(future, s, "hpak", hasher(msg()), now).why.find("valid only after 2099-01-01") != std::string::npos);
 
-  CHECK(error_of([] { parse_allowed_signers("alice bogus=1 ssh-ed25519 AAAA\n", "as6"); }).find("'as6:1' has an unknown option 'bogus'") !=
+  CHECK(fx::error_of([] { parse_allowed_signers("alice bogus=1 ssh-ed25519 AAAA\n", "as6"); }).find("'as6:1' has an unknown option 'bogus'") !=
         std::string::npos);
-  CHECK(error_of([&] { parse_allowed_signers("alice valid-before=\"2021\" " + key_field + "\n", "as7"); }).find("bad valid-before") !=
+  CHECK(fx::error_of([&] { parse_allowed_signers("alice valid-before=\"2021\" " + key_field + "\n", "as7"); }).find("bad valid-before") !=
         std::string::npos);
   // Keys of other types are skipped, not errors; a cert-authority line never matches a plain signature.
   CHECK(parse_allowed_signers("carol ssh-rsa AAAAB3NzaC1yc2E=\n", "as8").empty());

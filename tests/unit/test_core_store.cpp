@@ -26,27 +26,12 @@ using namespace hpak::formats;
 
 namespace {
 
-Digest digest_of(uint8_t fill) {
-  Digest d{};
-  d.fill(fill);
-  return d;
-}
-
 // A library directory with the folders and a marker.
 store::Layout make_layout(const fx::TempDir& t, bool shared = false) {
   store::Layout l(t / "lib");
   store::create_dirs(l, shared);
   store::create_marker(l, {shared, -1});
   return l;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Collects the engine's diagnostics while alive.
@@ -73,7 +58,7 @@ struct DiagCapture {
 TEST_CASE("store: list_packs sorts packs/ by kind") {
   fx::TempDir t("store");
   store::Layout l = make_layout(t);
-  Digest a = digest_of(0x11), b = digest_of(0x22), c = digest_of(0x33);
+  Digest a = fx::digest_filled(0x11), b = fx::digest_filled(0x22), c = fx::digest_filled(0x33);
   fx::write_file(l.pack_path(b), "b");
   fx::write_file(l.pack_path(a), "a");
   fx::write_file(l.index_path(a), "ia");
@@ -98,7 +83,7 @@ TEST_CASE("store: list_packs sorts packs/ by kind") {
 TEST_CASE("store: a condemned pack is invisible, and recover_condemned brings it back") {
   fx::TempDir t("store");
   store::Layout l = make_layout(t);
-  Digest a = digest_of(0x11), b = digest_of(0x22), gone = digest_of(0x44);
+  Digest a = fx::digest_filled(0x11), b = fx::digest_filled(0x22), gone = fx::digest_filled(0x44);
   for (Digest d : {a, b}) {
     fx::write_file(l.pack_path(d), "p");
     fx::write_file(l.index_path(d), "i");
@@ -121,7 +106,7 @@ TEST_CASE("store: a condemned pack is invisible, and recover_condemned brings it
 TEST_CASE("store: condemn_pack changes nothing when the pack cannot be renamed") {
   fx::TempDir t("store");
   store::Layout l = make_layout(t);
-  Digest a = digest_of(0x11);
+  Digest a = fx::digest_filled(0x11);
   fx::write_file(l.index_path(a), "i"); // no pack file
   CHECK_FALSE(store::condemn_pack(l.pack_path(a)));
   CHECK(path_exists(l.index_path(a)));
@@ -132,11 +117,11 @@ TEST_CASE("store: one gc lock at a time, naming the holder") {
   fx::TempDir t("store");
   store::Layout l = make_layout(t);
   std::optional<store::GcLock> first(std::in_place, l, false);
-  std::string err = error_of([&] { store::GcLock second(l, false); });
+  std::string err = fx::error_of([&] { store::GcLock second(l, false); });
   CHECK(err.find("another gc or repair is running on '" + l.root() + "'") != std::string::npos);
   CHECK(err.find("pid " + std::to_string(getpid())) != std::string::npos);
   first.reset();
-  CHECK(error_of([&] { store::GcLock again(l, false); }).empty());
+  CHECK(fx::error_of([&] { store::GcLock again(l, false); }).empty());
 }
 
 TEST_CASE("store: publish locks: shared beside shared, exclusive waits and says so") {
@@ -165,11 +150,11 @@ TEST_CASE("store: a lock file that is a symlink or a FIFO is refused, and nothin
   store::Layout l = make_layout(t);
   fx::write_file(t / "victim", "keep");
   fx::symlink_to(t / "victim", l.gc_lock());
-  CHECK_FALSE(error_of([&] { store::GcLock g(l, false); }).empty());
+  CHECK_FALSE(fx::error_of([&] { store::GcLock g(l, false); }).empty());
   CHECK(fx::to_string(fx::read_file(t / "victim")) == "keep");
   REQUIRE(mkfifo(l.publish_lock().c_str(), 0644) == 0);
-  CHECK_FALSE(error_of([&] { store::PublishLock p(l, false, false); }).empty()); // and does not block
-  CHECK_FALSE(error_of([&] { store::check_locks_work(l, false); }).empty());
+  CHECK_FALSE(fx::error_of([&] { store::PublishLock p(l, false, false); }).empty()); // and does not block
+  CHECK_FALSE(fx::error_of([&] { store::check_locks_work(l, false); }).empty());
 }
 
 TEST_CASE("store: the marker records shared and level, and refuses other versions") {
@@ -189,30 +174,30 @@ TEST_CASE("store: the marker records shared and level, and refuses other version
   CHECK_FALSE(store::read_marker(l).shared);
   CHECK(store::read_marker(l).level == -1);
   fx::replace_file(l.marker(), fx::to_bytes("hpak-library 2\n"));
-  CHECK(error_of([&] { store::read_marker(l); }).find("has format 'hpak-library 2'") != std::string::npos);
+  CHECK(fx::error_of([&] { store::read_marker(l); }).find("has format 'hpak-library 2'") != std::string::npos);
   fx::replace_file(l.marker(), fx::to_bytes("hpak-library 1\nlevel 40\n"));
-  CHECK(error_of([&] { store::read_marker(l); }).find("names level 40") != std::string::npos);
-  CHECK(error_of([&] { store::read_marker(store::Layout(t / "none")); }).find("unable to open library") != std::string::npos);
+  CHECK(fx::error_of([&] { store::read_marker(l); }).find("names level 40") != std::string::npos);
+  CHECK(fx::error_of([&] { store::read_marker(store::Layout(t / "none")); }).find("unable to open library") != std::string::npos);
 }
 
 TEST_CASE("store: name files: written, read back, absent, malformed") {
   fx::TempDir t("store");
   store::Layout l = make_layout(t);
-  Digest d = digest_of(0x5a);
+  Digest d = fx::digest_filled(0x5a);
   store::write_name_file(l, false, "env", d);
   CHECK(store::read_name_file(l, "env") == d);
   CHECK_FALSE(store::read_name_file(l, "other"));
   fx::write_file(l.catalog_path("bad"), "hpak-catalog 1\nnot a digest\n");
-  CHECK(error_of([&] { store::read_name_file(l, "bad"); }).find("is malformed") != std::string::npos);
+  CHECK(fx::error_of([&] { store::read_name_file(l, "bad"); }).find("is malformed") != std::string::npos);
   REQUIRE(mkfifo(l.catalog_path("fifo").c_str(), 0644) == 0);
-  CHECK_FALSE(error_of([&] { store::read_name_file(l, "fifo"); }).empty()); // refused, not blocked on
+  CHECK_FALSE(fx::error_of([&] { store::read_name_file(l, "fifo"); }).empty()); // refused, not blocked on
 }
 
 TEST_CASE("store: publish_pack links the pack, writes its index, consumes the temp file, and is idempotent") {
   fx::TempDir t("store");
   store::Layout l = make_layout(t);
   const Bytes pack = fx::to_bytes("pretend pack bytes"), index = fx::to_bytes("pretend index");
-  const Digest sum = digest_of(0x77);
+  const Digest sum = fx::digest_filled(0x77);
   auto publish = [&] {
     std::string tmp = l.tmp_dir() + "/.tmp-pack-test";
     fx::write_file(tmp, pack);

@@ -15,15 +15,6 @@ using fx::TempDir;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 void write_text(const std::string& p, const std::string& text) {
   Fd fd(::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   REQUIRE(fd);
@@ -43,26 +34,26 @@ TEST_CASE("open_regular: regular files pass, FIFOs, devices and (NoLinks) symlin
   CHECK(std::string(b.begin(), b.end()) == "hello\n");
   CHECK(read_regular(t / "link", Follow::Links, 4096).size() == 6);
 
-  std::string e = error_of([&] { open_regular(t / "fifo", Follow::NoLinks); });
+  std::string e = fx::error_of([&] { open_regular(t / "fifo", Follow::NoLinks); });
   CHECK(e.find("fifo': it is a FIFO, not a regular file") != std::string::npos);
-  e = error_of([&] { open_regular(t / "link", Follow::NoLinks); });
+  e = fx::error_of([&] { open_regular(t / "link", Follow::NoLinks); });
   CHECK(e.find("link': it is a symbolic link") != std::string::npos);
-  e = error_of([&] { open_regular(t / "zero", Follow::Links); });
+  e = fx::error_of([&] { open_regular(t / "zero", Follow::Links); });
   CHECK(e.find("a character device") != std::string::npos);
-  e = error_of([&] { open_regular(t / "zero", Follow::NoLinks); });
+  e = fx::error_of([&] { open_regular(t / "zero", Follow::NoLinks); });
   CHECK(e.find("symbolic link") != std::string::npos);
-  e = error_of([&] { open_regular(t / "file", Follow::NoLinks, 5); });
+  e = fx::error_of([&] { open_regular(t / "file", Follow::NoLinks, 5); });
   CHECK(e.find("6 bytes, more than the 5") != std::string::npos);
-  e = error_of([&] { open_regular(t.path(), Follow::NoLinks); });
+  e = fx::error_of([&] { open_regular(t.path(), Follow::NoLinks); });
   CHECK(e.find("a directory") != std::string::npos);
 
   CHECK(!open_regular_if_exists(t / "absent", Follow::NoLinks));
-  e = error_of([&] { open_regular(t / "absent", Follow::NoLinks); });
+  e = fx::error_of([&] { open_regular(t / "absent", Follow::NoLinks); });
   CHECK(e.find("unable to open") != std::string::npos);
 
-  e = error_of([&] { MappedFile m(t / "fifo"); });
+  e = fx::error_of([&] { MappedFile m(t / "fifo"); });
   CHECK(e.find("FIFO") != std::string::npos);
-  e = error_of([&] { MappedFile m(t / "link", Follow::NoLinks); });
+  e = fx::error_of([&] { MappedFile m(t / "link", Follow::NoLinks); });
   CHECK(e.find("symbolic link") != std::string::npos);
   MappedFile m(t / "link");
   CHECK(m.size() == 6);
@@ -71,6 +62,6 @@ TEST_CASE("open_regular: regular files pass, FIFOs, devices and (NoLinks) symlin
 TEST_CASE("read_fd_bounded stops at the bound on an endless file") {
   Fd fd(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
   REQUIRE(fd);
-  std::string e = error_of([&] { read_fd_bounded(fd.get(), "/dev/zero", 10000); });
+  std::string e = fx::error_of([&] { read_fd_bounded(fd.get(), "/dev/zero", 10000); });
   CHECK(e.find("more than the 10000 bytes") != std::string::npos);
 }

@@ -3,21 +3,13 @@
 #include <doctest/doctest.h>
 
 #include "formats/pack_name.hpp"
+#include "tree_fixture.hpp"
 
 using namespace hpak;
 using namespace hpak::formats;
 
-namespace {
-Digest digest_of(uint8_t fill) {
-  Digest d{};
-  d.fill(fill);
-  d[0] = 0x01;
-  return d;
-}
-} // namespace
-
 TEST_CASE("pack_name: names round-trip through the parser") {
-  Digest d = digest_of(0xab);
+  Digest d = fx::digest_filled(0xab);
   auto pack = parse_pack_file_name(pack_file_name(d));
   REQUIRE(pack);
   CHECK(pack->sum == d);
@@ -37,7 +29,7 @@ TEST_CASE("pack_name: names round-trip through the parser") {
 }
 
 TEST_CASE("pack_name: near misses are not pack names") {
-  const std::string hex = to_hex(digest_of(0x5c));
+  const std::string hex = to_hex(fx::digest_filled(0x5c));
   std::string upper = hex;
   for (auto& c : upper) c = char(toupper(c));
   for (const std::string& n : {"pack-" + upper + ".hpak", "pack-" + hex.substr(1) + ".hpak", "pack-" + hex + "0.hpak",

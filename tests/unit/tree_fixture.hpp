@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/util/bytes.hpp"
+#include "core/util/error.hpp"
 #include "core/util/file.hpp"
 #include "core/util/hash.hpp"
 
@@ -394,6 +395,23 @@ inline std::string join_lines(const std::vector<std::string>& v, size_t max = 20
 inline std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
   return s;
+}
+
+// The message of the hpak::Error `f` throws, or "" if it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const hpak::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A digest with every byte `fill` (a name for tests that need distinct ones).
+inline hpak::Digest digest_filled(uint8_t fill) {
+  hpak::Digest d{};
+  d.fill(fill);
+  return d;
 }
 
 } // namespace fx
