@@ -5,6 +5,8 @@
 #   pack     hpak pack -o P TREE                 vs  zstd -3 -T2 of the same bytes
 #   unpack   hpak unpack P DIR (re-hashes)       vs  cp -a TREE DIR
 #   restore  hpak restore LIB env DIR            vs  cp -a TREE DIR
+#   trusted  hpak restore --trust-large-objects  vs  cp -a TREE DIR (the explicit
+#            fast path: large raw objects copied unread; when the binary has it)
 #
 # Each row is the median wall time of RUNS runs, the median CPU time (user +
 # system: steadier than wall time on a shared machine) and the largest peak
@@ -109,13 +111,18 @@ for medium in $MEDIA; do
   timed "$medium hpak pack" "rm -f $W/q.hpak $W/q.hidx" "$HPAK" -q pack -o "$W/q.hpak" -n env "$W/tree"
   timed "$medium hpak unpack" "rm -rf $W/dst" "$HPAK" -q unpack "$W/p.hpak" "$W/dst"
   timed "$medium hpak restore" "rm -rf $W/dst" "$HPAK" -q restore "$W/lib" env "$W/dst"
+  jobs="unpack restore"
+  if "$HPAK" restore --help | grep -q -- --trust-large-objects; then
+    timed "$medium hpak trusted" "rm -rf $W/dst" "$HPAK" -q restore --trust-large-objects "$W/lib" env "$W/dst"
+    jobs+=" trusted"
+  fi
   {
     printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" job seconds cpu-s peakMiB "ratio (wall; cpu)"
     row() { printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" "$1" "${T[$medium $1]}" "${C[$medium $1]}" "$((M[$medium $1] / 1024))" "$2"; }
     row "cp -a" ""
     row "zstd -3 -T2" ""
     row "hpak pack" "$(ratio "${T[$medium hpak pack]}" "${T[$medium zstd -3 -T2]}"); $(ratio "${C[$medium hpak pack]}" "${C[$medium zstd -3 -T2]}") x zstd -3 -T2"
-    for k in unpack restore; do
+    for k in $jobs; do
       row "hpak $k" "$(ratio "${T[$medium hpak $k]}" "${T[$medium cp -a]}"); $(ratio "${C[$medium hpak $k]}" "${C[$medium cp -a]}") x cp -a"
     done
   } >>"$RESULTS"

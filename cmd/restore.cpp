@@ -18,7 +18,7 @@ struct Options {
   FetchOptions fetch;
   std::string allowed_signers;
   unsigned threads = 0;
-  bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false;
+  bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false, trust_large = false;
   bool preserve_setid = false;
 } o;
 
@@ -32,7 +32,9 @@ void setup(CLI::App& app) {
   app.add_flag("--partial", o.partial, "Restore every intact file past damaged objects (exit 1 all the same)");
   app.add_flag("-f,--force", o.force, "Restore into a non-empty directory hpak did not restore, deleting what the catalog does not name");
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
-  app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are always checked)");
+  app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are checked too)");
+  app.add_flag("--trust-large-objects", o.trust_large,
+               "Copy raw objects of 1 MiB or more without reading them for their stored checksum (fast; trusts the library's bytes; no effect with --verify)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
   app.add_option("--allowed-signers", o.allowed_signers,
                  "Require the name (with a URL: the remote root) to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
@@ -74,6 +76,7 @@ int run() {
   ro.wait = !o.no_wait;
   ro.force = o.force;
   ro.verify = o.verify;
+  ro.trust_large_raw = o.trust_large;
   ro.preserve_setid = o.preserve_setid;
   ro.progress = progress_bar();
   // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).

@@ -101,7 +101,7 @@ void advise_stored(const PackReader& pack, const IndexRecord& r) {
   advise(stored, MADV_WILLNEED); // (not MADV_SEQUENTIAL: a flag on part of a mapping splits it)
 }
 
-void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify) {
+void check_raw_header(const PackReader& pack, const IndexRecord& r) {
   ByteSpan b = pack.bytes();
   if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize || r.stored_len > b.size() - r.offset - kEntryHeaderSize)
     throw Corrupt(pack.path(), r.offset, "entry lies outside the pack");
@@ -112,6 +112,11 @@ void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify)
   if (r.codec != Codec::Raw || r.raw_len != r.stored_len)
     throw Corrupt(pack.path(), r.offset, "raw object " + to_hex(r.digest) + " has " + std::to_string(r.stored_len) +
                                              " stored bytes for " + std::to_string(r.raw_len));
+}
+
+void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify) {
+  check_raw_header(pack, r);
+  ByteSpan b = pack.bytes();
   ByteSpan stored = b.subspan(r.offset + kEntryHeaderSize, r.stored_len);
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> xs(XXH3_createState(), XXH3_freeState);
   if (!xs) throw std::bad_alloc();
@@ -132,7 +137,8 @@ void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify)
     throw Corrupt(pack.path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
 }
 
-void write_raw_object(const PackReader& pack, const IndexRecord& rec, int out_fd, bool verify, const std::string& shown) {
+void write_raw_object(const PackReader& pack, const IndexRecord& rec, int out_fd, const ReadChecks& checks, const std::string& shown) {
+  const bool verify = checks.verify;
   ByteSpan b = pack.bytes();
   if (rec.offset > b.size() || b.size() - rec.offset < kEntryHeaderSize || rec.stored_len > b.size() - rec.offset - kEntryHeaderSize)
     throw Corrupt(pack.path(), rec.offset, "entry lies outside the pack");
@@ -147,6 +153,11 @@ void write_raw_object(const PackReader& pack, const IndexRecord& rec, int out_fd
       copy_counts().fallback.fetch_add(piece.size(), std::memory_order_relaxed);
     }
   };
+  if (checks.trust_large_raw && !verify) { // the explicit fast path: the header only
+    check_raw_header(pack, rec);
+    copy();
+    return;
+  }
   if (rec.stored_len < kOverlapThreshold) {
     check_raw_object(pack, rec, verify);
     copy();

@@ -49,14 +49,27 @@ void copy_fd_range(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const s
 // (MADV_WILLNEED on that range of the mapping: read ahead, not a fault per page).
 void advise_stored(const PackReader& pack, const formats::IndexRecord& rec);
 
+// What a read of an object checks. The default is every read's: the entry
+// header against the index, the XXH3-64 of the stored bytes; `verify` adds
+// the SHA-256 of the content against its name. `trust_large_raw` (restore
+// --trust-large-objects, an explicit fast path) skips the XXH3 of raw objects
+// copied by the kernel (kKernelCopyThreshold bytes or more): their header is
+// still checked, their bytes are not read at all. No effect with `verify`.
+struct ReadChecks {
+  bool verify = false;
+  bool trust_large_raw = false;
+};
+
 // Checks raw object `rec` of `pack` as every read does (entry header, XXH3,
 // and the SHA-256 when `verify`) reading the mapping in windows.
 void check_raw_object(const PackReader& pack, const formats::IndexRecord& rec, bool verify);
+// The entry header alone (bounds, fields against the index record, raw sizes).
+void check_raw_header(const PackReader& pack, const formats::IndexRecord& rec);
 
 // Writes raw object `rec` (codec Raw) of `pack` to `out_fd` at its offset
 // (see above); `shown` names the target in messages. Throws if the object
 // fails its checks (the bytes may then be written already: remove the file).
-void write_raw_object(const PackReader& pack, const formats::IndexRecord& rec, int out_fd, bool verify,
+void write_raw_object(const PackReader& pack, const formats::IndexRecord& rec, int out_fd, const ReadChecks& checks,
                       const std::string& shown);
 
 } // namespace hpak

@@ -243,12 +243,13 @@ WorkUnits work_units(const std::vector<std::optional<ObjectRef>>& refs) {
 }
 
 void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& target_shown,
-                        const std::string& relocate_to, bool verify, Bytes& scratch) {
-  write_file_content(n, cat, src.locate(n.digest), fd, target_shown, relocate_to, verify, scratch);
+                        const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch) {
+  write_file_content(n, cat, src.locate(n.digest), fd, target_shown, relocate_to, checks, scratch);
 }
 
 void write_file_content(const Node& n, const Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
-                        const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch) {
+                        const std::string& target_shown, const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch) {
+  const bool verify = checks.verify;
   auto shown = [&] { return target_shown + "/" + n.path; }; // for messages only
   auto put = [&](ByteSpan data) {
     if (!write_full(fd, data)) throw_errno("unable to write '" + shown() + "'");
@@ -260,7 +261,7 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
     throw Corrupt(pack.path(), rec.offset, "object " + to_hex(n.digest) + " has " + std::to_string(rec.raw_len) + " bytes, catalog says " + std::to_string(n.size));
   bool relocate = !relocate_to.empty() && !n.relocs.empty();
   if (rec.codec == Codec::Raw && !relocate && rec.raw_len >= kKernelCopyThreshold) {
-    write_raw_object(pack, rec, fd, verify, shown()); // copy_file_range, checked beside it
+    write_raw_object(pack, rec, fd, checks, shown()); // copy_file_range, checked beside it
     return;
   }
   // A compressed object's declared size is trusted only as far as its stored
@@ -442,7 +443,7 @@ private:
     if (!ref) return fail(node, "object " + to_hex(node.digest) + " for '" + shown(node) + "' is missing");
     Fd fd(create_file(node, pfd, name, via_name));
     try {
-      write_file_content(node, cat_, ref, fd.get(), shown_, opts_.relocate_to, opts_.verify, scratch_[tid]);
+      write_file_content(node, cat_, ref, fd.get(), shown_, opts_.relocate_to, ReadChecks{opts_.verify, opts_.trust_large_raw}, scratch_[tid]);
     } catch (const Error& e) {
       fd.reset();
       unlink_beneath(pfd, via_name); // never leave a partial file behind

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "core/large_copy.hpp" // ReadChecks
 #include "core/object_source.hpp"
 #include "core/progress.hpp"
 #include "formats/catalog_format.hpp"
@@ -39,6 +40,7 @@ struct MaterializeOptions {
   unsigned threads = 0;         // 0 = all cores
   bool restore_mtime = true;
   bool verify = true;           // check each object's SHA-256 as it is read (restore: off)
+  bool trust_large_raw = false; // see ReadChecks (core/large_copy.hpp)
   std::string relocate_to;      // empty: write objects unrelocated
   bool partial = false;         // continue past unreadable objects
   bool force = false;           // replace existing entries in the target
@@ -67,10 +69,10 @@ MaterializeStats materialize(const formats::Catalog& cat, const ObjectSource& sr
 // reading through `src`; throws on a missing or corrupt object (messages name
 // target_shown + "/" + n.path). Shared by materialize and the dirty restore.
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
-                        const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch);
+                        const std::string& target_shown, const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch);
 // The same from an object already located (`ref` empty: the object is missing).
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
-                        const std::string& target_shown, const std::string& relocate_to, bool verify, Bytes& scratch);
+                        const std::string& target_shown, const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch);
 
 // Locates the objects of `files` (catalog node indexes) on `threads` threads.
 std::vector<std::optional<ObjectRef>> locate_all(const formats::Catalog& cat, const std::vector<size_t>& files,

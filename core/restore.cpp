@@ -181,6 +181,7 @@ void restore_fresh(const Library& lib, const Catalog& cat, int tfd, const std::s
   mo.check_space = false; // checked above
   mo.relocate_to = real_target;
   mo.verify = opts.verify;
+  mo.trust_large_raw = opts.trust_large_raw;
   mo.partial = opts.partial;
   mo.progress = opts.progress;
   MaterializeStats ms = materialize(cat, lib, tfd, target, mo);

@@ -52,6 +52,11 @@ struct RestoreOptions {
   // wrote, or verified once (shared libraries: core/pack_trust.hpp).
   // `hpak verify LIB` re-checks every name.
   bool verify = false;
+  // restore --trust-large-objects: raw objects of 1 MiB or more are copied
+  // (or shared) without reading them for their checksum (ReadChecks,
+  // core/large_copy.hpp). Trusts the library's bytes: for libraries whose
+  // packs `hpak verify` checks on a schedule.
+  bool trust_large_raw = false;
   // Set by a signature policy (core/signing.hpp): the digest the name must
   // still hold when the restore reads it, or the restore is refused.
   std::optional<Digest> expect_catalog;

@@ -136,7 +136,7 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     if (fd < 0) throw_errno("unable to create '" + shown + "'");
     Fd guard(fd);
     try {
-      write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.real_target, cx.opts.verify, scratch[tid]);
+      write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.real_target, ReadChecks{cx.opts.verify, cx.opts.trust_large_raw}, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
       unlinkat(pfd, name.c_str(), 0);

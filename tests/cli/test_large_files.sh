@@ -10,7 +10,9 @@
 #     smaller tree of raw objects
 #  3. restore and restore --verify from a library give back the tree
 #  4. a byte flipped inside the large raw object: restore, restore --verify and
-#     unpack fail with one line naming it, leave no file for it; verify reports it
+#     unpack fail with one line naming it, leave no file for it; verify reports it;
+#     restore --trust-large-objects (the explicit fast path) copies it unread,
+#     flipped byte and all, and with --verify still refuses it
 #  5. on a loop-mounted XFS (mkfs.xfs -m reflink=1): a level-0 library whose
 #     big object's payload sits at a 4 KiB offset (a padding file before it)
 #     restores by sharing its blocks — used space grows by less than 10% of
@@ -121,6 +123,15 @@ for v in "" --verify; do
   one_line_error bad "big.bin' not restored: .*fail their checksum"
   [ ! -e "$base/bad$v/big.bin" ] || fail "restore $v left a big.bin from a damaged object"
 done
+run trusted restore -q --trust-large-objects "$lib" env "$base/trusted"
+expect_rc trusted 0
+diffs=$( (cmp -l "$src/big.bin" "$base/trusted/big.bin" || true) | wc -l)
+[ "$diffs" -eq 1 ] || fail "restore --trust-large-objects: $diffs bytes differ from the source, expected the 1 flipped"
+cmp -s "$src/sub/text.txt" "$base/trusted/sub/text.txt" || fail "trusted restore changed sub/text.txt"
+run trustedv restore -q --trust-large-objects --verify "$lib" env "$base/bad-trustedv"
+[ "$rc" -ne 0 ] || fail "restore --trust-large-objects --verify of a damaged large object exited 0"
+one_line_error trustedv "big.bin' not restored: "
+rm -rf "$base/trusted"
 flip "$base/j1.hpak"
 run badunpack unpack -q "$base/j1.hpak" "$base/bad-unpack"
 [ "$rc" -ne 0 ] || fail "unpack of a damaged large object exited 0"

@@ -359,10 +359,10 @@ TEST_CASE("write_file_content: size mismatch between catalog and object") {
   n.size += 1;
   PackSource s(pack);
   Bytes scratch;
-  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", true, scratch), Corrupt);
+  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", ReadChecks{true}, scratch), Corrupt);
   n = cat.nodes.at(0);
   n.digest[0] ^= 1;
-  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", true, scratch), Error);
+  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", ReadChecks{true}, scratch), Error);
 }
 
 TEST_CASE("work_units: a unit never ends between two members of one block, and covers every file once") {
