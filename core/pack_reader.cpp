@@ -339,7 +339,21 @@ struct PackReader::DecodedBlock {
   std::vector<uint64_t> starts; // of each member in the raw bytes
   ByteSpan payload;             // in the reader's mapping (alive while reader_id is)
   const ZSTD_DDict* dict = nullptr;
-  Bytes raw;
+  // The decoded bytes: allocated without zero-filling (zstd writes them) and
+  // kept when the slot is reused for another block, so a load neither
+  // allocates nor touches fresh pages once the cache is warm.
+  struct RawBuffer {
+    std::unique_ptr<uint8_t[]> bytes;
+    size_t len = 0, cap = 0;
+    uint8_t* data() { return bytes.get(); }
+    size_t size() const { return len; }
+    size_t capacity() const { return cap; }
+    void resize_uninitialized(size_t n) {
+      if (n > cap) bytes.reset(new uint8_t[n]), cap = n; // default-initialized: no fill
+      len = n;
+    }
+    void release() { bytes.reset(), len = cap = 0; }
+  } raw;
   uint64_t decoded = 0; // raw bytes decoded so far (a prefix, or all)
 };
 
@@ -351,6 +365,11 @@ constexpr uint64_t kCachedBytes = 8 << 20;
 struct BlockCache {
   std::vector<std::unique_ptr<PackReader::DecodedBlock>> blocks;
   uint64_t tick = 0;
+  // Hits on a block other than the one used last: reads that come back to
+  // blocks. Until the first, the cache stays at two slots (a restore reads
+  // each block's members together and never comes back: more slots would
+  // only be fresh memory to fault in).
+  uint64_t revisits = 0;
   uint64_t bytes() const {
     uint64_t n = 0;
     for (const auto& b : blocks) n += b->raw.capacity();
@@ -362,6 +381,7 @@ thread_local BlockCache t_cache;
 PackReader::DecodedBlock* cached_block(uint64_t reader_id, uint64_t offset) {
   for (auto& b : t_cache.blocks)
     if (b->reader_id == reader_id && b->offset == offset) {
+      if (b->last_use != t_cache.tick) t_cache.revisits++;
       b->last_use = ++t_cache.tick;
       return b.get();
     }
@@ -374,8 +394,9 @@ PackReader::DecodedBlock& free_slot() {
   auto& v = t_cache.blocks;
   auto lru = [&] { return std::min_element(v.begin(), v.end(), [](auto& a, auto& b) { return a->last_use < b->last_use; }); };
   while (v.size() > 1 && t_cache.bytes() > kCachedBytes) v.erase(lru());
-  if (v.size() < kCachedBlocks) return *v.emplace_back(std::make_unique<PackReader::DecodedBlock>());
-  return **lru();
+  const bool grow = v.size() < 2 || t_cache.revisits > 0;
+  if (grow && v.size() < kCachedBlocks && t_cache.bytes() < kCachedBytes) return *v.emplace_back(std::make_unique<PackReader::DecodedBlock>());
+  return **lru(); // its buffer is reused
 }
 } // namespace
 
@@ -397,8 +418,8 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
   uint64_t at = 0;
   for (size_t i = 0; i < c.members.size(); i++) c.starts[i] = at, at += c.members[i].raw_len;
   c.payload = bl.payload;
-  if (c.codec == Codec::Raw) Bytes().swap(c.raw);
-  else c.raw.resize(bl.header.raw_len);
+  if (c.codec == Codec::Raw) c.raw.release();
+  else c.raw.resize_uninitialized(bl.header.raw_len);
   c.decoded = 0;
   c.offset = offset;
   c.last_use = ++t_cache.tick;
