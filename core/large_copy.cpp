@@ -118,20 +118,18 @@ void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify)
   check_raw_header(pack, r);
   ByteSpan b = pack.bytes();
   ByteSpan stored = b.subspan(r.offset + kEntryHeaderSize, r.stored_len);
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> xs(XXH3_createState(), XXH3_freeState);
-  if (!xs) throw std::bad_alloc();
-  XXH3_64bits_reset(xs.get());
+  Xxh3Stream xxh;
   Sha256 sha;
   advise(stored.subspan(0, std::min(kLargeChunk, stored.size())), MADV_WILLNEED);
   for (size_t pos = 0; pos < stored.size(); pos += kLargeChunk) {
     ByteSpan piece = stored.subspan(pos, std::min(kLargeChunk, stored.size() - pos));
     if (pos + piece.size() < stored.size())
       advise(stored.subspan(pos + piece.size(), std::min(kLargeChunk, stored.size() - pos - piece.size())), MADV_WILLNEED);
-    XXH3_64bits_update(xs.get(), piece.data(), piece.size());
+    xxh.update(piece);
     if (verify) sha.update(piece);
     if (piece.size() == kLargeChunk) advise(piece, MADV_DONTNEED); // read-only file pages: dropped from this mapping only
   }
-  if (XXH3_64bits_digest(xs.get()) != r.stored_xxh)
+  if (xxh.digest() != r.stored_xxh)
     throw Corrupt(pack.path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
   if (verify && sha.finish() != r.digest)
     throw Corrupt(pack.path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <unordered_map>
-#include <xxhash.h>
 
 #include "core/relocation.hpp"
 #include "core/util/compress_rule.hpp"
@@ -92,20 +91,13 @@ HashedFile hash_large_file(const LargeFile& f, const std::vector<std::string>& r
   HashedFile h;
   auto digest = [&] {
     Sha256 sha;
-    XXH3_state_t* xxh = XXH3_createState();
-    XXH3_64bits_reset(xxh);
-    try {
-      f.for_each_window([&](ByteSpan bytes, size_t, uint64_t) {
-        sha.update(bytes);
-        XXH3_64bits_update(xxh, bytes.data(), bytes.size());
-      });
-    } catch (...) {
-      XXH3_freeState(xxh);
-      throw;
-    }
+    Xxh3Stream xxh;
+    f.for_each_window([&](ByteSpan bytes, size_t, uint64_t) {
+      sha.update(bytes);
+      xxh.update(bytes);
+    });
     h.digest = sha.finish();
-    h.raw_xxh = XXH3_64bits_digest(xxh);
-    XXH3_freeState(xxh);
+    h.raw_xxh = xxh.digest();
   };
   auto relocations = [&] {
     RelocationScanner scan(roots);

@@ -125,20 +125,14 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
   uint8_t hdr[kEntryHeaderSize] = {};
   write_all(fd_, ByteSpan(hdr, sizeof hdr), where_);
   offset_ += sizeof hdr;
-  XXH3_state_t* st = XXH3_createState();
-  XXH3_64bits_reset(st);
+  Xxh3Stream xxh;
   uint64_t stored = 0;
-  try {
-    produce([&](ByteSpan chunk) {
-      XXH3_64bits_update(st, chunk.data(), chunk.size());
-      write_all(fd_, chunk, where_);
-      stored += chunk.size();
-      offset_ += chunk.size();
-    });
-  } catch (...) {
-    XXH3_freeState(st);
-    throw;
-  }
+  produce([&](ByteSpan chunk) {
+    xxh.update(chunk);
+    write_all(fd_, chunk, where_);
+    stored += chunk.size();
+    offset_ += chunk.size();
+  });
   EntryHeader h;
   h.kind = kind;
   h.codec = codec;
@@ -146,8 +140,7 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
   h.stored_len = stored;
   h.raw_len = raw_len;
   h.digest = digest;
-  h.stored_xxh = XXH3_64bits_digest(st);
-  XXH3_freeState(st);
+  h.stored_xxh = xxh.digest();
   encode_entry_header(h, hdr);
   pwrite_all(fd_, ByteSpan(hdr, sizeof hdr), off_t(start), where_);
   hash_back(start, offset_); // the patched header and the payload, read back once
@@ -187,22 +180,14 @@ const IndexRecord& PackWriter::append_raw_stream(Kind kind, const Digest& digest
   uint8_t hdr[kEntryHeaderSize];
   encode_entry_header(h, hdr);
   emit(ByteSpan(hdr, sizeof hdr));
-  XXH3_state_t* st = XXH3_createState();
-  XXH3_64bits_reset(st);
+  Xxh3Stream xxh;
   uint64_t produced = 0;
-  try {
-    produce([&](ByteSpan chunk) {
-      XXH3_64bits_update(st, chunk.data(), chunk.size());
-      produced += chunk.size();
-      if (produced <= raw_len) emit(chunk);
-    });
-  } catch (...) {
-    XXH3_freeState(st);
-    throw;
-  }
-  const uint64_t got_xxh = XXH3_64bits_digest(st);
-  XXH3_freeState(st);
-  if (produced != raw_len || got_xxh != raw_xxh)
+  produce([&](ByteSpan chunk) {
+    xxh.update(chunk);
+    produced += chunk.size();
+    if (produced <= raw_len) emit(chunk);
+  });
+  if (produced != raw_len || xxh.digest() != raw_xxh)
     throw Error("'" + shown + "' changed while being packed (its bytes differ from those hashed a moment before)");
   IndexRecord r{digest, start, raw_len, raw_len, raw_xxh, kind, Codec::Raw};
   if (kind == Kind::Blob) result_.raw_total += raw_len;

@@ -1,5 +1,6 @@
 #include "core/util/hash.hpp"
 
+#include <new>
 #include <openssl/evp.h>
 #include <xxhash.h>
 
@@ -54,6 +55,17 @@ Digest sha256(ByteSpan data) {
 }
 
 uint64_t xxh64(ByteSpan data) { return XXH3_64bits(data.data(), data.size()); }
+
+Xxh3Stream::Xxh3Stream() : state_(XXH3_createState()) {
+  if (!state_) throw std::bad_alloc();
+  XXH3_64bits_reset(state_);
+}
+
+Xxh3Stream::~Xxh3Stream() { XXH3_freeState(state_); }
+
+void Xxh3Stream::update(ByteSpan data) { XXH3_64bits_update(state_, data.data(), data.size()); }
+
+uint64_t Xxh3Stream::digest() const { return XXH3_64bits_digest(state_); }
 
 std::string to_hex(ByteSpan data) {
   static const char* digits = "0123456789abcdef";

@@ -18,6 +18,8 @@
 
 typedef struct evp_md_ctx_st EVP_MD_CTX;
 
+struct XXH3_state_s; // <xxhash.h>
+
 namespace hpak {
 
 using Digest = std::array<uint8_t, 32>;
@@ -51,6 +53,21 @@ private:
 
 Digest sha256(ByteSpan data);
 uint64_t xxh64(ByteSpan data); // XXH3-64, seed 0
+
+// XXH3-64 (seed 0) over a stream of spans: digest() equals xxh64() of their
+// concatenation. Owns its state (freed however the caller leaves).
+class Xxh3Stream {
+public:
+  Xxh3Stream();
+  ~Xxh3Stream();
+  Xxh3Stream(const Xxh3Stream&) = delete;
+  Xxh3Stream& operator=(const Xxh3Stream&) = delete;
+  void update(ByteSpan data);
+  uint64_t digest() const;
+
+private:
+  ::XXH3_state_s* state_;
+};
 
 std::string to_hex(ByteSpan data);
 inline std::string to_hex(const Digest& d) { return to_hex(ByteSpan(d.data(), d.size())); }
