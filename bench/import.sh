@@ -4,9 +4,14 @@
 # environment against the rcc-style baseline (hpak-rccbase).
 #
 #   bench/import.sh [BUILD_DIR] [FILES] [RUNS]      (defaults: build, 12000, 3)
+#   TREE=real bench/import.sh [BUILD_DIR] - [RUNS]
 #
 # The tree is `hpak-gencorpus --profile rcc` generated at a 24-character space
-# path (as rcc's) so that ~5% of its files embed that path; it is lifted into
+# path (as rcc's) so that ~5% of its files embed that path; with TREE=real it is
+# a real Python environment instead: `python3 -m venv --copies` made at that
+# space path (so bin/pip*, bin/activate* and pyvenv.cfg embed it, as in an rcc
+# space) and filled with bench/real-corpus.sh's standard library and packages;
+# it is lifted into
 # an rcc hololib (directory and hololib.zip) by tests/tools/make_rcc_hololib.py
 # (gzip level 1 objects, like rcc). Work happens under $BENCH_DIR (default
 # /var/tmp/hpak-import-bench, ext4); page cache warm; medians of RUNS.
@@ -30,13 +35,23 @@ du_b() { du -sb "$1" | cut -f1; } # apparent bytes (directories count 4 KiB each
 file_bytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
 du_k() { du -sk "$1" | cut -f1; } # allocated KiB
 
-"$gencorpus" --profile rcc --files "$files" --reloc-path "$space" "$space" >/dev/null
+make_tree() {
+  if [[ ${TREE:-gen} == real ]]; then
+    bash "$root/bench/real-corpus.sh" "$W/real" >/dev/null
+    python3 -m venv --copies "$space"
+    local lib; lib=$(ls -d "$W"/real/lib/python3.* | head -1)
+    cp -a "$lib/." "$space/lib/$(basename "$lib")/"
+  else
+    "$gencorpus" --profile rcc --files "$files" --reloc-path "$space" "$space" >/dev/null
+  fi
+}
+make_tree
 cat=$(python3 "$gen" lift "$space" "$W/hololib")
 python3 "$gen" lift "$space" - --zip "$W/hololib.zip" >/dev/null
 "$rccbase" lift "$space" "$W/rccbase" >/dev/null
 
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); load: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
-echo "tree: $(find "$space" -type f | wc -l) files, $(du_b "$space") bytes"
+echo "tree (${TREE:-gen}): $(find "$space" -type f | wc -l) files, $(du_b "$space") bytes, $(grep -rlF "$space" "$space" | wc -l) files embed the space path"
 echo "hololib dir: $(file_bytes "$W/hololib") bytes in files, $(du_b "$W/hololib") apparent, $(( $(du_k "$W/hololib") * 1024 )) allocated"
 echo "hololib.zip: $(du_b "$W/hololib.zip") bytes"
 

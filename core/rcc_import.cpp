@@ -147,28 +147,35 @@ struct Converter {
 
 } // namespace
 
-std::vector<uint64_t> map_rcc_rewrites(ByteSpan data, const std::vector<int64_t>& rewrite, const std::string& path,
-                                       const std::string& identity, const std::string& what) {
+RccRewrites map_rcc_rewrites(ByteSpan data, const std::vector<int64_t>& rewrite, const std::string& path,
+                             const std::string& identity, const std::string& what) {
   if (identity.empty() || path.size() < identity.size() || path.compare(path.size() - identity.size(), identity.size(), identity) != 0)
     throw RccRefused(what + ": the catalog's space path '" + path + "' does not end in its identity '" + identity + "'");
   std::vector<int64_t> offs(rewrite);
   std::sort(offs.begin(), offs.end());
   offs.erase(std::unique(offs.begin(), offs.end()), offs.end());
   const size_t lead = path.size() - identity.size();
-  std::vector<uint64_t> out;
+  auto at = [&](uint64_t off, const std::string& s) {
+    return off <= data.size() && data.size() - off >= s.size() && std::equal(s.begin(), s.end(), data.begin() + ptrdiff_t(off));
+  };
+  RccRewrites out;
   uint64_t next_min = 0;
   for (int64_t o64 : offs) {
     uint64_t o = uint64_t(o64);
-    auto at = [&](uint64_t off, const std::string& s) {
-      return off <= data.size() && data.size() - off >= s.size() && std::equal(s.begin(), s.end(), data.begin() + ptrdiff_t(off));
-    };
     if (!at(o, identity))
       throw RccRefused(what + ": rewrite offset " + std::to_string(o) + " does not hold the space name '" + identity + "'");
-    if (o < lead || !at(o - lead, path))
-      throw RccRefused(what + ": the space name at offset " + std::to_string(o) + " is not part of the space path '" + path +
-                       "' (hpak relocates whole paths)");
+    if (o < lead || !at(o - lead, path)) {
+      // Not inside the space path. A bare name (a prompt, a label) is left as
+      // it is, as hpak's own packs leave it; a name ending another path would
+      // still point at the old space after a restore: refused.
+      if (o > 0 && data[o - 1] == '/')
+        throw RccRefused(what + ": the space name at offset " + std::to_string(o) + " ends a path other than the space path '" +
+                         path + "' (a restore could not relocate it and it would still point at the old space)");
+      out.names_kept++;
+      continue;
+    }
     if (o - lead < next_min) throw RccRefused(what + ": rewrite offsets " + std::to_string(o) + " and before overlap");
-    out.push_back(make_reloc(o - lead, 0));
+    out.relocs.push_back(make_reloc(o - lead, 0));
     next_min = o - lead + path.size();
   }
   return out;
@@ -206,13 +213,17 @@ RccConverted convert_rcc_tree(const RccCatalog& rc, const std::string& name, con
 }
 
 void map_rcc_relocations(RccConverted& c, const RccObjectLoader& object, unsigned threads) {
-  std::vector<std::vector<uint64_t>> relocs(c.rewrites.size());
+  std::vector<RccRewrites> relocs(c.rewrites.size());
   parallel_for(c.rewrites.size(), threads ? threads : default_threads(), 4, [&](size_t i, unsigned) {
     const Node& n = c.catalog.nodes[c.rewrites[i].first];
     Bytes raw = object(to_hex(n.digest), n.size);
     relocs[i] = map_rcc_rewrites(raw, c.rewrites[i].second, c.space_path, c.identity, "rcc catalog '" + c.where + "': '" + n.path + "'");
   });
-  for (size_t i = 0; i < c.rewrites.size(); i++) c.catalog.nodes[c.rewrites[i].first].relocs = std::move(relocs[i]);
+  for (size_t i = 0; i < c.rewrites.size(); i++) {
+    c.catalog.nodes[c.rewrites[i].first].relocs = std::move(relocs[i].relocs);
+    c.summary.space_names_kept += relocs[i].names_kept;
+    if (relocs[i].relocs.empty()) c.summary.relocated_files--; // only bare names in it
+  }
 }
 
 RccConverted convert_rcc_catalog(const RccCatalog& rc, const std::string& name, const std::string& where, const RccObjectLoader& object) {

@@ -49,6 +49,7 @@ struct RccImportedCatalog {
   std::string source;   // "SOURCE/catalog/<file>"
   std::string platform; // from the rcc catalog
   uint64_t files = 0, dirs = 0, symlinks = 0, file_bytes = 0, relocated_files = 0, left_out = 0;
+  uint64_t space_names_kept = 0; // bare space names (outside the space path) left as they are
   Digest digest{};
 };
 
@@ -80,8 +81,15 @@ RccConverted convert_rcc_catalog(const formats::RccCatalog& rc, const std::strin
                                  const RccObjectLoader& object);
 
 // Maps rcc rewrite offsets (of `identity`) in `data` to HPAK relocations of
-// root 0 = `path`; throws RccRefused naming `what` if one does not fit.
-std::vector<uint64_t> map_rcc_rewrites(ByteSpan data, const std::vector<int64_t>& rewrite, const std::string& path,
+// root 0 = `path`. An offset whose name is not inside `path` and not preceded
+// by '/' (a bare name: a prompt, a label) is counted in names_kept and left as
+// it is; one ending another path, or not holding the name, throws RccRefused
+// naming `what`.
+struct RccRewrites {
+  std::vector<uint64_t> relocs;
+  uint64_t names_kept = 0;
+};
+RccRewrites map_rcc_rewrites(ByteSpan data, const std::vector<int64_t>& rewrite, const std::string& path,
                                        const std::string& identity, const std::string& what);
 
 } // namespace hpak

@@ -76,6 +76,19 @@ run multi-name import "$work/lib-multi" "$work/hololib-zstd" "$work/hololib-raw"
 expect_rc multi-name 2
 one_line_error multi-name 'single catalog'
 
+# ---- a bare space name (a prompt: no path to relocate) is left as it is, as
+# hpak's own packs leave it, and counted; the space path beside it is relocated.
+rm -rf "$work/hb" && python3 "$gen" lift "$space" "$work/hb" --damage bare-name --name bare-env >/dev/null
+run bare import "$work/lib-bare" "$work/hb" --json
+expect_rc bare 0
+[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["catalogs"][0]["space_names_kept"])' "$work/bare.out")" -eq 1 ] ||
+  fail "bare: expected one bare space name kept: $(out bare)"
+run bare-restore restore --preserve-setid "$work/lib-bare" bare-env "$work/b/another-length"
+expect_rc bare-restore 0
+bare_file=$(grep -rlF "PS1=(h1a2b3c4_5d6e7f8a9b0c1dt" "$work/b/another-length") || fail "bare: the bare name was not kept"
+grep -qF "$space" "$bare_file" && fail "bare: '$bare_file' still holds the old space path"
+grep -qF "$work/b/another-length" "$bare_file" || fail "bare: '$bare_file' was not relocated"
+
 # ---- hostile hololibs: exit 1, one line, nothing named or stored
 # hostile NAME DAMAGE PATTERN [zip]
 hostile() {
@@ -102,7 +115,7 @@ hostile missing missing-object "rcc object 'library/../../../[0-9a-f]{64}' in '.
 hostile json malformed-json "rcc catalog '.*' is malformed"
 hostile size-lie size-lie "larger than its catalog allows"
 hostile siphash siphash "SipHash"
-hostile bare-name bare-name "is not part of the space path"
+hostile other-path other-path "ends a path other than the space path"
 hostile dotdot dotdot-entry "names a parent directory" zip
 hostile absolute absolute-entry "has an absolute name" zip
 hostile symlink symlink-entry "is a symlink" zip

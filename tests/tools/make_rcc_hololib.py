@@ -28,7 +28,7 @@ Subcommands:
                             .hpak-state, hpak restore's record, is left out)
 Damage kinds (hostile hololibs): bad-digest, wrong-size, missing-object,
 malformed-json, size-lie, dotdot-entry, absolute-entry, symlink-entry, siphash,
-bare-name.
+other-path; bare-name (not hostile: a bare space name, which import leaves as it is).
 """
 import gzip
 import hashlib
@@ -174,15 +174,16 @@ def lift(root, out, zip_path=None, how="gzip", name=None, damage=None):
     elif damage == "siphash":
         _, f = first_file(cat["tree"], lambda f: f["size"] > 0)
         f["digest"] = f["digest"][:32]
-    elif damage == "bare-name":
+    elif damage in ("bare-name", "other-path"):
         _, f = first_file(cat["tree"], lambda f: len(f["rewrite"]) > 0)
         d = f["digest"]
         raw = lifter.objects[d]
-        extra = b"\n" + lifter.identity  # the space name alone, outside its path
+        # the space name alone (a prompt), or ending a path other than the space's
+        extra = b"\n" + (b"PS1=(" if damage == "bare-name" else b"/elsewhere/") + lifter.identity
         raw2 = raw + extra
         d2 = hashlib.sha256(raw2).hexdigest()
         f["digest"], f["size"] = d2, len(raw2)
-        f["rewrite"] = f["rewrite"] + [len(raw) + 1]
+        f["rewrite"] = f["rewrite"] + [len(raw2) - len(lifter.identity)]
         objects[d2] = compress(raw2, how)
     for d, b in objects.items():
         entries[object_name(d)] = b

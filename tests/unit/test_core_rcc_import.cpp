@@ -21,6 +21,12 @@ TEST_CASE("rcc: Go file modes map to POSIX bits") {
   CHECK_FALSE(go_mode_is_special(kGoModeSymlink | 0777));
 }
 
+namespace {
+size_t text_size_find(const Bytes& b, const std::string& s) {
+  return std::string(b.begin(), b.end()).find(s);
+}
+} // namespace
+
 TEST_CASE("rcc: rewrite offsets of the space name become relocations of the space path") {
   const std::string path = "/home/u/.robocorp/holotree/h1234567_abcdefabcdefabt";
   const std::string id = "h1234567_abcdefabcdefabt";
@@ -28,14 +34,23 @@ TEST_CASE("rcc: rewrite offsets of the space name become relocations of the spac
   Bytes data = bytes_of(text);
   size_t first = 2 + path.size() - id.size();
   size_t second = text.find(path, 3) + path.size() - id.size();
-  auto r = map_rcc_rewrites(data, {int64_t(second), int64_t(first)}, path, id, "t");
+  auto m = map_rcc_rewrites(data, {int64_t(second), int64_t(first)}, path, id, "t");
+  const auto& r = m.relocs;
   REQUIRE(r.size() == 2);
+  CHECK(m.names_kept == 0);
   CHECK(reloc_offset(r[0]) == 2);
   CHECK(reloc_offset(r[1]) == text.find(path, 3));
   CHECK(reloc_root(r[0]) == 0);
-  // The space name alone (not preceded by its directory) cannot be relocated as a path.
-  Bytes bare = bytes_of("x " + id + " y");
-  CHECK_THROWS_AS(map_rcc_rewrites(bare, {2}, path, id, "t"), RccRefused);
+  // The space name alone (a prompt, a label) is no path: left as it is, counted.
+  Bytes bare = bytes_of("#!" + path + "/bin/python\nPROMPT=(" + id + ")\n");
+  size_t in_path = 2 + path.size() - id.size(), alone = text_size_find(bare, "(" + id) + 1;
+  auto k = map_rcc_rewrites(bare, {int64_t(alone), int64_t(in_path)}, path, id, "t");
+  REQUIRE(k.relocs.size() == 1);
+  CHECK(reloc_offset(k.relocs[0]) == 2);
+  CHECK(k.names_kept == 1);
+  // The name ending another path would still point at the old space: refused.
+  Bytes other = bytes_of("x=/elsewhere/" + id + "\n");
+  CHECK_THROWS_AS(map_rcc_rewrites(other, {13}, path, id, "t"), RccRefused);
   // An offset that does not hold the name, or lies past the end.
   CHECK_THROWS_AS(map_rcc_rewrites(data, {int64_t(first + 1)}, path, id, "t"), RccRefused);
   CHECK_THROWS_AS(map_rcc_rewrites(data, {int64_t(data.size())}, path, id, "t"), RccRefused);
