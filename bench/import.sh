@@ -51,7 +51,7 @@ python3 "$gen" lift "$space" - --zip "$W/hololib.zip" >/dev/null
 "$rccbase" lift "$space" "$W/rccbase" >/dev/null
 
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ); load: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
-echo "tree (${TREE:-gen}): $(find "$space" -type f | wc -l) files, $(du_b "$space") bytes, $(grep -rlF "$space" "$space" | wc -l) files embed the space path"
+echo "tree (${TREE:-gen}): $(find "$space" -type f | wc -l) files, $(du_b "$space") bytes, $(grep -rlF --exclude-dir=__pycache__ "$space" "$space" | wc -l) files (outside __pycache__, which rcc leaves out) embed the space path"
 echo "hololib dir: $(file_bytes "$W/hololib") bytes in files, $(du_b "$W/hololib") apparent, $(( $(du_k "$W/hololib") * 1024 )) allocated"
 echo "hololib.zip: $(du_b "$W/hololib.zip") bytes"
 
