@@ -5,7 +5,8 @@
 # then for the Nth LINE types it and a TAB; every match the completion system
 # offers (each word compadd adds, as it matched what was typed) is appended to
 # OUT.N, one a line (no OUT.N: nothing offered). Exit 3 when zsh/zpty is missing
-# or the shell does not answer.
+# or the shell exits; a shell that hangs waits forever (the caller runs this
+# under timeout).
 zmodload zsh/zpty || { print -u2 "zsh_complete: no zsh/zpty module"; exit 3 }
 local fdir=$1 bdir=$2 cwd=$3 out=$4 got
 shift 4
