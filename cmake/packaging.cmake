@@ -36,19 +36,22 @@ endforeach()
 
 # ---- man pages and the Debian changelog, compressed as Debian wants (gzip -9n) --
 file(GLOB HPAK_MAN_PAGES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/man/*.[157])
-string(TIMESTAMP HPAK_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC) # honours SOURCE_DATE_EPOCH
-set(HPAK_DEB_RELEASE 1)
+# packaging/changelog is kept by hand (Debian format); its top entry names the
+# package's version, "<project version>-<Debian revision>" (tests/cli/test_package.sh checks it).
+set(HPAK_CHANGELOG ${CMAKE_SOURCE_DIR}/packaging/changelog)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${HPAK_CHANGELOG})
+file(STRINGS ${HPAK_CHANGELOG} HPAK_CHANGELOG_TOP LIMIT_COUNT 1)
+if(NOT HPAK_CHANGELOG_TOP MATCHES "^hpak \\(([^)-]+)-([0-9]+)\\) ")
+  message(FATAL_ERROR "packaging/changelog: the first line is not 'hpak (VERSION-REVISION) ...': ${HPAK_CHANGELOG_TOP}")
+endif()
+if(NOT CMAKE_MATCH_1 STREQUAL PROJECT_VERSION)
+  message(WARNING "packaging/changelog: the top entry is for ${CMAKE_MATCH_1}, the project is ${PROJECT_VERSION}: add an entry")
+endif()
+set(HPAK_DEB_RELEASE ${CMAKE_MATCH_2})
 # A placeholder (example.org is reserved): whoever publishes the package sets it.
 set(HPAK_DEB_MAINTAINER "hpak developers <hpak@example.org>" CACHE STRING "Maintainer of the .deb (Name <address>)")
-file(CONFIGURE OUTPUT ${HPAK_GEN_DIR}/changelog.Debian
-     CONTENT "hpak (@PROJECT_VERSION@-@HPAK_DEB_RELEASE@) unstable; urgency=medium
-
-  * Package built from the hpak source tree by CPack (bash scripts/package.sh).
-
- -- @HPAK_DEB_MAINTAINER@  @HPAK_CHANGELOG_DATE@
-" @ONLY)
 set(HPAK_GZ_FILES)
-foreach(src ${HPAK_MAN_PAGES} ${HPAK_GEN_DIR}/changelog.Debian)
+foreach(src ${HPAK_MAN_PAGES} ${HPAK_CHANGELOG})
   get_filename_component(name ${src} NAME)
   set(gz ${HPAK_GEN_DIR}/gz/${name}.gz)
   add_custom_command(OUTPUT ${gz}
@@ -69,8 +72,11 @@ set(CMAKE_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
 install(TARGETS hpak RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${HPAK_GEN_DIR}/hpak.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME hpak)
 install(FILES ${HPAK_GEN_DIR}/_hpak DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
-install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright ${HPAK_GEN_DIR}/gz/changelog.Debian.gz
-        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Debian changelog only in the .deb: component "deb", left out of a plain
+# `cmake --install` (EXCLUDE_FROM_ALL) and named for CPack below.
+install(FILES ${HPAK_GEN_DIR}/gz/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME changelog.Debian.gz
+        COMPONENT deb EXCLUDE_FROM_ALL)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/install_links.cmake.in ${HPAK_GEN_DIR}/install_links.cmake @ONLY)
 install(SCRIPT ${HPAK_GEN_DIR}/install_links.cmake)
 
@@ -87,6 +93,8 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "hpak packs software environments (Python, 
  fresh or dirty (only what changed is touched), verified and garbage
  collected safely while others write.")
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${HPAK_DEB_RELEASE})
+# One package with everything a plain install puts in (component Unspecified) and the changelog (deb).
+set(CPACK_INSTALL_CMAKE_PROJECTS "${CMAKE_BINARY_DIR};hpak;Unspecified;/" "${CMAKE_BINARY_DIR};hpak;deb;/")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)

@@ -83,6 +83,7 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_catalogs{"catalogs", "List (or rm) the named catalogs of a library", setup, run};
+extern const Command cmd_catalogs{"catalogs", "List (or rm) the named catalogs of a library", setup, run, /*hidden=*/false,
+                                  /*positionals=*/"LIB | rm LIB CATALOG..."};
 
 } // namespace hpak::cmd

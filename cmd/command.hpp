@@ -29,6 +29,13 @@ struct Command {
   std::function<void(CLI::App&)> setup;
   std::function<int()> run;
   bool hidden = false; // not in --help, no hpak-<cmd> link, no completion (e.g. `hpak completion`)
+  // For shell completion, when the declared positional arguments do not say
+  // what each one is: their forms, '|'-separated, each a list of LIB (a
+  // library directory), CATALOG (a catalog of the LIB before it), PACK, FILE,
+  // DIR or a literal word; the last may end in "..." (repeats). A form is
+  // offered while the words typed fit it (a literal equal, a LIB a directory).
+  // E.g. "LIB | rm LIB CATALOG..." (cmd/completion.cpp).
+  const char* positionals = nullptr;
 };
 
 const std::vector<const Command*>& commands();

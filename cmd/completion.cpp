@@ -10,9 +10,13 @@
 //     checked as an existing directory): directories; a "library" positional
 //     is remembered so that a later "catalog" positional completes to that
 //     library's catalogs (`hpak catalogs --names LIB`);
+//   - positional "pack": files, remembered so that a -c/--catalog value
+//     completes to that pack's catalogs (`hpak ls --catalogs PACK`);
 //   - a value checked against a set ({a,b}): those words;
 //   - numbers and a few free-text names (name, grace, unused, ...): nothing;
 //   - anything else: file names.
+// A command whose positionals take several forms (`catalogs LIB | catalogs rm
+// LIB NAME...`) says so in its Command::positionals synopsis instead.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -27,8 +31,8 @@ namespace hpak::cmd {
 namespace {
 
 struct Arg {
-  std::string kind;               // file, dir, library, catalog, none, words
-  std::vector<std::string> words; // for kind "words"
+  std::string kind;               // file, dir, library, catalog, pack, pack-catalog, none, words, literal
+  std::vector<std::string> words; // for kind "words"; the word for "literal"
 };
 
 struct Opt {
@@ -40,14 +44,19 @@ struct Opt {
 
 struct Positional {
   std::string name, desc;
-  bool repeats = false;
   Arg value;
+};
+
+// One way to give the positional arguments; the last may repeat.
+struct Form {
+  std::vector<Positional> pos;
+  bool repeats = false;
 };
 
 struct Cmd {
   std::string name, summary;
   std::vector<Opt> opts;
-  std::vector<Positional> pos;
+  std::vector<Form> forms; // one, unless Command::positionals names several
 };
 
 struct Options {
@@ -84,25 +93,65 @@ Arg classify(const std::string& name, const std::string& type, bool positional) 
   a.words = set_words(type);
   if (!a.words.empty()) a.kind = "words";
   else if (positional && name == "library") a.kind = "library";
-  else if (name == "catalog" && positional) a.kind = "catalog";
+  else if (positional && name == "catalog") a.kind = "catalog";
+  else if (positional && name == "pack") a.kind = "pack";
+  else if (!positional && name == "catalog") a.kind = "pack-catalog";
   else if (is_one_of(name, {"library", "lib", "into", "dir", "target", "directory"}) || type.find("DIR") != std::string::npos)
     a.kind = "dir";
   else if (type.find("INT") != std::string::npos || type.find("FLOAT") != std::string::npos ||
            type.find("NUMBER") != std::string::npos ||
-           is_one_of(name, {"name", "catalog", "grace", "unused", "relocate", "object"}))
+           is_one_of(name, {"name", "grace", "unused", "relocate", "object"}))
     a.kind = "none";
   else a.kind = "file";
   return a;
 }
 
+// One word of a Command::positionals synopsis: LIB, CATALOG, PACK, FILE, DIR, or a literal (lower case).
+Positional synopsis_word(const std::string& w, const char* command) {
+  static const std::pair<const char*, const char*> kinds[] = {
+      {"LIB", "library"}, {"CATALOG", "catalog"}, {"PACK", "pack"}, {"FILE", "file"}, {"DIR", "dir"}};
+  for (auto& [word, kind] : kinds)
+    if (w == word) return {w, w, {kind, {}}};
+  if (!w.empty() && std::all_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'z'; })) return {w, w, {"literal", {w}}};
+  throw Error(std::string("command '") + command + "': bad word '" + w + "' in its positionals synopsis");
+}
+
+// The forms of a synopsis such as "LIB | rm LIB CATALOG...".
+std::vector<Form> parse_synopsis(const char* synopsis, const char* command) {
+  std::vector<Form> forms(1);
+  std::string w;
+  auto end_word = [&] {
+    if (w.empty()) return;
+    if (w.size() > 3 && w.ends_with("...")) {
+      forms.back().repeats = true;
+      w.resize(w.size() - 3);
+    } else if (forms.back().repeats) {
+      throw Error(std::string("command '") + command + "': only the last word of a form may repeat");
+    }
+    forms.back().pos.push_back(synopsis_word(w, command));
+    w.clear();
+  };
+  for (const char* c = synopsis; *c; c++) {
+    if (*c == ' ') end_word();
+    else if (*c == '|') {
+      end_word();
+      forms.emplace_back();
+    } else w += *c;
+  }
+  end_word();
+  for (auto& f : forms)
+    if (f.pos.empty()) throw Error(std::string("command '") + command + "': an empty form in its positionals synopsis");
+  return forms;
+}
+
 Cmd describe(const Command& c, const CLI::App& sub) {
-  Cmd cmd{c.name, c.summary, {}, {}};
+  Cmd cmd{c.name, c.summary, {}, {Form{}}};
   for (const CLI::Option* opt : sub.get_options()) {
     std::string type = opt->get_type_name();
     bool many = opt->get_items_expected_max() > 1;
     if (opt->get_positional() && !opt->nonpositional()) {
-      Positional p{opt->get_name(), opt->get_description(), many, classify(opt->get_name(), type, true)};
-      cmd.pos.push_back(p);
+      cmd.forms[0].pos.push_back({opt->get_name(), opt->get_description(), classify(opt->get_name(), type, true)});
+      cmd.forms[0].repeats = many;
       continue;
     }
     Opt x;
@@ -116,6 +165,7 @@ Cmd describe(const Command& c, const CLI::App& sub) {
     if (x.takes_value) x.value = classify(key, type, false);
     cmd.opts.push_back(x);
   }
+  if (c.positionals) cmd.forms = parse_synopsis(c.positionals, c.name);
   return cmd;
 }
 
@@ -135,27 +185,36 @@ std::string join(const std::vector<std::string>& v, const char* sep = " ") {
   return s;
 }
 
-std::string arg_kind(const Arg& a) { return a.kind == "words" ? "words:" + join(a.words, ",") : a.kind; }
+std::string arg_kind(const Arg& a) {
+  if (a.kind == "words") return "words:" + join(a.words, ",");
+  if (a.kind == "literal") return "=" + a.words.at(0);
+  return a.kind;
+}
 
 // ---- bash -------------------------------------------------------------------
 
 const char* kBashBody = R"BASH(
-# _hpak_complete_kind KIND CUR LIBRARY: fills COMPREPLY.
+# _hpak_add_lines CUR COMMAND...: adds to COMPREPLY the lines COMMAND prints that start with CUR.
+_hpak_add_lines() {
+  local cur=$1 w
+  shift
+  while IFS= read -r w; do
+    [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
+  done < <("$@" 2>/dev/null)
+}
+
+# _hpak_complete_kind KIND CUR LIBRARY PACK: adds to COMPREPLY.
 _hpak_complete_kind() {
   local IFS=$'\n' w
   case $1 in
-  file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$2")) ;;
-  dir | library) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$2")) ;;
-  catalog)
-    COMPREPLY=()
-    [ -n "$3" ] || return 0
-    while IFS= read -r w; do
-      [[ $w == "$2"* ]] && COMPREPLY+=("$w")
-    done < <("$_hpak_bin" catalogs --names -- "$3" 2>/dev/null)
-    ;;
-  words:*) w=${1#words:}; COMPREPLY=($(IFS=','; compgen -W "$w" -- "$2")) ;;
-  *) COMPREPLY=() ;;
+  file | pack) compopt -o filenames 2>/dev/null; COMPREPLY+=($(compgen -f -- "$2")) ;;
+  dir | library) compopt -o filenames 2>/dev/null; COMPREPLY+=($(compgen -d -- "$2")) ;;
+  catalog) [ -z "$3" ] || _hpak_add_lines "$2" "$_hpak_bin" catalogs --names -- "$3" ;;
+  pack-catalog) [ -z "$4" ] || _hpak_add_lines "$2" "$_hpak_bin" ls --catalogs -- "$4" ;;
+  =*) w=${1#=}; [[ $w == "$2"* ]] && COMPREPLY+=("$w") ;;
+  words:*) w=${1#words:}; COMPREPLY+=($(IFS=','; compgen -W "$w" -- "$2")) ;;
   esac
+  return 0
 }
 
 # _hpak_value_kind CMD OPTION: prints the kind of OPTION's value; fails for a flag.
@@ -168,9 +227,43 @@ _hpak_value_kind() {
   return 1
 }
 
+# _hpak_kind_at FORM N: sets _hpak_k to the kind of positional N (from 0) in FORM
+# ("KIND KIND ...", the last may end in "..." when it repeats); empty past its end.
+_hpak_kind_at() {
+  local IFS=' '
+  local -a k=($1)
+  local last=${k[${#k[@]}-1]}
+  _hpak_k=
+  if [ "$2" -lt "${#k[@]}" ]; then
+    _hpak_k=${k[$2]%...}
+  elif [[ $last == *... ]]; then
+    _hpak_k=${last%...}
+  fi
+}
+
+# _hpak_fits FORM WORD...: whether the positional WORDs typed fit FORM (a literal
+# equal, a library an existing directory); sets _hpak_lib and _hpak_pack to the
+# words given as the form's library and pack.
+_hpak_fits() {
+  local form=$1 j=0 w ok=0
+  shift
+  _hpak_lib= _hpak_pack=
+  for w; do
+    _hpak_kind_at "$form" $j
+    case $_hpak_k in
+    '') ok=1 ;;
+    =*) [ "$w" = "${_hpak_k#=}" ] || ok=1 ;;
+    library) [ -d "$w" ] || ok=1; _hpak_lib=${_hpak_lib:-$w} ;;
+    pack) _hpak_pack=${_hpak_pack:-$w} ;;
+    esac
+    j=$((j + 1))
+  done
+  return $ok
+}
+
 _hpak() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-  local _hpak_bin=${COMP_WORDS[0]} base=${COMP_WORDS[0]##*/} cmd= i=1 w k
+  local _hpak_bin=${COMP_WORDS[0]} base=${COMP_WORDS[0]##*/} cmd= i=1 w
   COMPREPLY=()
   if [[ $base == hpak-* ]]; then
     cmd=${base#hpak-}
@@ -194,9 +287,9 @@ _hpak() {
     return 0
   fi
   _hpak_spec "$cmd" || { _hpak_complete_kind file "$cur"; return 0; }
-  local -a kinds=($_hpak_pos)
-  local rep=$_hpak_rep opts=$_hpak_opts npos=0 lib= expect= dashdash=
-  # The words before the cursor: skip options and their values, count positionals.
+  local opts=$_hpak_opts forms_spec=$_hpak_forms expect= dashdash= form k _hpak_k _hpak_lib _hpak_pack
+  local -a pos=() forms=()
+  # The words before the cursor: skip options and their values, collect the positionals.
   for ((; i < COMP_CWORD; i++)); do
     w=${COMP_WORDS[i]}
     if [ -n "$expect" ]; then
@@ -209,29 +302,46 @@ _hpak() {
       _hpak_value_kind "$cmd" "$w" >/dev/null && expect=1
       continue
     fi
-    k=${kinds[npos]:-}
-    [ -z "$k" ] && [ "$rep" = 1 ] && k=${kinds[${#kinds[@]}-1]}
-    [ "$k" = library ] && [ -z "$lib" ] && lib=$w
-    npos=$((npos + 1))
+    [[ $w == "~/"* ]] && w=$HOME/${w#"~/"}
+    pos+=("$w")
   done
-  # The value of an option (also as --opt=value).
+  IFS='|' read -ra forms <<<"$forms_spec"
+  # The value of an option (also as --opt=value), with the library and pack of the form the words fit.
   local opt=$prev
   if [ "$prev" = "=" ] && [ "$COMP_CWORD" -ge 2 ]; then opt=${COMP_WORDS[COMP_CWORD-2]}; fi
   if [ "$cur" = "=" ]; then opt=$prev; cur=; fi
   if [ -n "$expect" ] && k=$(_hpak_value_kind "$cmd" "$opt"); then
-    _hpak_complete_kind "$k" "$cur" "$lib"
+    for form in "${forms[@]}"; do
+      _hpak_fits "$form" "${pos[@]}" || [ ${#forms[@]} -eq 1 ] && break
+      _hpak_lib= _hpak_pack=
+    done
+    _hpak_complete_kind "$k" "$cur" "$_hpak_lib" "$_hpak_pack"
     return 0
   fi
   if [ -z "$dashdash" ] && [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     return 0
   fi
-  k=${kinds[npos]:-}
-  [ -z "$k" ] && [ "$rep" = 1 ] && k=${kinds[${#kinds[@]}-1]}
-  _hpak_complete_kind "${k:-none}" "$cur" "$lib"
+  # The next positional, in every form the words typed fit (the only form is taken as it is).
+  for form in "${forms[@]}"; do
+    _hpak_fits "$form" "${pos[@]}" || [ ${#forms[@]} -eq 1 ] || continue
+    _hpak_kind_at "$form" ${#pos[@]}
+    _hpak_complete_kind "${_hpak_k:-none}" "$cur" "$_hpak_lib" "$_hpak_pack"
+  done
+  if [ ${#forms[@]} -gt 1 ] && [ ${#COMPREPLY[@]} -gt 1 ]; then
+    mapfile -t COMPREPLY < <(printf '%s\n' "${COMPREPLY[@]}" | awk '!seen[$0]++')
+  fi
   return 0
 }
 )BASH";
+
+// A form for bash and zsh: the kinds of its positionals, space-separated, the last followed by "..." when it repeats.
+std::string form_kinds(const Form& f) {
+  std::vector<std::string> kinds;
+  for (auto& p : f.pos) kinds.push_back(arg_kind(p.value));
+  if (f.repeats && !kinds.empty()) kinds.back() += "...";
+  return join(kinds);
+}
 
 void print_bash(const CLI::App& root, const std::vector<Cmd>& cmds) {
   printf("# bash completion for hpak                                  -*- shell-script -*-\n");
@@ -247,19 +357,19 @@ void print_bash(const CLI::App& root, const std::vector<Cmd>& cmds) {
   }
   printf("_hpak_cmds='%s'\n_hpak_global='%s'\n\n", join(names).c_str(), join(global).c_str());
   printf("# _hpak_spec CMD: sets _hpak_opts (every option), _hpak_vals (OPTION=KIND for those taking a\n"
-         "# value), _hpak_pos (the kind of each positional argument), _hpak_rep (1: the last repeats).\n");
+         "# value), _hpak_forms (the forms of the positional arguments, '|'-separated: the kind of each\n"
+         "# positional (=WORD: that word), the last followed by \"...\" when it repeats).\n");
   printf("_hpak_spec() {\n  case $1 in\n");
   for (auto& c : cmds) {
-    std::vector<std::string> opts, vals, pos;
+    std::vector<std::string> opts, vals, forms;
     for (auto& x : c.opts)
       for (auto& n : x.names) {
         opts.push_back(n);
         if (x.takes_value) vals.push_back(n + "=" + arg_kind(x.value));
       }
-    for (auto& p : c.pos) pos.push_back(arg_kind(p.value));
-    bool rep = !c.pos.empty() && c.pos.back().repeats;
-    printf("  %s) _hpak_opts='%s' _hpak_vals='%s' _hpak_pos='%s' _hpak_rep=%d ;;\n", c.name.c_str(), join(opts).c_str(),
-           join(vals).c_str(), join(pos).c_str(), rep ? 1 : 0);
+    for (auto& f : c.forms) forms.push_back(form_kinds(f));
+    printf("  %s) _hpak_opts='%s' _hpak_vals='%s' _hpak_forms='%s' ;;\n", c.name.c_str(), join(opts).c_str(), join(vals).c_str(),
+           join(forms, "|").c_str());
   }
   printf("  *) return 1 ;;\n  esac\n}\n");
   fputs(kBashBody, stdout);
@@ -279,48 +389,127 @@ std::string zsh_desc(const std::string& s) {
   return out;
 }
 
-std::string zsh_action(const Arg& a, int library_index) {
-  if (a.kind == "file") return "_files";
+// The action of an argument; library_index and pack_index: the positions of the
+// command's library and pack positionals (from 1; 0: none).
+std::string zsh_action(const Arg& a, int library_index, int pack_index) {
+  if (a.kind == "file" || a.kind == "pack") return "_files";
   if (a.kind == "dir" || a.kind == "library") return "_files -/";
   if (a.kind == "catalog") return library_index ? "_hpak_catalog_names " + std::to_string(library_index) : " ";
+  if (a.kind == "pack-catalog") return pack_index ? "_hpak_pack_catalogs " + std::to_string(pack_index) : " ";
   if (a.kind == "words") return "(" + join(a.words) + ")";
   return " ";
 }
 
+int position_of(const Form& f, const char* kind) {
+  for (size_t i = 0; i < f.pos.size(); i++)
+    if (f.pos[i].value.kind == kind) return int(i) + 1;
+  return 0;
+}
+
 void print_zsh_cmd(const Cmd& c) {
   printf("\n_hpak_cmd_%s() {\n  _arguments -s -S \\\n", c.name.c_str());
-  int library_index = 0;
-  for (size_t i = 0; i < c.pos.size(); i++)
-    if (c.pos[i].value.kind == "library" && !library_index) library_index = int(i) + 1;
+  // With one form, a spec per positional; with several, _hpak_forms picks the forms that fit.
+  const Form* one = c.forms.size() == 1 ? &c.forms[0] : nullptr;
+  int library_index = one ? position_of(*one, "library") : 0, pack_index = one ? position_of(*one, "pack") : 0;
   for (auto& x : c.opts) {
     std::string excl = x.names.size() > 1 && !x.repeats ? "(" + join(x.names) + ")" : "";
     for (auto& n : x.names) {
       std::string spec = (x.repeats ? "*" : excl) + n + "[" + zsh_desc(x.desc) + "]";
-      if (x.takes_value) spec += ":" + zsh_desc(n.substr(n.find_first_not_of('-'))) + ":" + zsh_action(x.value, library_index);
+      if (x.takes_value)
+        spec += ":" + zsh_desc(n.substr(n.find_first_not_of('-'))) + ":" + zsh_action(x.value, library_index, pack_index);
       printf("    '%s' \\\n", spec.c_str());
     }
   }
-  for (size_t i = 0; i < c.pos.size(); i++) {
-    auto& p = c.pos[i];
-    std::string spec = (p.repeats ? "*:" : ":") + zsh_desc(p.name) + ":" + zsh_action(p.value, library_index);
-    printf("    '%s' \\\n", spec.c_str());
+  if (one) {
+    for (size_t i = 0; i < one->pos.size(); i++) {
+      auto& p = one->pos[i];
+      bool repeats = one->repeats && i + 1 == one->pos.size();
+      std::string spec = (repeats ? "*:" : ":") + zsh_desc(p.name) + ":" + zsh_action(p.value, library_index, pack_index);
+      printf("    '%s' \\\n", spec.c_str());
+    }
+  } else {
+    std::vector<std::string> forms;
+    for (auto& f : c.forms) forms.push_back(form_kinds(f));
+    printf("    '*:argument:_hpak_forms \"%s\"' \\\n", join(forms, "|").c_str());
   }
   printf("    && return 0\n  return 1\n}\n");
 }
+
+// Helpers of the zsh script. _arguments calls an action with its compadd
+// options first: the action's own argument is the last.
+const char* kZshHelpers = R"ZSH(
+# _hpak_lines OPTION... COMMAND: adds the lines the command (a string, run by
+# eval) prints as matches, with compadd's OPTIONs.
+_hpak_lines() {
+  local -a names
+  names=(${(f)"$(eval "${@[-1]}" 2>/dev/null)"})
+  compadd "${@[1,-2]}" -a names
+}
+
+# _hpak_catalog_names OPTION... N: the catalogs of the library given as positional argument N.
+_hpak_catalog_names() {
+  local lib=${(Q)line[${@[-1]}]}
+  [[ -n $lib ]] || return 1
+  _hpak_lines "${@[1,-2]}" '${_hpak_bin:-hpak} catalogs --names -- ${lib/#\~/$HOME}'
+}
+
+# _hpak_pack_catalogs OPTION... N: the catalogs of the pack given as positional argument N.
+_hpak_pack_catalogs() {
+  local pack=${(Q)line[${@[-1]}]}
+  [[ -n $pack ]] || return 1
+  _hpak_lines "${@[1,-2]}" '${_hpak_bin:-hpak} ls --catalogs -- ${pack/#\~/$HOME}'
+}
+
+# _hpak_forms OPTION... FORMS: the next positional argument in each form of
+# FORMS ('|'-separated; each the kinds of its positionals, =WORD for a word, the
+# last followed by ... when it repeats) that the positionals typed before fit:
+# a word equal, a library an existing directory.
+_hpak_forms() {
+  local -a opts forms kinds typed want
+  local form kind lib w
+  integer i fits ret=1
+  opts=("${@[1,-2]}") forms=(${(s:|:)${@[-1]}}) typed=("${(@Q)line[1,-2]}")
+  for form in $forms; do
+    kinds=(${=form}) fits=1 lib=
+    for (( i = 1; i <= $#typed + 1; i++ )); do
+      kind=${kinds[i]:-}
+      [[ -z $kind && $kinds[-1] == *... ]] && kind=$kinds[-1]
+      kind=${kind%...}
+      (( i > $#typed )) && break
+      w=${typed[i]/#\~/$HOME}
+      case $kind in
+      '') fits=0 ;;
+      '='*) [[ $w == ${kind#=} ]] || fits=0 ;;
+      library) [[ -d $w ]] || fits=0; [[ -n $lib ]] || lib=$w ;;
+      esac
+    done
+    (( fits )) && [[ -n $kind ]] || continue
+    case $kind in
+    file | pack) want+=(file) ;;
+    dir | library) want+=(dir) ;;
+    catalog) [[ -n $lib ]] && want+=("catalog:$lib") ;;
+    '='*) want+=("$kind") ;;
+    esac
+  done
+  (( ${want[(I)file]} )) && want=(${want:#dir}) # files include directories
+  for w in ${(u)want}; do
+    case $w in
+    file) _files "${opts[@]}" && ret=0 ;;
+    dir) _files "${opts[@]}" -/ && ret=0 ;;
+    catalog:*) lib=${w#catalog:}; _hpak_lines "${opts[@]}" '${_hpak_bin:-hpak} catalogs --names -- $lib' && ret=0 ;;
+    '='*) compadd "${opts[@]}" -- ${w#=} && ret=0 ;;
+    esac
+  done
+  return ret
+}
+)ZSH";
 
 void print_zsh(const CLI::App& root, const std::vector<Cmd>& cmds) {
   std::vector<std::string> links;
   for (auto& c : cmds) links.push_back("hpak-" + c.name);
   printf("#compdef hpak %s\n", join(links).c_str());
   printf("# zsh completion for hpak. Generated by 'hpak completion zsh' from hpak's command table: do not edit.\n");
-  printf("\n# _hpak_catalog_names N: the catalogs of the library given as positional argument N.\n"
-         "_hpak_catalog_names() {\n"
-         "  local lib=${(Q)line[$1]}\n"
-         "  [[ -n $lib ]] || return 1\n"
-         "  local -a names\n"
-         "  names=(${(f)\"$(${_hpak_bin:-hpak} catalogs --names -- $lib 2>/dev/null)\"})\n"
-         "  compadd -a names\n"
-         "}\n");
+  fputs(kZshHelpers, stdout);
   for (auto& c : cmds) print_zsh_cmd(c);
   printf("\n_hpak() {\n  local curcontext=$curcontext state line ret=1 _hpak_bin=hpak\n");
   printf("  # The hpak to ask for catalogs: the one typed (or the one beside the hpak-<cmd> link typed), else PATH's.\n"

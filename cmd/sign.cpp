@@ -37,6 +37,7 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_sign{"sign", "Sign a pack file or a library name (SSHSIG, checkable with ssh-keygen)", setup, run};
+extern const Command cmd_sign{"sign", "Sign a pack file or a library name (SSHSIG, checkable with ssh-keygen)", setup, run,
+                              /*hidden=*/false, /*positionals=*/"PACK | LIB CATALOG"};
 
 } // namespace hpak::cmd

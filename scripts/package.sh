@@ -6,14 +6,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build}
 bash "$root/scripts/setup.sh"
+command -v lintian >/dev/null || { echo "package: lintian is not installed (scripts/setup.sh installs it), so the package cannot be checked" >&2; exit 1; }
 cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$dir" hpak hpak_install_files >/dev/null
 (cd "$dir" && cpack -G DEB >/dev/null)
 deb=$(ls "$dir"/hpak_*.deb)
-if command -v lintian >/dev/null; then
-  out=$(lintian --tag-display-limit 0 "$deb" 2>&1 || true)
-  [ -z "$out" ] || echo "$out"
-  if grep -q '^E: ' <<<"$out"; then echo "package: lintian reports errors" >&2; exit 1; fi
-fi
+# lintian exits 2 when it reports an error, 1 when it failed to run.
+rc=0
+lintian --fail-on error --tag-display-limit 0 "$deb" || rc=$?
+case $rc in
+0) ;;
+2) echo "package: lintian reports errors in $deb" >&2; exit 1 ;;
+*) echo "package: lintian did not run (exit $rc)" >&2; exit 1 ;;
+esac
 echo "built $deb"
 echo "install it with: sudo apt install $deb"

@@ -2,18 +2,37 @@
 # (sourced, not run):   . "$(dirname "$0")/cli_lib.sh" "$@"
 #   $1 = the hpak binary, $2 = the source root.
 # Gives: $hpak, $src_root, $work (a temp dir removed on success, kept on
-# failure), fail, run (rc + captured output), checks for one-line errors and
+# failure), need_tool (a tool missing: skip, or fail under CI), fail, run (rc + captured output), checks for one-line errors and
 # crashes, and make_tree (a generated tree like a small Python env).
 set -euo pipefail
 export LC_ALL=C
 hpak=$(realpath "${1:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
 src_root=$(realpath "${2:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
 test_name=$(basename "$0" .sh)
-command -v python3 >/dev/null || { echo "$test_name: skipped: python3 is not installed"; exit 125; }
+
+# need_tool NAME [PART]: succeeds when the command NAME is installed. When it is
+# not: under CI (CI=true, set by .ci/run and by CI services) the test fails, a
+# tool scripts/setup.sh installs being missing; otherwise it says so and skips
+# the whole test (exit 125), or with PART (what is left out) only that part
+# (returns 1).
+need_tool() {
+  command -v "$1" >/dev/null && return 0
+  if [ "${CI:-}" = true ]; then
+    echo "FAIL: $1 is not installed (CI=true: a missing tool fails the test; scripts/setup.sh installs it)"
+    exit 1
+  fi
+  if [ $# -ge 2 ]; then
+    echo "$test_name: $2 left out: $1 is not installed (scripts/setup.sh installs it)"
+    return 1
+  fi
+  echo "$test_name: skipped: $1 is not installed (scripts/setup.sh installs it)"
+  exit 125
+}
+need_tool python3
 work=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/hpak-$test_name-XXXXXX")")
 cli_cleanup() {
   local status=$?
-  if [ "$status" -eq 0 ]; then
+  if [ "$status" -eq 0 ] || [ "$status" -eq 125 ]; then # passed or skipped
     chmod -R u+rwx "$work" 2>/dev/null || true
     rm -rf "$work"
   else

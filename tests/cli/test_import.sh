@@ -8,7 +8,7 @@
 # ctest runs: bash test_import.sh <hpak-binary> <source-root>.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 gen="$src_root/tests/tools/make_rcc_hololib.py"
-command -v zstd >/dev/null || { echo "$test_name: skipped: zstd is not installed"; exit 125; }
+need_tool zstd
 
 # The space the environment was "lifted" from, and restore targets of other lengths.
 space=$work/holotree/h1a2b3c4_5d6e7f8a9b0c1dt

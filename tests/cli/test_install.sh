@@ -2,12 +2,15 @@
 # `cmake --install` into a DESTDIR: bin/hpak and an hpak-<cmd> link for every
 # command `hpak --help` lists, every man page gzipped under share/man/manN,
 # the bash and zsh completion (identical to what `hpak completion` prints now),
-# the copyright file; nothing outside the prefix; the installed binary and a
-# link run, and `man -l` renders an installed page.
+# the copyright file and no Debian changelog (only the .deb has one); nothing
+# outside the prefix; the installed binary and a link run, and `man -l` renders
+# an installed page (man missing: skipped, or a failure under CI=true). The
+# links' script also with absolute CMAKE_INSTALL_BINDIR and DATADIR.
 #   $1 = hpak binary (its directory is the build directory), $2 = source root
 . "$(dirname "$0")/cli_lib.sh" "$@"
 build=$(dirname "$hpak")
 [ -f "$build/cmake_install.cmake" ] || { echo "$test_name: skipped: '$build' is not a CMake build directory"; exit 125; }
+need_tool man
 
 # The generated files (completion, gzipped pages) are part of `all`; build them if missing.
 cmake --build "$build" --target hpak_install_files >"$work/build.log" 2>&1 || fail "building hpak_install_files: $(tail -20 "$work/build.log")"
@@ -46,12 +49,30 @@ for page in "$src_root"/man/*.[157]; do
   [ -f "$gz" ] || fail "no man page $gz"
   cmp -s <(gzip -dc "$gz") "$page" || fail "$gz is not $page"
 done
-if command -v man >/dev/null; then
-  MANWIDTH=80 man -l "$p/share/man/man1/hpak-restore.1.gz" 2>"$work/man.err" | grep -q "hpak-restore" ||
-    fail "man -l on the installed hpak-restore.1.gz: $(cat "$work/man.err")"
-fi
+MANWIDTH=80 man -l "$p/share/man/man1/hpak-restore.1.gz" 2>"$work/man.err" | grep -q "hpak-restore" ||
+  fail "man -l on the installed hpak-restore.1.gz: $(cat "$work/man.err")"
 
 cmp -s "$p/share/bash-completion/completions/hpak" <("$hpak" completion bash) || fail "installed bash completion differs from 'hpak completion bash'"
 cmp -s "$p/share/zsh/vendor-completions/_hpak" <("$hpak" completion zsh) || fail "installed zsh completion differs from 'hpak completion zsh'"
 grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$p/share/doc/hpak/copyright" || fail "no copyright file"
+[ "$(ls "$p/share/doc/hpak")" = copyright ] || fail "share/doc/hpak holds more than the copyright file: $(ls "$p/share/doc/hpak")"
 echo "ok: installed $(find "$p" -type f | wc -l) files and $(find "$p" -type l | wc -l) links under DESTDIR/opt/hp"
+
+# The links' install script with absolute bin and data directories (GNUInstallDirs allows both):
+# the links go there under DESTDIR, not under the prefix.
+cat >"$work/links.cmake" <<EOF
+set(HPAK_GEN_DIR "$build/generated")
+set(CMAKE_INSTALL_BINDIR "/abs/bin")
+set(CMAKE_INSTALL_DATADIR "/abs/data")
+configure_file("$src_root/cmake/install_links.cmake.in" "$work/install_links.cmake" @ONLY)
+set(CMAKE_INSTALL_PREFIX /opt/hp)
+include("$work/install_links.cmake")
+EOF
+mkdir -p "$work/dest2/abs/bin" "$work/dest2/abs/data/bash-completion/completions"
+DESTDIR="$work/dest2" cmake -P "$work/links.cmake" >"$work/links.log" 2>&1 || fail "install_links.cmake with absolute directories: $(cat "$work/links.log")"
+for c in $cmds; do
+  [ "$(readlink "$work/dest2/abs/bin/hpak-$c")" = hpak ] || fail "absolute BINDIR: no abs/bin/hpak-$c"
+  [ "$(readlink "$work/dest2/abs/data/bash-completion/completions/hpak-$c")" = hpak ] || fail "absolute DATADIR: no completion link for hpak-$c"
+done
+[ ! -e "$work/dest2/opt" ] || fail "with absolute directories, links were made under the prefix: $(find "$work/dest2/opt")"
+echo "ok: the links' script honours absolute CMAKE_INSTALL_BINDIR and CMAKE_INSTALL_DATADIR"

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Progress on a terminal: each long operation (pack into a library, pack to a
 # file, unpack, restore fresh and dirty, verify of a pack and of a library,
-# gc) run with stderr on a pseudo-terminal draws "\r<phase>: done/total (n%)"
+# gc --dry-run and a real gc, import of an rcc hololib, publish, fetch from
+# nginx) run with stderr on a pseudo-terminal draws "\r<phase>: done/total (n%)"
 # lines and erases them before its summary; the same run with stderr not a
 # terminal, or with -q on the terminal, draws nothing (its stderr is empty).
+# nginx missing: fetch is left out (a failure under CI=true).
 #   $1 = hpak binary, $2 = source root
 . "$(dirname "$0")/cli_lib.sh" "$@"
+. "$(dirname "$0")/remote_helpers.sh"
+trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT
 
 # on_tty OUT ARGS...: runs hpak with stderr on a pty (stdout to OUT.stdout);
 # what it wrote on the pty goes to OUT.tty; the status is the run's.
@@ -81,10 +85,34 @@ check restore-dirty scan restore "$work/lib" env-tty "$work/dirty-@N@"
 grep -q "(dirty)" "$work/restore-dirty.tty.stdout" || fail "restore-dirty was not dirty: $(cat "$work/restore-dirty.tty.stdout")"
 grep -aqE $'\r'"write: [0-9]+/[0-9]+" "$work/restore-dirty.tty.tty" || fail "restore-dirty: no 'write' progress"
 # gc: drop catalogs so that packs hold garbage and are rewritten (--grace 0: nothing else writes).
-check gc mark gc --grace 0 --dry-run "$work/lib"
-"$hpak" catalogs rm "$work/lib" env-pipe env-quiet other >/dev/null
-on_tty "$work/gc-real" gc --grace 0 "$work/lib" || fail "gc on a tty: exit $?"
-for phase in mark scan repack; do
-  grep -aqE $'\r'"$phase: [0-9]+/[0-9]+" "$work/gc-real.tty" || fail "gc: no '$phase' progress: $(cat -v "$work/gc-real.tty" | head -c 1000)"
+check gc-dry-run mark gc --grace 0 --dry-run "$work/lib"
+# A real gc, in a library of its own per run: "env3" is "other" with some files changed, so once "other"
+# is dropped its pack is partly garbage (rewritten) and the pack of "other-gone" all garbage (deleted).
+cp -a "$work/env2" "$work/env3"
+find "$work/env3" -name 'm1*.py' -exec sh -c 'echo changed >>"$1"' sh {} \;
+for mode in tty pipe quiet; do
+  "$hpak" -q init "$work/gclib-$mode" >/dev/null
+  "$hpak" -q pack "$work/env2" --into "$work/gclib-$mode" --name other >/dev/null
+  "$hpak" -q pack "$work/env3" --into "$work/gclib-$mode" --name env3 >/dev/null
+  "$hpak" -q pack "$work/env" --into "$work/gclib-$mode" --name other-gone >/dev/null
+  "$hpak" -q catalogs rm "$work/gclib-$mode" other other-gone >/dev/null
 done
+check gc repack gc --grace 0 "$work/gclib-@N@"
+for phase in mark scan; do
+  grep -aqE $'\r'"$phase: [0-9]+/[0-9]+" "$work/gc.tty.tty" || fail "gc: no '$phase' progress: $(cat -v "$work/gc.tty.tty" | head -c 1000)"
+done
+grep -q "^rewrite " "$work/gc.tty.stdout" && grep -q "^delete " "$work/gc.tty.stdout" ||
+  fail "gc did not both rewrite and delete a pack: $(cat "$work/gc.tty.stdout")"
 echo "ok: gc draws mark, scan and repack"
+
+# import: an rcc hololib (tests/tools/make_rcc_hololib.py) into a library of its own per run.
+python3 "$src_root/tests/tools/make_rcc_hololib.py" tree "$work/holotree/h1a2b3c4_5d6e7f8a9b0c1dt"
+python3 "$src_root/tests/tools/make_rcc_hololib.py" lift "$work/holotree/h1a2b3c4_5d6e7f8a9b0c1dt" "$work/hololib" >/dev/null
+check import import import "$work/implib-@N@" "$work/hololib"
+
+# publish into a directory, then fetch it from nginx into a cache library of its own per run.
+check publish publish publish "$work/lib" "$work/www/pub-@N@"
+if need_tool nginx "fetch (from nginx)" && need_tool curl "fetch (from nginx)"; then
+  start_nginx "$work/www" "$work/nginx" || fail "nginx did not start"
+  check fetch fetch fetch "http://127.0.0.1:$nginx_port/pub-tty" env-tty --into "$work/cache-@N@"
+fi

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/cli_lib.sh" "$@"
 . "$(dirname "$0")/remote_helpers.sh"
 for tool in nginx curl openssl; do
-  command -v "$tool" >/dev/null || { echo "$test_name: skipped: $tool is not installed"; exit 125; }
+  need_tool "$tool"
 done
 nginx -V 2>&1 | grep -q -- --with-http_v2_module || { echo "$test_name: skipped: nginx has no http2 module"; exit 125; }
 trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/cli_lib.sh" "$@"
 . "$(dirname "$0")/remote_helpers.sh"
 for tool in nginx curl; do
-  command -v "$tool" >/dev/null || { echo "$test_name: skipped: $tool is not installed"; exit 125; }
+  need_tool "$tool"
 done
 trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT
 

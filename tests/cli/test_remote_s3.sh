@@ -7,9 +7,9 @@
 . "$(dirname "$0")/cli_lib.sh" "$@"
 . "$(dirname "$0")/remote_helpers.sh"
 modules=${HPAK_S3RVER_MODULES:-$src_root/.cache/s3rver/node_modules}
-command -v node >/dev/null || { echo "$test_name: skipped: node is not installed"; exit 125; }
+need_tool node
 [ -d "$modules/@20minutes/s3rver" ] || { echo "$test_name: skipped: $modules/@20minutes/s3rver missing (run scripts/setup.sh)"; exit 125; }
-command -v ssh-keygen >/dev/null || { echo "$test_name: skipped: ssh-keygen is not installed"; exit 125; }
+need_tool ssh-keygen
 trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT
 export XDG_STATE_HOME=$work/state XDG_CACHE_HOME=$work/cache
 unset AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SESSION_TOKEN AWS_DEFAULT_REGION AWS_PROFILE

@@ -6,7 +6,7 @@
 # naming the signer or key. Keys are real: `ssh-keygen -t ed25519 -N ''`.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 
-command -v ssh-keygen >/dev/null || { echo "$test_name: skipped: ssh-keygen (openssh-client) is not installed"; exit 125; }
+need_tool ssh-keygen
 export XDG_STATE_HOME=$work/state XDG_CACHE_HOME=$work/cache
 
 keygen() { ssh-keygen -q -t ed25519 -N '' -C "$1" -f "$work/$1" || fail "ssh-keygen failed"; }

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/cli_lib.sh" "$@"
 
 for tool in ssh-keygen ssh-agent ssh-add setsid; do
-  command -v "$tool" >/dev/null || { echo "$test_name: skipped: no $tool (openssh-client)"; exit 125; }
+  need_tool "$tool"
 done
 real_keygen=$(command -v ssh-keygen)
 export XDG_STATE_HOME=$work/state XDG_CACHE_HOME=$work/cache
