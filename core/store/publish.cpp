@@ -47,11 +47,11 @@ int64_t file_size(const std::string& path) {
 
 // fsync of a file found already published (by another writer, or left over
 // by one killed before its own fsync or run with HPAK_FSYNC=0) before it is
-// relied on.
+// relied on. Gone meanwhile (a gc swept it): nothing to sync; the add's check
+// of its objects under the publish lock finds them missing and writes them.
 void sync_existing(const std::string& path) {
   if (!fsync_enabled()) return;
-  Fd fd = open_regular(path, Follow::NoLinks);
-  sync_fd(fd.get(), path);
+  if (Fd fd = open_regular_if_exists(path, Follow::NoLinks)) sync_fd(fd.get(), path);
 }
 
 // Links the temp pack in under `final_pack`; true if this call created the
