@@ -61,7 +61,9 @@ int run() {
   // Test hooks for crash-consistency and race tests: HPAK_TEST_GC_KILL_AT=STEP
   // makes gc SIGKILL itself right after that step, HPAK_TEST_GC_STOP_AT=STEP
   // stops it (SIGSTOP) there until the test continues it. Steps: published,
-  // condemned, deleted, sweep (orphan packs chosen, before they are removed).
+  // condemned, deleted, sweep (orphan packs chosen, before they are removed),
+  // orphan-condemned (an orphan pack condemned, before its index is looked
+  // for again).
   const char* kill_at = getenv("HPAK_TEST_GC_KILL_AT");
   const char* stop_at = getenv("HPAK_TEST_GC_STOP_AT");
   if (kill_at || stop_at) {

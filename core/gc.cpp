@@ -392,12 +392,13 @@ bool has_index(const std::string& pack) {
 // Orphan packs, condemned under the exclusive publish lock and checked again:
 // one whose index appeared meanwhile is put back. Deleted after the lock is
 // released; counted in tmp_removed.
-void remove_orphans(const Library& lib, const std::vector<std::string>& orphans, GcResult& res) {
+void remove_orphans(const Library& lib, const std::vector<std::string>& orphans, const GcOptions& opts, GcResult& res) {
   std::vector<std::string> condemned_orphans;
   {
     store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
     for (auto& p : orphans) {
       if (has_index(p) || !store::condemn_orphan(p)) continue;
+      step(opts, "orphan-condemned");
       if (has_index(p)) { // published between the check and the rename: a pack again
         try {
           store::uncondemn_orphan(p);
@@ -455,7 +456,7 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
   step(opts, "sweep");
   if (orphans.empty()) return;
   if (opts.dry_run) res.tmp_removed += orphans.size();
-  else remove_orphans(lib, orphans, res);
+  else remove_orphans(lib, orphans, opts, res);
 }
 
 GcPlanOptions plan_options(const GcOptions& opts) {

@@ -36,8 +36,10 @@
 //     the exclusive publish lock, re-checked (an identical re-add may have
 //     published their index meanwhile: then they are renamed back), and
 //     deleted after it is released.
-// Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS, gc,
-// repair and adds refuse to run (restores need no lock).
+// Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS, or
+// where its locks are local to the host (NFS with nolock or local_lock, unless
+// HPAK_SINGLE_HOST=1; core/store/lock_scope.hpp), gc, repair and adds refuse
+// to run (restores need no lock).
 // gc() runs the steps as passes of core/gc.cpp, each named for its step:
 // GcLock (1), recover_interrupted (2), roots (3: drop_unused, mark),
 // describe_packs then plan_gc (4 and 5's choice: a pure function of the
@@ -65,7 +67,8 @@ struct GcOptions {
   bool upgrade = false; // also rewrite every (old enough) pack of format version 1 as version 2
   unsigned threads = 0;
   Progress progress;
-  // Test hook: called with a step name ("published", "condemned", "deleted").
+  // Test hook: called with a step name ("published", "condemned", "deleted",
+  // "sweep", "orphan-condemned"; cmd/gc.cpp).
   std::function<void(const char*)> on_step;
 };
 

@@ -171,15 +171,17 @@ void add_unsalvaged(const Damaged& d, const IndexView& scanned, const DigestSet&
   }
 }
 
-// The damaged pack (and its index) out of packs/, into LIB/damaged/.
+// The damaged pack out of packs/, into LIB/damaged/, then its index removed:
+// a crash in between leaves an index without its pack (readers skip it,
+// verify notes it), never a damaged pack without an index, which no later
+// repair would look at and every verify would fail on.
 void move_to_damaged(Library& lib, const PackReader& pack, RepairResult& res) {
   const std::string dmg = lib.layout().damaged_dir();
   if (mkdir(dmg.c_str(), lib.shared() ? 02775 : 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
   if (lib.shared()) chmod(dmg.c_str(), 02775);
-  std::string idx = index_path_for(pack.path());
-  unlink(idx.c_str());
   std::string dest = dmg + "/" + base_name(pack.path());
   if (rename(pack.path().c_str(), dest.c_str()) != 0) throw_errno("unable to move '" + pack.path() + "' to '" + dest + "'");
+  unlink(index_path_for(pack.path()).c_str());
   res.moved.push_back(dest);
 }
 

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "core/store/lock_scope.hpp"
 #include "core/util/diag.hpp"
 #include "core/util/error.hpp"
 
@@ -128,6 +129,7 @@ std::string flock_holder(int fd) {
 void check_locks_work(const Layout& layout, bool shared_library) {
   const std::string p = layout.publish_lock();
   Fd fd = open_lock_file(p, shared_library, /*read_only_ok=*/true);
+  refuse_host_local_locks(fd.get(), layout.root());
   if (flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
   if (locks_unsupported(errno)) throw_lock_error(p, errno);
 }
@@ -135,6 +137,7 @@ void check_locks_work(const Layout& layout, bool shared_library) {
 GcLock::GcLock(const Layout& layout, bool shared_library) {
   const std::string p = layout.gc_lock();
   fd_ = open_lock_file(p, shared_library, /*read_only_ok=*/false);
+  refuse_host_local_locks(fd_.get(), layout.root());
   if (!try_flock(fd_.get(), LOCK_EX, p)) {
     std::string holder = describe_gc_holder(fd_.get(), p);
     throw Error("another gc or repair is running on '" + layout.root() + "'" + (holder.empty() ? "" : " (" + holder + ")"));
@@ -145,6 +148,7 @@ GcLock::GcLock(const Layout& layout, bool shared_library) {
 PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusive) {
   const std::string p = layout.publish_lock();
   fd_ = open_lock_file(p, shared_library, /*read_only_ok=*/true);
+  refuse_host_local_locks(fd_.get(), layout.root());
   if (try_flock(fd_.get(), exclusive ? LOCK_EX : LOCK_SH, p)) return;
   report_wait(fd_.get(), p, exclusive ? "exclusive" : "shared");
   const auto since = std::chrono::steady_clock::now();

@@ -2,10 +2,13 @@
 // lock files held open as an Fd; the kernel releases them when the holder
 // exits, however it exits. What each lock protects: core/gc.hpp (protocol).
 //
-// Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS (NFS
-// mounted with nolock, some FUSE and network file systems), every lock here
-// throws a one-line Error saying so: adds, gc and repair refuse to run rather
-// than run unprotected (restores need no lock).
+// Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS (some
+// FUSE and network file systems), every lock here throws a one-line Error
+// saying so: adds, gc and repair refuse to run rather than run unprotected
+// (restores need no lock). On NFS mounted with nolock, local_lock=flock or
+// local_lock=all, flock succeeds but excludes only this host's processes:
+// every lock here refuses such a library too, unless HPAK_SINGLE_HOST=1
+// (core/store/lock_scope.hpp).
 //
 // A wait for a lock someone else holds is reported through core/util/diag.hpp
 // (debug) with the holder, when /proc/locks names it.

@@ -25,8 +25,17 @@ std::string marker_text(const Marker& m) {
   return std::string(kMarkerLine) + "\n" + (m.shared ? "shared\n" : "") + (m.level >= 0 ? "level " + std::to_string(m.level) + "\n" : "");
 }
 
-void make_dir(const std::string& p, mode_t mode) {
-  if (mkdir(p.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create '" + p + "'");
+// True if this call created the folder.
+bool make_dir(const std::string& p, mode_t mode) {
+  if (mkdir(p.c_str(), mode) == 0) return true;
+  if (errno != EEXIST) throw_errno("unable to create '" + p + "'");
+  return false;
+}
+
+// The folder holding `dir` ("lib/" is in ".", like "lib").
+std::string parent_dir(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir_name(dir);
 }
 
 // Size of a regular file, or -1 if there is none.
@@ -34,6 +43,15 @@ int64_t file_size(const std::string& path) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   return int64_t(st.st_size);
+}
+
+// fsync of a file found already published (by another writer, or left over
+// by one killed before its own fsync or run with HPAK_FSYNC=0) before it is
+// relied on. Gone meanwhile (a gc swept it): nothing to sync; the add's check
+// of its objects under the publish lock finds them missing and writes them.
+void sync_existing(const std::string& path) {
+  if (!fsync_enabled()) return;
+  if (Fd fd = open_regular_if_exists(path, Follow::NoLinks)) sync_fd(fd.get(), path);
 }
 
 // Links the temp pack in under `final_pack`; true if this call created the
@@ -83,13 +101,18 @@ Marker read_marker(const Layout& layout) {
 
 void create_dirs(const Layout& layout, bool shared) {
   const mode_t dmode = shared ? 02775 : 0755;
-  make_dir(layout.root(), dmode);
+  const bool root_created = make_dir(layout.root(), dmode);
+  bool sub_created = false;
   for (const char* sub : kLibrarySubdirs) {
     std::string p = layout.subdir(sub);
-    make_dir(p, dmode);
+    sub_created |= make_dir(p, dmode);
     if (shared) chmod(p.c_str(), dmode); // setgid + group-writable regardless of umask
   }
   if (shared) chmod(layout.root().c_str(), dmode);
+  // Durability: the new folders' entries, then the library's own entry in
+  // its parent (a power loss must not take back a library init reported).
+  if (sub_created) sync_dir(layout.root());
+  if (root_created) sync_dir(parent_dir(layout.root()));
 }
 
 void create_marker(const Layout& layout, const Marker& m) {
@@ -122,8 +145,10 @@ std::string publish_pack(const Layout& layout, bool shared, const std::string& t
     throw;
   }
   const bool created = link_pack(tmp_path, final_pack, size);
+  if (!created) sync_existing(final_pack); // the same pack, already there: maybe not durable yet
   const std::string idx_path = layout.index_path(file_sum);
   if (file_size(idx_path) == int64_t(index_bytes.size())) {
+    sync_existing(idx_path);
     sync_dir(layout.packs_dir()); // published by another writer, maybe not synced yet
     return formats::pack_file_name(file_sum);
   }

@@ -22,7 +22,8 @@ bool has_marker(const Layout& layout);
 // Throws a one-line Error if the marker is missing, not a marker, or another version.
 Marker read_marker(const Layout& layout);
 // Creates the library's folders that do not exist; `shared`: setgid and
-// group-writable whatever the umask.
+// group-writable whatever the umask. Durable: a new subfolder's entry is
+// synced in the library folder, a new library folder's in its parent.
 void create_dirs(const Layout& layout, bool shared);
 // A new library's marker (durable; a marker another init wrote first is kept).
 void create_marker(const Layout& layout, const Marker& m);

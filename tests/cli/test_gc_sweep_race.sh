@@ -83,4 +83,33 @@ out=$(H gc B 2>&1) || fail "second gc: $out"
 check_restore B e1 src/e1 t/e1b "after a second gc"
 echo "ok"
 
+echo "== the orphan's index appears after gc condemned it: gc puts the pack back"
+# A re-add that linked before gc's condemn (EEXIST: the orphan was there) and
+# publishes the index after it; gc, stopped right after condemning the orphan
+# (HPAK_TEST_GC_STOP_AT=orphan-condemned, under its exclusive publish lock),
+# must find the index when it looks again and rename the pack back, not
+# delete it. The index is put in place by hand: the re-add's own link would
+# come after the condemn and make a new file, hiding the branch.
+orphan_library D src/e1
+orphan=$(basename "$(ls D/packs/pack-*.hpak)")
+H init D2 >/dev/null || fail "init D2"
+add_env D2 e1 src/e1
+[ -e "D2/packs/${orphan%.hpak}.hidx" ] || fail "D2 has no index for '$orphan' (not the same pack?)"
+HPAK_TEST_GC_STOP_AT=orphan-condemned "$hpak" -q gc D >gc.out 2>&1 &
+gc_pid=$!
+wait_stopped "$gc_pid" || fail "gc did not stop at 'orphan-condemned': $(cat gc.out)"
+[ -e "D/packs/$orphan.condemned" ] && [ ! -e "D/packs/$orphan" ] ||
+  fail "gc stopped, but '$orphan' is not condemned: $(ls D/packs)"
+cp "D2/packs/${orphan%.hpak}.hidx" D/packs/ || fail "publishing the index by hand"
+kill -CONT "$gc_pid"
+wait "$gc_pid"
+rc=$?
+[ "$rc" -eq 0 ] || fail "gc exited $rc: $(cat gc.out)"
+[ -e "D/packs/$orphan" ] || fail "gc deleted the orphan pack '$orphan' although its index appeared after the condemn"
+no_condemned D "after the uncondemn"
+out=$(H pack src/e1 --no-relocate --into D --name e1 2>&1) || fail "re-add into D: $out"
+check_restore D e1 src/e1 t/e1d "after gc put the pack back"
+verify_lib D "after the uncondemn"
+echo "ok: gc put the pack back"
+
 echo "test_gc_sweep_race: all passed"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # A library on a file system without working locks (issue 11, item 3):
-# flock(2) fails with ENOLCK (NFS mounted with nolock), EOPNOTSUPP or ENOSYS
-# (some FUSE and network file systems). Adds, gc and repair rely on
+# flock(2) fails with ENOLCK, EOPNOTSUPP or ENOSYS (some FUSE and network
+# file systems). (NFS mounted with nolock does not fail: its locks succeed
+# but are local to the host; hpak detects and refuses that case, tested in
+# tests/unit/test_core_store_lock_scope.cpp, since it needs an NFS mount.)
+# Adds, gc and repair rely on
 # locks/publish.lock and locks/gc.lock to run safely beside each other, so
 # they must refuse at once with one line saying why -- an add before it
 # writes anything, never after publishing a pack it then cannot name -- and

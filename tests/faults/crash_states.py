@@ -1,31 +1,41 @@
 #!/usr/bin/env python3
 """Crash states of a library: does what hpak reported stored survive a power loss?
 
-Runs `pack --into`, `gc` and `repair` once each under the crashlog shim
+Runs `pack --into` (into an existing library, over an existing name, and
+creating a new library), `gc` and `repair` once each under the crashlog shim
 (tests/faults/crashlog.c), which records every create, mkdir, rename, link,
-unlink and fsync under the library (and, at each fsync, the file's content).
+unlink and fsync in the folder holding the library (and, at each fsync, the
+file's content).
 Then it enumerates every state a power loss could leave, under a pessimistic
 persistence model:
 
   * The library as it was before the operation is durable.
   * Data: a file's content survives only as of its last fsync before the
-    crash; a file never fsync'd is empty (its data was never written back).
+    crash; a file never fsync'd is empty (its data was never written back)
+    or, in a second variant of each state, truncated to half its length
+    (part of it was written back).
   * Metadata (create, mkdir, rename, link, unlink) persists in order: the
     state keeps a prefix of the operation's metadata operations. A crash after
     k operations keeps any prefix of those k, but at least every operation on
     a directory that was fsync'd (fsync of the directory) before the crash,
-    and with it every earlier operation.
+    and with it every earlier operation. The library folder's own entry in
+    its parent (a new library) is not ordered with them: it is durable only
+    once the parent folder is fsync'd; until then a crash may keep it or not.
+    A folder whose own entry is lost takes everything beneath it along.
   * Success is reported when the process exits 0: a crash "after" the
     operation (k = all) still keeps only the durable prefix.
 
 Every distinct state is materialised in a scratch directory and checked: the
-library passes `hpak verify`, or `hpak repair` fixes it; then every name that
+library passes `hpak verify`, or `hpak repair` fixes it (and `hpak verify`
+passes after it); a state with no library marker and no name reported yet
+must accept `hpak init` (what a re-run of the add starts with); then every
+name that
 restored before the operation (and the name an add reported, once reported)
 restores exactly, and `hpak gc` finishes. The first failing state is printed
 with the operations it kept.
 
 usage: crash_states.py HPAK CRASHLOG_SO WORKDIR [SCENARIO...]
-scenarios: add, add-replace, gc, repair (default: all)
+scenarios: add, add-replace, add-new, gc, repair (default: all)
 """
 import concurrent.futures
 import hashlib
@@ -36,7 +46,7 @@ import subprocess
 import sys
 
 HPAK, SHIM, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
-WANT = sys.argv[4:] or ["add", "add-replace", "gc", "repair"]
+WANT = sys.argv[4:] or ["add", "add-replace", "add-new", "gc", "repair"]
 ENV = dict(os.environ)
 ENV["ASAN_OPTIONS"] = (ENV.get("ASAN_OPTIONS", "") + ":detect_leaks=0:verify_asan_link_order=0").lstrip(":")
 ENV.pop("HPAK_FSYNC", None)
@@ -115,7 +125,8 @@ class Recording:
     """The operation log of one command over `base` (dirs, {path: content}),
     with each file's identity resolved (what a rename or link carries)."""
 
-    def __init__(self, base, log, blobs):
+    def __init__(self, lib, base, final, log, blobs):
+        self.lib = lib
         dirs, files = base
         self.base_dirs = set(dirs)
         self.base_files = {}  # id -> content
@@ -167,30 +178,46 @@ class Recording:
                 self.ops.append(("dsync", f[1], None, set()))
             elif kind == "sync":
                 self.ops.append(("sync", None, None, set()))
+        # What each file held when the command ended (its content at a crash
+        # before any fsync, for the half-written variant), by identity.
+        self.final_files = {ns[p]: c for p, c in final[1].items() if p in ns}
+
+    def inner(self, op):
+        """Does `op` change an entry inside the library (not its own entry)?"""
+        return any(d == self.lib or d.startswith(self.lib + "/") for d in op[3])
 
     def crash_states(self):
-        """Yields (k, kept metadata ops, state) for every crash point k and durable prefix."""
-        meta = []  # indices into ops of metadata ops, in order
-        lo = 0     # metadata ops [0, lo) are durable
-        data = {}  # id -> content as of its last fsync
+        """Yields (k, kept metadata ops, state) for every crash point k, durable
+        prefix, fate of the library's own entry and data variant."""
+        meta = []   # indices into ops of metadata ops inside the library, in order
+        lo = 0      # metadata ops [0, lo) are durable
+        outer = []  # indices of ops on the library's own entry (in its parent)
+        outer_durable = 0  # outer ops [0, outer_durable) are durable
+        data = {}   # id -> content as of its last fsync
         n = len(self.ops)
         for k in range(n + 1):
             if k > 0:
                 kind, arg, extra, touched = self.ops[k - 1]
                 if kind in METADATA:
-                    meta.append(k - 1)
+                    (meta if self.inner(self.ops[k - 1]) else outer).append(k - 1)
                 elif kind == "fsync":
                     data[extra[0]] = extra[1]
                 elif kind == "dsync":
                     for m in range(len(meta)):
                         if arg in self.ops[meta[m]][3]:
                             lo = max(lo, m + 1)
+                    for m in range(len(outer)):
+                        if arg in self.ops[outer[m]][3]:
+                            outer_durable = max(outer_durable, m + 1)
                 elif kind == "sync":
-                    lo = len(meta)
+                    lo, outer_durable = len(meta), len(outer)
             for j in range(lo, len(meta) + 1):
-                yield k, j, self.state([self.ops[m] for m in meta[:j]], data)
+                for o in sorted({outer_durable, len(outer)}):
+                    kept = [self.ops[m] for m in sorted(meta[:j] + outer[:o])]
+                    for half in (False, True):
+                        yield k, j, self.state(kept, data, half)
 
-    def state(self, kept, data):
+    def state(self, kept, data, half):
         ns = dict(self.base_ns)
         dirs = set(self.base_dirs)
         for kind, arg, i, _ in kept:
@@ -206,11 +233,21 @@ class Recording:
                 ns[arg[1]] = ns[arg[0]]
             elif kind == "unlink":
                 ns.pop(arg, None)
+        root = parent(self.lib)
+        reachable = {root}
+        for d in sorted(dirs, key=len):  # a folder whose entry is lost takes its contents along
+            if parent(d) in reachable:
+                reachable.add(d)
+        dirs = reachable - {root}
         files = {}
         for p, i in ns.items():
             if parent(p) not in dirs:
                 continue
-            files[p] = data.get(i, self.base_files.get(i, b""))
+            if i in data or i in self.base_files:
+                files[p] = data.get(i, self.base_files.get(i))
+            else:  # never fsync'd: nothing written back, or half of it
+                c = self.final_files.get(i, b"") if half else b""
+                files[p] = c[: len(c) // 2]
         return frozenset(dirs), tuple(sorted((p, hashlib.sha256(c).hexdigest()) for p, c in files.items())), files
 
 
@@ -238,11 +275,24 @@ def restores(lib, name, sigs, scratch):
     return None
 
 
-def check_state(lib, required, scratch):
-    """None if the library is fine (or repair makes it so), else why not."""
+def check_state(lib, required, scratch, broken_ok=()):
+    """None if the library is fine (or repair makes it so), else why not.
+    `broken_ok`: names the operation itself may leave broken (repair of a
+    damaged object), dropped before verify checks the repaired library."""
+    if not required and not os.path.exists(f"{lib}/HPAKLIB"):
+        # Nothing reported yet and no library: a re-run of the add starts with init.
+        i = hpak("init", lib, check=False)
+        if i.returncode != 0:
+            return f"init of what the crash left fails: {i.stderr.strip()}"
     v = hpak("verify", lib, check=False)
     if v.returncode != 0:
         hpak("repair", lib, check=False)
+        for name in broken_ok:
+            hpak("catalogs", "rm", lib, name, check=False)
+        v2 = hpak("verify", lib, check=False)
+        if v2.returncode != 0:
+            said = (v2.stdout + v2.stderr).strip().splitlines()
+            return f"verify fails after repair (exit {v2.returncode}): {' / '.join(said[:4])}"
     for name, sigs in required.items():
         why = restores(lib, name, sigs, scratch)
         if why:
@@ -258,23 +308,23 @@ def check_state(lib, required, scratch):
     return None
 
 
-def run_scenario(name, setup, op, required_before, required_after):
+def run_scenario(name, setup, op, required_before, required_after, broken_ok=()):
     """setup(lib) builds the library; op(lib) is the command recorded."""
     base = f"{WORK}/{name}"
-    lib = f"{base}/lib"
-    os.makedirs(base)
+    lib = f"{base}/home/lib"  # home/ holds the library alone: its own entry is recorded too
+    os.makedirs(f"{base}/home")
     setup(lib, base)
     log, blobs = f"{base}/ops.log", f"{base}/blobs"
     os.makedirs(blobs)
     rec_lib = os.path.realpath(lib)
-    env = dict(ENV, LD_PRELOAD=SHIM, CRASHLOG_LOG=log, CRASHLOG_BLOBS=blobs, CRASHLOG_ROOT=rec_lib)
+    env = dict(ENV, LD_PRELOAD=SHIM, CRASHLOG_LOG=log, CRASHLOG_BLOBS=blobs, CRASHLOG_ROOT=parent(rec_lib))
     base_state = snapshot(rec_lib)  # durable: the state before the command
     open(log, "w").close()
     args, ok_codes = op(lib)
     r = subprocess.run([HPAK, "-q", *args], capture_output=True, text=True, env=env)
     if r.returncode not in ok_codes:
         raise RuntimeError(f"{name}: the recorded command failed (exit {r.returncode}): {r.stderr.strip()}")
-    rec = Recording(base_state, log, blobs)
+    rec = Recording(rec_lib, base_state, snapshot(rec_lib), log, blobs)
     seen, points, todo = set(), 0, []
     n_ops = len(rec.ops)
     for k, j, (dirs, sig, files) in rec.crash_states():
@@ -295,7 +345,7 @@ def run_scenario(name, setup, op, required_before, required_after):
         scratch = f"{base}/scratch-{n}"
         os.makedirs(scratch)
         materialise(rec_lib, dirs, files, f"{scratch}/lib")
-        why = check_state(f"{scratch}/lib", required, scratch)
+        why = check_state(f"{scratch}/lib", required, scratch, broken_ok)
         if not why:
             shutil.rmtree(scratch)
         return k, j, why
@@ -305,10 +355,10 @@ def run_scenario(name, setup, op, required_before, required_after):
     failures = [(k, j, why) for k, j, why in results if why]
     if failures:
         k, j, why = failures[0]
-        kept = [o for o in rec.ops if o[0] in METADATA][:j]
+        kept = [o for o in rec.ops if o[0] in METADATA and rec.inner(o)][:j]
         print(f"  FAIL {name}: crash after {k} of {n_ops} operations, {j} metadata operations durable: {why}")
         for o in rec.ops[:k]:
-            mark = "" if o[0] not in METADATA else ("  kept" if o in kept else "  lost")
+            mark = "" if o[0] not in METADATA else ("  kept" if o in kept else "  lost" if rec.inner(o) else "  (library entry)")
             arg = o[1] if not isinstance(o[1], tuple) else " -> ".join(o[1])
             print(f"      {o[0]} {str(arg).replace(rec_lib, 'LIB')}{mark}")
     states = len(todo)
@@ -334,6 +384,7 @@ def main():
     ok = True
     for name in WANT:
         trees = {}
+        broken_ok = ()
         if name == "add":
             def setup(lib, base):
                 hpak("init", lib)
@@ -352,6 +403,12 @@ def main():
             op = lambda lib: (["pack", trees["b"], "--into", lib, "--name", "env"], [0])
             before = lambda: {"env": trees["sa"] + trees["sb"]}  # the old tree or the new one
             after = lambda: {"env": trees["sb"]}
+        elif name == "add-new":
+            def setup(lib, base):
+                trees["a"], trees["sa"] = src(base, "a", 1)
+            op = lambda lib: (["pack", trees["a"], "--into", lib, "--name", "a"], [0])  # creates the library
+            before = lambda: {}
+            after = lambda: {"a": trees["sa"]}
         elif name == "gc":
             def setup(lib, base):
                 hpak("init", lib)
@@ -380,14 +437,15 @@ def main():
                 damage(lib, trees["b"] + "/f2-0")
             op = lambda lib: (["repair", lib], [0, 1])  # 1: b lost an object
             before = after = lambda: {"a": trees["sa"], "c": trees["sc"]}
+            broken_ok = ("b",)
         else:
             print(f"unknown scenario '{name}'")
             return 2
-        ok &= run_scenario_lazy(name, setup, op, before, after)
+        ok &= run_scenario_lazy(name, setup, op, before, after, broken_ok)
     return 0 if ok else 1
 
 
-def run_scenario_lazy(name, setup, op, before, after):
+def run_scenario_lazy(name, setup, op, before, after, broken_ok):
     holder = {}
 
     def setup2(lib, base):
@@ -401,7 +459,7 @@ def run_scenario_lazy(name, setup, op, before, after):
         def items(self):
             return holder[self.key].items()
 
-    return run_scenario(name, setup2, op, Lazy("before"), Lazy("after"))
+    return run_scenario(name, setup2, op, Lazy("before"), Lazy("after"), broken_ok)
 
 
 def damage(lib, path):
