@@ -27,7 +27,7 @@ bool is_catalog_file_name(const std::string& n) {
 }
 
 [[noreturn]] void too_large(const std::string& what, uint64_t cap) {
-  throw RccRefused(what + " is larger than its catalog allows (" + std::to_string(cap) + " bytes at most)");
+  throw RccTooLarge(what + " is larger than its catalog allows (" + std::to_string(cap) + " bytes at most)", cap);
 }
 
 // ---- gzip / zstd / raw --------------------------------------------------------
