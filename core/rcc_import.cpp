@@ -329,7 +329,9 @@ struct Importer {
     try {
       Bytes stored = sources[src]->read_catalog(file, kCatalogCap);
       stored_read = true;
-      return rcc_decode(stored, kCatalogCap, "'" + where + "'");
+      // Counted first: a catalog bomb is refused having cost CPU only, not memory.
+      uint64_t size = rcc_decoded_size(stored, kCatalogCap, "'" + where + "'");
+      return rcc_decode(stored, size, "'" + where + "'");
     } catch (const RccTooLarge&) {
       throw RccRefused("rcc catalog '" + where + "': " + (stored_read ? "decodes to" : "is stored in") + " more than " +
                        kCatalogCapText + ": refused");

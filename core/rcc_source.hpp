@@ -71,5 +71,8 @@ protected:
 // Stops and throws RccTooLarge naming `what` once the output exceeds `cap`
 // (a size lie or a bomb), RccRefused if the compressed data is malformed.
 Bytes rcc_decode(ByteSpan stored, uint64_t cap, const std::string& what);
+// The size rcc_decode would return, counted through a small buffer (so a bomb
+// is refused without its memory); throws as rcc_decode does.
+uint64_t rcc_decoded_size(ByteSpan stored, uint64_t cap, const std::string& what);
 
 } // namespace hpak

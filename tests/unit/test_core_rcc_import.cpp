@@ -104,6 +104,8 @@ TEST_CASE("rcc: decoding by magic stops at the size claimed") {
   } catch (const RccTooLarge& e) {
     CHECK(e.cap() == raw.size() - 1);
   }
+  CHECK(rcc_decoded_size(gz, raw.size(), "t") == raw.size());
+  CHECK_THROWS_AS(rcc_decoded_size(gz, raw.size() - 1, "t"), RccTooLarge);
   Bytes twice = gz;
   twice.insert(twice.end(), gz.begin(), gz.end()); // two gzip members read as one stream
   CHECK(rcc_decode(twice, 2 * raw.size(), "t").size() == 2 * raw.size());
@@ -120,12 +122,20 @@ TEST_CASE("rcc: decoding by magic stops at the size claimed") {
   zstd_compress(raw, 3, nullptr, zs_bytes);
   CHECK(rcc_decode(zs_bytes, raw.size(), "t") == raw);
   CHECK_THROWS_AS(rcc_decode(zs_bytes, 10, "t"), RccTooLarge);
+  CHECK(rcc_decoded_size(zs_bytes, raw.size(), "t") == raw.size());
+  CHECK_THROWS_AS(rcc_decoded_size(zs_bytes, raw.size() - 1, "t"), RccTooLarge);
   Bytes zt(zs_bytes.begin(), zs_bytes.end() - 3);
   CHECK_THROWS_AS(rcc_decode(zt, raw.size(), "t"), RccRefused);
 
   Bytes plain = bytes_of("plain bytes");
   CHECK(rcc_decode(plain, plain.size(), "t") == plain);
   CHECK_THROWS_AS(rcc_decode(plain, 3, "t"), RccTooLarge);
+  CHECK(rcc_decoded_size(plain, plain.size(), "t") == plain.size());
+  // Counting goes through a small buffer: a stream far larger than it is counted whole.
+  Bytes big(3u << 20, 'b'), big_zs;
+  zstd_compress(big, 3, nullptr, big_zs);
+  CHECK(rcc_decoded_size(big_zs, big.size(), "t") == big.size());
+  CHECK(rcc_decode(big_zs, big.size(), "t") == big);
 }
 
 TEST_CASE("rcc: relocated files are read at most 256 MiB (as claimed) at a time") {
