@@ -16,7 +16,8 @@ namespace {
 
 constexpr int64_t kMotherTimeNs = int64_t(1610000000) * 1000000000; // rcc's restore mtime
 // A catalog's JSON, decoded, at most (the largest real ones are tens of MB):
-// refused past it, so a catalog bomb costs at most this much memory and time.
+// refused past it, its size counted before it is held in memory, so a catalog
+// bomb costs the time to decode this much, not the memory.
 constexpr uint64_t kCatalogCap = 256ull << 20;
 const char* const kCatalogCapText = "256 MiB";
 
