@@ -15,11 +15,36 @@ using namespace formats;
 namespace {
 
 constexpr int64_t kMotherTimeNs = int64_t(1610000000) * 1000000000; // rcc's restore mtime
-constexpr uint64_t kCatalogCap = 1ull << 30;                         // decoded catalog JSON, at most
+// A catalog's JSON, decoded, at most (the largest real ones are tens of MB):
+// refused past it, its size counted before it is held in memory, so a catalog
+// bomb costs the time to decode this much, not the memory.
+constexpr uint64_t kCatalogCap = 256ull << 20;
+const char* const kCatalogCapText = "256 MiB";
 
 std::string quoted_list(const std::vector<std::string>& v) {
   std::string out;
   for (size_t i = 0; i < v.size(); i++) out += (i ? ", '" : "'") + v[i] + "'";
+  return out;
+}
+
+// Objects are decoded on all cores a batch at a time: at most this many
+// decoded bytes (as the catalogs claim them) in a batch, an object larger
+// than that alone, so claimed sizes bound the memory of the whole batch.
+constexpr uint64_t kBatchBytes = 256ull << 20;
+constexpr size_t kBatchCount = 1024;
+
+// Consecutive batches of [0, n): each ends before the item that would take it
+// past kBatchCount items or kBatchBytes (`size_of(i)`) unless it is the first.
+template <class SizeOf> std::vector<std::pair<size_t, size_t>> byte_batches(size_t n, SizeOf size_of) {
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t begin = 0;
+  while (begin < n) {
+    size_t end = begin + 1;
+    uint64_t bytes = size_of(begin);
+    while (end < n && end - begin < kBatchCount && size_of(end) <= kBatchBytes - std::min(bytes, kBatchBytes)) bytes += size_of(end++);
+    out.emplace_back(begin, end);
+    begin = end;
+  }
   return out;
 }
 
@@ -214,11 +239,14 @@ RccConverted convert_rcc_tree(const RccCatalog& rc, const std::string& name, con
 
 void map_rcc_relocations(RccConverted& c, const RccObjectLoader& object, unsigned threads) {
   std::vector<RccRewrites> relocs(c.rewrites.size());
-  parallel_for(c.rewrites.size(), threads ? threads : default_threads(), 4, [&](size_t i, unsigned) {
-    const Node& n = c.catalog.nodes[c.rewrites[i].first];
-    Bytes raw = object(to_hex(n.digest), n.size);
-    relocs[i] = map_rcc_rewrites(raw, c.rewrites[i].second, c.space_path, c.identity, "rcc catalog '" + c.where + "': '" + n.path + "'");
-  });
+  auto node = [&](size_t i) -> const Node& { return c.catalog.nodes[c.rewrites[i].first]; };
+  for (auto batch : byte_batches(c.rewrites.size(), [&](size_t i) { return node(i).size; }))
+    parallel_for(batch.second - batch.first, threads ? threads : default_threads(), 1, [&](size_t k, unsigned) {
+      const size_t i = batch.first + k;
+      const Node& n = node(i);
+      Bytes raw = object(to_hex(n.digest), n.size);
+      relocs[i] = map_rcc_rewrites(raw, c.rewrites[i].second, c.space_path, c.identity, "rcc catalog '" + c.where + "': '" + n.path + "'");
+    });
   for (size_t i = 0; i < c.rewrites.size(); i++) {
     c.catalog.nodes[c.rewrites[i].first].relocs = std::move(relocs[i].relocs);
     c.summary.space_names_kept += relocs[i].names_kept;
@@ -258,7 +286,13 @@ struct Importer {
 
   // The checked bytes of an object.
   Bytes load(const std::string& hex, uint64_t size, size_t src) const {
-    auto stored = sources[src]->read_object(hex, stored_cap(size));
+    std::optional<Bytes> stored;
+    try {
+      stored = sources[src]->read_object(hex, stored_cap(size));
+    } catch (const RccTooLarge& e) {
+      throw RccRefused(damaged(hex, "is damaged: it is stored in more bytes than its catalog's size of " + std::to_string(size) +
+                                        " allows (" + std::to_string(e.cap()) + " at most)"));
+    }
     if (!stored) throw RccRefused(damaged(hex, "is missing"));
     Bytes raw;
     std::string why = check_object(*stored, hex, size, "it", raw);
@@ -301,14 +335,26 @@ struct Importer {
     return out;
   }
 
-  RccConverted convert(size_t src, const std::string& file, const std::string& name) {
-    std::string where = sources[src]->where() + "/catalog/" + file;
-    Bytes json;
+  // The decoded JSON of catalog/<file>, refused past kCatalogCap (stored or decoded).
+  Bytes catalog_json(size_t src, const std::string& file, const std::string& where) const {
+    bool stored_read = false;
     try {
-      json = rcc_decode(sources[src]->read_catalog(file, kCatalogCap), kCatalogCap, "'" + where + "'");
+      Bytes stored = sources[src]->read_catalog(file, kCatalogCap);
+      stored_read = true;
+      // Counted first: a catalog bomb is refused having cost CPU only, not memory.
+      uint64_t size = rcc_decoded_size(stored, kCatalogCap, "'" + where + "'");
+      return rcc_decode(stored, size, "'" + where + "'");
+    } catch (const RccTooLarge&) {
+      throw RccRefused("rcc catalog '" + where + "': " + (stored_read ? "decodes to" : "is stored in") + " more than " +
+                       kCatalogCapText + ": refused");
     } catch (const RccRefused& e) {
       throw RccRefused(std::string("rcc catalog unreadable: ") + e.what());
     }
+  }
+
+  RccConverted convert(size_t src, const std::string& file, const std::string& name) {
+    std::string where = sources[src]->where() + "/catalog/" + file;
+    Bytes json = catalog_json(src, file, where);
     RccCatalog rc;
     try {
       rc = parse_rcc_catalog(json, where);
@@ -359,11 +405,8 @@ struct Importer {
 
   void write_objects(PackWriter& w, const std::vector<Digest>& want, RccImportResult& res) const {
     const unsigned threads = opts.threads ? opts.threads : default_threads();
-    size_t done = 0;
-    while (done < want.size()) {
-      size_t end = done;
-      uint64_t bytes = 0;
-      while (end < want.size() && (end == done || (end - done < 1024 && bytes < (256ull << 20)))) bytes += uses.at(want[end++]).size;
+    for (auto batch : byte_batches(want.size(), [&](size_t i) { return uses.at(want[i]).size; })) {
+      const size_t done = batch.first, end = batch.second;
       std::vector<Slot> slots(end - done);
       parallel_for(slots.size(), threads, 1, [&](size_t i, unsigned) {
         const Digest& d = want[done + i];
@@ -384,8 +427,7 @@ struct Importer {
         res.raw_written += slots[i].raw_len;
         res.stored_written += slots[i].bytes.size();
       }
-      done = end;
-      report(opts.progress, "import", done, want.size());
+      report(opts.progress, "import", end, want.size());
     }
   }
 };

@@ -18,13 +18,16 @@
 //    where the bytes are not the space's full path is refused (rcc could
 //    only swap the last component; hpak relocates whole paths). Symlink
 //    targets holding the path are relocated too (rcc restores them verbatim).
-// Checks (all before anything is published; RccRefused on failure): every
+// Checks (all before anything is published; RccRefused on failure): a
+// catalog decodes to at most 256 MiB of JSON; every
 // object the tree needs exists, decodes (gzip/zstd/raw by magic) to exactly
 // the catalog's size (decoding stops past it) and has the SHA-256 of its
 // name; errors name the object and every catalog path that uses it. rcc's
 // `compress.no` libraries (SipHash-named raw objects) are refused. Objects
 // the library already holds are not stored again (nor read, except those of
-// relocated files, whose bytes the offsets are checked against).
+// relocated files, whose bytes the offsets are checked against). Objects are
+// read a batch of at most 256 MiB (by the sizes claimed; a larger one alone)
+// at a time, each held whole.
 #pragma once
 
 #include <string>

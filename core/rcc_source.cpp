@@ -27,39 +27,63 @@ bool is_catalog_file_name(const std::string& n) {
 }
 
 [[noreturn]] void too_large(const std::string& what, uint64_t cap) {
-  throw RccRefused(what + " is larger than its catalog allows (" + std::to_string(cap) + " bytes at most)");
+  throw RccTooLarge(what + " is larger than its catalog allows (" + std::to_string(cap) + " bytes at most)", cap);
 }
 
 // ---- gzip / zstd / raw --------------------------------------------------------
 
-Bytes gunzip(ByteSpan in, uint64_t cap, const std::string& what) {
+// Where a decoder writes: a buffer grown by doubling up to cap + 1 bytes
+// (first `first` bytes), or, when only counting, a small scratch buffer
+// reused. Past `cap` bytes in all it throws RccTooLarge.
+class Sink {
+public:
+  Sink(bool keep, uint64_t cap, size_t first, const std::string& what) : keep_(keep), cap_(cap), what_(what) {
+    buf_.resize(size_t(std::min<uint64_t>(cap + 1, keep ? std::max<size_t>(first, 4096) : size_t(256) << 10)));
+  }
+  // Room to decode into (never empty).
+  uint8_t* room() {
+    if (pos_ == buf_.size()) {
+      if (keep_) buf_.resize(size_t(std::min<uint64_t>(cap_ + 1, uint64_t(buf_.size()) * 2)));
+      else pos_ = 0;
+    }
+    return buf_.data() + pos_;
+  }
+  size_t room_size() const { return buf_.size() - pos_; }
+  void wrote(size_t n) {
+    pos_ += n;
+    total_ += n;
+    if (total_ > cap_) too_large(what_, cap_);
+  }
+  uint64_t total() const { return total_; }
+  Bytes take() {
+    buf_.resize(keep_ ? pos_ : 0);
+    return std::move(buf_);
+  }
+
+private:
+  bool keep_;
+  uint64_t cap_, total_ = 0;
+  size_t pos_ = 0;
+  const std::string& what_;
+  Bytes buf_;
+};
+
+void gunzip(ByteSpan in, Sink& out, const std::string& what) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) throw Error("unable to start gzip decoding for " + what);
-  Bytes out;
-  out.resize(size_t(std::min<uint64_t>(cap + 1, std::max<size_t>(in.size() * 4, 4096))));
+  std::unique_ptr<z_stream, int (*)(z_stream*)> guard(&zs, inflateEnd);
   zs.next_in = const_cast<Bytef*>(in.data());
   size_t in_left = in.size();
-  size_t produced = 0;
-  auto fail = [&](const std::string& why) {
-    inflateEnd(&zs);
-    throw RccRefused(what + " is not valid gzip data: " + why);
-  };
+  auto fail = [&](const std::string& why) { throw RccRefused(what + " is not valid gzip data: " + why); };
   while (true) {
-    if (produced == out.size()) {
-      if (out.size() > cap) {
-        inflateEnd(&zs);
-        too_large(what, cap);
-      }
-      out.resize(size_t(std::min<uint64_t>(cap + 1, uint64_t(out.size()) * 2)));
-    }
     uInt in_chunk = uInt(std::min<size_t>(in_left, 1u << 30));
     zs.avail_in = in_chunk;
-    zs.next_out = out.data() + produced;
-    zs.avail_out = uInt(std::min<size_t>(out.size() - produced, 1u << 30));
+    zs.next_out = out.room();
+    zs.avail_out = uInt(std::min<size_t>(out.room_size(), 1u << 30));
     uInt before_out = zs.avail_out;
     int rc = inflate(&zs, Z_NO_FLUSH);
     in_left -= in_chunk - zs.avail_in;
-    produced += before_out - zs.avail_out;
+    out.wrote(before_out - zs.avail_out);
     if (rc == Z_STREAM_END) {
       // Members may follow one another (Go reads them as one stream).
       if (in_left == 0) break;
@@ -70,35 +94,32 @@ Bytes gunzip(ByteSpan in, uint64_t cap, const std::string& what) {
     if (rc == Z_BUF_ERROR && zs.avail_out != 0) fail("truncated");
     if (rc != Z_OK && rc != Z_BUF_ERROR) fail(zs.msg ? zs.msg : "corrupt");
   }
-  inflateEnd(&zs);
-  if (produced > cap) too_large(what, cap);
-  out.resize(produced);
-  return out;
 }
 
-Bytes unzstd(ByteSpan in, uint64_t cap, const std::string& what) {
+void unzstd(ByteSpan in, Sink& out, const std::string& what) {
   ZSTD_DCtx* dc = ZSTD_createDCtx();
   if (!dc) throw Error("unable to start zstd decoding for " + what);
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> guard(dc, ZSTD_freeDCtx);
   // zstd's default window limit (128 MiB) bounds what a hostile frame header can make it allocate.
-  Bytes out(size_t(std::min<uint64_t>(cap + 1, std::max<size_t>(in.size() * 4, 4096))));
   ZSTD_inBuffer ib{in.data(), in.size(), 0};
-  size_t produced = 0, last = 1;
+  size_t last = 1;
   while (ib.pos < ib.size || last != 0) {
-    if (produced == out.size()) {
-      if (out.size() > cap) too_large(what, cap);
-      out.resize(size_t(std::min<uint64_t>(cap + 1, uint64_t(out.size()) * 2)));
-    }
-    ZSTD_outBuffer ob{out.data() + produced, out.size() - produced, 0};
+    ZSTD_outBuffer ob{out.room(), out.room_size(), 0};
     size_t before = ib.pos;
     last = ZSTD_decompressStream(dc, &ob, &ib);
     if (ZSTD_isError(last)) throw RccRefused(what + " is not valid zstd data: " + ZSTD_getErrorName(last));
-    produced += ob.pos;
+    out.wrote(ob.pos);
     if (ib.pos == ib.size && last != 0 && ob.pos == 0 && ib.pos == before) throw RccRefused(what + " is not valid zstd data: truncated");
   }
-  if (produced > cap) too_large(what, cap);
-  out.resize(produced);
-  return out;
+}
+
+// Decodes `stored` by its magic into `out`.
+void decode_into(ByteSpan stored, Sink& out, const std::string& what) {
+  static const uint8_t kZstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
+  if (stored.size() >= 2 && stored[0] == 0x1f && stored[1] == 0x8b) return gunzip(stored, out, what);
+  if (stored.size() >= 4 && std::equal(kZstd, kZstd + 4, stored.begin())) return unzstd(stored, out, what);
+  std::copy(stored.begin(), stored.begin() + ptrdiff_t(std::min(stored.size(), out.room_size())), out.room());
+  out.wrote(stored.size());
 }
 
 // ---- directory ------------------------------------------------------------------
@@ -312,11 +333,15 @@ private:
 } // namespace
 
 Bytes rcc_decode(ByteSpan stored, uint64_t cap, const std::string& what) {
-  static const uint8_t kZstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
-  if (stored.size() >= 2 && stored[0] == 0x1f && stored[1] == 0x8b) return gunzip(stored, cap, what);
-  if (stored.size() >= 4 && std::equal(kZstd, kZstd + 4, stored.begin())) return unzstd(stored, cap, what);
-  if (stored.size() > cap) too_large(what, cap);
-  return Bytes(stored.begin(), stored.end());
+  Sink out(true, cap, stored.size() * 4, what);
+  decode_into(stored, out, what);
+  return out.take();
+}
+
+uint64_t rcc_decoded_size(ByteSpan stored, uint64_t cap, const std::string& what) {
+  Sink out(false, cap, 0, what);
+  decode_into(stored, out, what);
+  return out.total();
 }
 
 std::unique_ptr<RccSource> RccSource::open(const std::string& path) {

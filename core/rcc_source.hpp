@@ -28,6 +28,18 @@ public:
   using Error::Error;
 };
 
+// Stored or decoded bytes went past the cap their caller gave
+// (RccSource::read_*, rcc_decode); callers that know what the cap stood for
+// catch it and say so.
+class RccTooLarge : public RccRefused {
+public:
+  RccTooLarge(const std::string& msg, uint64_t cap) : RccRefused(msg), cap_(cap) {}
+  uint64_t cap() const { return cap_; }
+
+private:
+  uint64_t cap_;
+};
+
 class RccSource {
 public:
   // Opens a directory or a zip file; throws Error if it is neither.
@@ -40,10 +52,10 @@ public:
   // Catalog file names under catalog/ (sorted; *.info, compress.no and
   // subdirectories left out).
   virtual std::vector<std::string> catalog_names() const = 0;
-  // The stored bytes of catalog/<name>, at most `cap` (else RccRefused).
+  // The stored bytes of catalog/<name>, at most `cap` (else RccTooLarge).
   virtual Bytes read_catalog(const std::string& name, uint64_t cap) const = 0;
   virtual bool has_object(const std::string& hex) const = 0;
-  // The stored bytes of library/../<hex>, at most `cap` (else RccRefused);
+  // The stored bytes of library/../<hex>, at most `cap` (else RccTooLarge);
   // nullopt if absent. Thread-safe.
   virtual std::optional<Bytes> read_object(const std::string& hex, uint64_t cap) const = 0;
 
@@ -56,8 +68,11 @@ protected:
 
 // Decodes stored rcc bytes by their magic: gzip (1F 8B, members may be
 // concatenated), zstd (28 B5 2F FD, frames may be concatenated) or raw.
-// Stops and throws RccRefused naming `what` once the output exceeds `cap`
-// (a size lie or a bomb), or if the compressed data is malformed.
+// Stops and throws RccTooLarge naming `what` once the output exceeds `cap`
+// (a size lie or a bomb), RccRefused if the compressed data is malformed.
 Bytes rcc_decode(ByteSpan stored, uint64_t cap, const std::string& what);
+// The size rcc_decode would return, counted through a small buffer (so a bomb
+// is refused without its memory); throws as rcc_decode does.
+uint64_t rcc_decoded_size(ByteSpan stored, uint64_t cap, const std::string& what);
 
 } // namespace hpak

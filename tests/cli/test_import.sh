@@ -3,8 +3,12 @@
 # built by tests/tools/make_rcc_hololib.py from a tree whose files embed the
 # tree's own path; import + restore into a path of another length gives the
 # tree back byte for byte (modes, symlinks, empty files and dirs), relocated;
-# a re-import stores nothing; hostile hololibs are refused (exit 1, one line,
-# nothing named, no pack, no temp file).
+# a re-import stores nothing, an import of a partly known space only the new
+# objects, one after `hpak pack --into` of the same tree no object; one source
+# may hold several catalogs; zip entries may be deflated; hostile hololibs
+# (damaged objects, also ones found while the pack is written and ones two
+# paths share, a catalog bomb) are refused (exit 1, one line, nothing named,
+# no pack, no temp file).
 # ctest runs: bash test_import.sh <hpak-binary> <source-root>.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 gen="$src_root/tests/tools/make_rcc_hololib.py"
@@ -34,6 +38,21 @@ restored_ok() {
 }
 packs() { find "$1/packs" -name 'pack-*.hpak' | wc -l; }
 json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
+# new_objects A B: how many distinct file contents tree B has that tree A has not.
+new_objects() {
+  python3 -c '
+import hashlib, os, sys
+def objects(root):
+    out = set()
+    for d, _, files in os.walk(root):  # directory links are not followed
+        for f in files:
+            p = os.path.join(d, f)
+            if not os.path.islink(p):
+                with open(p, "rb") as fh:
+                    out.add(hashlib.sha256(fh.read()).hexdigest())
+    return out
+print(len(objects(sys.argv[2]) - objects(sys.argv[1])))' "$1" "$2"
+}
 
 # ---- directory source: import, restore shorter and longer than the space path
 run dir import "$work/lib" "$work/hololib" --json
@@ -66,6 +85,52 @@ run zip2 import "$work/lib-zip" "$work/hololib.zip"
 expect_rc zip2 0
 restored_ok r-zip2 "$work/lib-zip" "$cat_name" "$work/zz"
 
+# ---- another space: some objects already in the library, only the new ones written
+other=$work/holotree/another_space_of_another_length
+python3 "$gen" tree "$other"
+python3 "$gen" lift "$other" "$work/hololib-b" --name env-b >/dev/null
+want=$(new_objects "$space" "$other")
+before=$(packs "$work/lib")
+run partial import "$work/lib" "$work/hololib-b" --json
+expect_rc partial 0
+written=$(json_field "$work/partial.out" objects_written)
+present=$(json_field "$work/partial.out" objects_present)
+unique=$(json_field "$work/partial.out" unique_objects)
+[ "$want" -gt 0 ] && [ "$written" -eq "$want" ] || fail "partial: wrote $written objects, the new ones are $want: $(out partial)"
+[ "$present" -gt 0 ] && [ "$present" -eq $((unique - want)) ] || fail "partial: $present of $unique present, expected $((unique - want)): $(out partial)"
+[ "$(packs "$work/lib")" -eq $((before + 1)) ] || fail "partial: expected one more pack than $before, got $(packs "$work/lib")"
+restored_ok r-partial "$work/lib" env-b "$work/pb"
+restored_ok r-partial-a "$work/lib" "$cat_name" "$work/pa"
+
+# ---- one source holding two catalogs: both names set, one pack
+python3 "$gen" lift "$space" "$work/hololib-two" --name env-a >/dev/null
+python3 "$gen" lift "$other" "$work/hololib-two" --name env-b >/dev/null
+run two import "$work/lib-two" "$work/hololib-two" --json
+expect_rc two 0
+[ "$(packs "$work/lib-two")" -eq 1 ] || fail "two: expected one pack, got $(packs "$work/lib-two")"
+[ -f "$work/lib-two/catalogs/env-a" ] && [ -f "$work/lib-two/catalogs/env-b" ] || fail "two: names set: $(ls "$work/lib-two/catalogs")"
+[ "$(json_field "$work/two.out" unique_objects)" -eq "$(json_field "$work/two.out" objects_written)" ] || fail "two: not every object written: $(out two)"
+restored_ok r-two-a "$work/lib-two" env-a "$work/ta"
+restored_ok r-two-b "$work/lib-two" env-b "$work/tb"
+
+# ---- a zip whose entries are deflated (rcc stores them; other zip tools deflate)
+python3 "$gen" lift "$space" - --zip "$work/hololib-deflate.zip" --zip-deflate 1 >/dev/null
+python3 -c 'import sys, zipfile; sys.exit(any(i.compress_type != zipfile.ZIP_DEFLATED for i in zipfile.ZipFile(sys.argv[1]).infolist()))' \
+  "$work/hololib-deflate.zip" || fail "deflate: the generator stored some entries"
+run deflate import "$work/lib-deflate" "$work/hololib-deflate.zip"
+expect_rc deflate 0
+restored_ok r-deflate "$work/lib-deflate" "$cat_name" "$work/df"
+
+# ---- the same tree packed by hpak first: the import stores no object again
+# (only its catalog, which differs from the packed one: rcc's modes and times)
+run packed pack "$space" --into "$work/lib-packed" --name packed
+expect_rc packed 0
+run after-pack import "$work/lib-packed" "$work/hololib" --json
+expect_rc after-pack 0
+[ "$(json_field "$work/after-pack.out" objects_written)" -eq 0 ] || fail "after-pack: objects stored again: $(out after-pack)"
+[ "$(json_field "$work/after-pack.out" raw_written)" -eq 0 ] || fail "after-pack: object bytes stored again: $(out after-pack)"
+restored_ok r-after-pack "$work/lib-packed" "$cat_name" "$work/ap"
+
 # ---- zstd'd and raw objects, two sources in one import (one pack)
 run multi import "$work/lib-multi" "$work/hololib-zstd" "$work/hololib-raw" --json
 expect_rc multi 0
@@ -90,17 +155,18 @@ grep -qF "$space" "$bare_file" && fail "bare: '$bare_file' still holds the old s
 grep -qF "$work/b/another-length" "$bare_file" || fail "bare: '$bare_file' was not relocated"
 
 # ---- hostile hololibs: exit 1, one line, nothing named or stored
-# hostile NAME DAMAGE PATTERN [zip]
+# hostile NAME DAMAGE PATTERN [zip|dir [more generator options]]
 hostile() {
   local name=$1 damage=$2 pattern=$3 kind=${4:-dir} src
+  shift 4 || shift $#
   rm -rf "$work/h"
   if [ "$kind" = zip ]; then
     src=$work/h.zip
     rm -f "$src"
-    python3 "$gen" lift "$space" - --zip "$src" --damage "$damage" >/dev/null
+    python3 "$gen" lift "$space" - --zip "$src" --damage "$damage" "$@" >/dev/null
   else
     src=$work/h
-    python3 "$gen" lift "$space" "$src" --damage "$damage" >/dev/null
+    python3 "$gen" lift "$space" "$src" --damage "$damage" "$@" >/dev/null
   fi
   run "$name" import "$work/lib-h" "$src"
   expect_rc "$name" 1
@@ -120,6 +186,21 @@ hostile dotdot dotdot-entry "names a parent directory" zip
 hostile absolute absolute-entry "has an absolute name" zip
 hostile symlink symlink-entry "is a symlink" zip
 hostile zip-digest bad-digest "is damaged: its SHA-256" zip
+# Damage to files without rewrite offsets is found while the pack is written:
+# still nothing named or left. An object two paths share names both.
+hostile shared bad-digest=lib/pkg/sub/same.txt \
+  "is damaged: its SHA-256 is [0-9a-f]{64}; used by '$cat_name:lib/pkg/same-too.txt', '$cat_name:lib/pkg/sub/same.txt'; nothing imported\$"
+hostile plain bad-digest=share/doc/README "is damaged: its SHA-256 is [0-9a-f]{64}; used by '$cat_name:share/doc/README'; nothing imported\$"
+hostile plain-zip bad-digest=share/doc/README "is damaged: its SHA-256 is [0-9a-f]{64}; used by '$cat_name:share/doc/README'; nothing imported\$" zip
+# A catalog of a few hundred KiB that gunzips past the 256 MiB cap.
+hostile catalog-bomb catalog-bomb "rcc catalog '.*/catalog/$cat_name': decodes to more than 256 MiB: refused; nothing imported\$"
+hostile catalog-bomb-zip catalog-bomb "rcc catalog '.*/catalog/$cat_name': decodes to more than 256 MiB: refused; nothing imported\$" zip
+# A catalog size far below its object's: the object is refused by its stored
+# size (raw) or while decoding (gzip), reported like any damage.
+data_use="used by '$cat_name:lib/pkg/sub/data.bin'; nothing imported\$"
+hostile shrunk-raw shrunk-size "rcc object 'library/../../../[0-9a-f]{64}' in '.*' is damaged: .*1000.*; $data_use" dir --compress raw
+hostile shrunk-gzip shrunk-size "rcc object 'library/../../../[0-9a-f]{64}' in '.*' is damaged: .*1000.*; $data_use"
+hostile shrunk-zip shrunk-size "rcc object 'library/../../../[0-9a-f]{64}' in '.*' is damaged: .*1000.*; $data_use" zip --compress raw
 # A library made with rcc's compress.no
 rm -rf "$work/h" && python3 "$gen" lift "$space" "$work/h" >/dev/null && touch "$work/h/catalog/compress.no"
 run compress-no import "$work/lib-h" "$work/h"

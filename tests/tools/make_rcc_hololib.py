@@ -22,13 +22,19 @@ directories. Modes are Go fs.FileMode numbers.
 Subcommands:
   tree ROOT                 a test tree at ROOT (ROOT's path inside shebangs, text,
                             binaries and symlinks; empty files/dirs; modes)
-  lift ROOT OUT [--zip Z] [--compress gzip|zstd|raw] [--name N] [--damage KIND]
+  lift ROOT OUT [--zip Z] [--zip-deflate 1] [--compress gzip|zstd|raw] [--name N] [--damage KIND]
+                            (OUT may already hold a hololib: its catalogs and objects stay;
+                            --zip-deflate 1: zip entries deflated instead of stored)
   compare A B               exit 1 unless trees A and B are identical (types, modes
                             incl. setuid/setgid/sticky, bytes, link targets; a top-level
                             .hpak-state, hpak restore's record, is left out)
 Damage kinds (hostile hololibs): bad-digest, wrong-size, missing-object,
 malformed-json, size-lie, dotdot-entry, absolute-entry, symlink-entry, siphash,
-other-path; bare-name (not hostile: a bare space name, which import leaves as it is).
+other-path, shrunk-size (data.bin's catalog size far below its object's),
+catalog-bomb (a catalog of a few hundred KiB that gunzips to 300 MiB of JSON
+whitespace); bare-name (not hostile: a bare space name, which import leaves as
+it is). bad-digest=PATH damages the object of the file at PATH (e.g. one two
+paths share) instead of the first non-empty file.
 """
 import gzip
 import hashlib
@@ -150,13 +156,35 @@ def first_file(tree, pred, prefix=""):
     return None
 
 
-def lift(root, out, zip_path=None, how="gzip", name=None, damage=None):
+def find_file(tree, path):
+    """The file entry at PATH (slash-separated) in a catalog tree."""
+    parts = path.split("/")
+    for p in parts[:-1]:
+        tree = tree["subdirs"][p]
+    return tree["files"][parts[-1]]
+
+
+def catalog_bomb():
+    """gzip members: a JSON start, then 300 of 1 MiB of spaces each (Go reads members as one stream)."""
+    pad = gzip.compress(b" " * (1 << 20), compresslevel=9, mtime=0)
+    return gzip.compress(b'{"rcc": "v18.5.0", "tree": ', mtime=0) + pad * 300
+
+
+def lift(root, out, zip_path=None, how="gzip", name=None, damage=None, deflate=False):
     lifter = Lifter(root)
     info, cat = lifter.catalog()
     objects = {d: compress(b, how) for d, b in lifter.objects.items()}
     entries = {}  # zip/dir name -> bytes
     catname = name or (info["blueprint"] + "v12." + info["platform"])
-    if damage == "bad-digest":
+    if damage and damage.startswith("bad-digest="):
+        f = find_file(cat["tree"], damage.split("=", 1)[1])
+        raw = bytearray(lifter.objects[f["digest"]])
+        raw[0] ^= 0xFF
+        objects[f["digest"]] = compress(bytes(raw), how)
+    elif damage == "shrunk-size":
+        f = find_file(cat["tree"], "lib/pkg/sub/data.bin")
+        f["size"] = 1000
+    elif damage == "bad-digest":
         _, f = first_file(cat["tree"], lambda f: f["size"] > 0)
         raw = bytearray(lifter.objects[f["digest"]])
         raw[0] ^= 0xFF
@@ -191,9 +219,11 @@ def lift(root, out, zip_path=None, how="gzip", name=None, damage=None):
     if damage == "malformed-json":
         text = text[: len(text) // 2]
     entries["catalog/" + catname] = gzip.compress(text, compresslevel=1, mtime=0)
+    if damage == "catalog-bomb":
+        entries["catalog/" + catname] = catalog_bomb()
     entries["catalog/" + catname + ".info"] = json.dumps(info, indent=2).encode()
     if zip_path:
-        write_zip(zip_path, entries, damage)
+        write_zip(zip_path, entries, damage, deflate)
     if out:
         for n, b in entries.items():
             p = os.path.join(out, n)
@@ -203,8 +233,8 @@ def lift(root, out, zip_path=None, how="gzip", name=None, damage=None):
     return catname
 
 
-def write_zip(path, entries, damage):
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as z:
+def write_zip(path, entries, damage, deflate=False):
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED) as z:
         names = sorted(n for n in entries if n.startswith("library/"))
         names += sorted(n for n in entries if n.startswith("catalog/"))  # the catalog last, as rcc does
         for n in names:
@@ -290,7 +320,7 @@ def main(argv):
     if len(argv) == 3 and argv[0] == "compare":
         return compare(argv[1], argv[2])
     if len(argv) >= 3 and argv[0] == "lift":
-        opts = {"--zip": None, "--compress": "gzip", "--name": None, "--damage": None}
+        opts = {"--zip": None, "--zip-deflate": None, "--compress": "gzip", "--name": None, "--damage": None}
         rest = argv[3:]
         while rest:
             if rest[0] not in opts or len(rest) < 2:
@@ -298,7 +328,8 @@ def main(argv):
             opts[rest[0]] = rest[1]
             rest = rest[2:]
         out = None if argv[2] == "-" else argv[2]
-        print(lift(argv[1], out, opts["--zip"], opts["--compress"], opts["--name"], opts["--damage"]))
+        print(lift(argv[1], out, opts["--zip"], opts["--compress"], opts["--name"], opts["--damage"],
+                   opts["--zip-deflate"] == "1"))
         return 0
     print(__doc__, file=sys.stderr)
     return 2

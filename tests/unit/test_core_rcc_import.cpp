@@ -2,6 +2,10 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "core/rcc_import.hpp"
 #include "core/util/zstd_codec.hpp"
 
@@ -108,21 +112,75 @@ TEST_CASE("rcc: decoding by magic stops at the size claimed") {
   gz.resize(zs.total_out);
   deflateEnd(&zs);
   CHECK(rcc_decode(gz, raw.size(), "t") == raw);
-  CHECK_THROWS_AS(rcc_decode(gz, raw.size() - 1, "t"), RccRefused);
+  // Past the cap: RccTooLarge, which says the cap; malformed data is only RccRefused.
+  try {
+    rcc_decode(gz, raw.size() - 1, "t");
+    FAIL("decoded past the cap");
+  } catch (const RccTooLarge& e) {
+    CHECK(e.cap() == raw.size() - 1);
+  }
+  CHECK(rcc_decoded_size(gz, raw.size(), "t") == raw.size());
+  CHECK_THROWS_AS(rcc_decoded_size(gz, raw.size() - 1, "t"), RccTooLarge);
   Bytes twice = gz;
   twice.insert(twice.end(), gz.begin(), gz.end()); // two gzip members read as one stream
   CHECK(rcc_decode(twice, 2 * raw.size(), "t").size() == 2 * raw.size());
   Bytes truncated(gz.begin(), gz.begin() + ptrdiff_t(gz.size() / 2));
   CHECK_THROWS_AS(rcc_decode(truncated, raw.size(), "t"), RccRefused);
+  try {
+    rcc_decode(truncated, raw.size(), "t");
+  } catch (const RccTooLarge&) {
+    FAIL("a truncated stream taken for one too large");
+  } catch (const RccRefused&) {
+  }
 
   Bytes zs_bytes;
   zstd_compress(raw, 3, nullptr, zs_bytes);
   CHECK(rcc_decode(zs_bytes, raw.size(), "t") == raw);
-  CHECK_THROWS_AS(rcc_decode(zs_bytes, 10, "t"), RccRefused);
+  CHECK_THROWS_AS(rcc_decode(zs_bytes, 10, "t"), RccTooLarge);
+  CHECK(rcc_decoded_size(zs_bytes, raw.size(), "t") == raw.size());
+  CHECK_THROWS_AS(rcc_decoded_size(zs_bytes, raw.size() - 1, "t"), RccTooLarge);
   Bytes zt(zs_bytes.begin(), zs_bytes.end() - 3);
   CHECK_THROWS_AS(rcc_decode(zt, raw.size(), "t"), RccRefused);
 
   Bytes plain = bytes_of("plain bytes");
   CHECK(rcc_decode(plain, plain.size(), "t") == plain);
-  CHECK_THROWS_AS(rcc_decode(plain, 3, "t"), RccRefused);
+  CHECK_THROWS_AS(rcc_decode(plain, 3, "t"), RccTooLarge);
+  CHECK(rcc_decoded_size(plain, plain.size(), "t") == plain.size());
+  // Counting goes through a small buffer: a stream far larger than it is counted whole.
+  Bytes big(3u << 20, 'b'), big_zs;
+  zstd_compress(big, 3, nullptr, big_zs);
+  CHECK(rcc_decoded_size(big_zs, big.size(), "t") == big.size());
+  CHECK(rcc_decode(big_zs, big.size(), "t") == big);
+}
+
+TEST_CASE("rcc: relocated files are read at most 256 MiB (as claimed) at a time") {
+  RccCatalog rc;
+  rc.path = "/b/sp";
+  rc.identity = "sp";
+  auto add = [&](const std::string& name, int64_t size, char digit) {
+    RccFile f;
+    f.name = name;
+    f.size = size;
+    f.mode = 0644;
+    f.digest = std::string(63, 'a') + digit;
+    f.rewrite = {5};
+    rc.tree.files[name] = f;
+  };
+  // 16 files claiming 200 MiB each: any two would pass the budget.
+  for (int i = 0; i < 16; i++) add("f" + std::to_string(i), int64_t(200) << 20, "0123456789abcdef"[i]);
+  std::atomic<int> in_flight{0}, most{0}, calls{0};
+  auto loader = [&](const std::string&, uint64_t) {
+    int n = ++in_flight;
+    for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    calls++;
+    --in_flight;
+    return bytes_of("#!/b/sp/bin/python\n"); // the space path at offset 2, its name at 5
+  };
+  RccConverted c = convert_rcc_tree(rc, "n", "t");
+  map_rcc_relocations(c, loader, 4);
+  CHECK(calls == 16);
+  CHECK(most == 1);
+  for (const Node& n : c.catalog.nodes) CHECK(n.relocs.size() == 1);
 }
