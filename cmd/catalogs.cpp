@@ -48,6 +48,7 @@ int run() {
   for (auto& name : lib.catalog_names()) {
     Digest d;
     uint64_t files = 0, bytes = 0, relocated = 0;
+    RelocCounts kinds;
     std::string error;
     try {
       formats::Catalog c = lib.load_catalog(name, &d);
@@ -56,6 +57,7 @@ int run() {
           files++;
           bytes += n.size;
           relocated += !n.relocs.empty();
+          kinds.add(n, c.roots);
         }
     } catch (const Error& e) {
       error = e.what();
@@ -64,7 +66,9 @@ int run() {
     if (o.json) {
       JsonWriter w;
       w.begin_object().field("name", name).field("digest", error.empty() ? to_hex(d) : "").field("files", files).field("bytes", bytes);
-      w.field("relocated_files", relocated).field("last_used", used);
+      w.field("relocated_files", relocated);
+      relocation_json(w, kinds);
+      w.field("last_used", used);
       if (!error.empty()) w.field("error", error);
       w.end().newline().print(stdout);
     } else {

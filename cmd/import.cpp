@@ -36,7 +36,9 @@ void print_json(const RccImportResult& r, double secs) {
     w.begin_object().field("name", c.name).field("source", c.source).field("platform", c.platform).field("digest", to_hex(c.digest));
     w.field("files", c.files).field("dirs", c.dirs).field("symlinks", c.symlinks).field("file_bytes", c.file_bytes);
     w.field("relocated_files", c.relocated_files).field("left_out", c.left_out);
-    w.field("space_names_kept", c.space_names_kept).end();
+    w.field("space_names_kept", c.space_names_kept);
+    relocation_json(w, c.relocated);
+    w.end();
   }
   w.end().field("unique_objects", r.unique_objects).field("objects_written", r.objects_written);
   w.field("objects_present", r.objects_present).field("raw_written", r.raw_written).field("stored_written", r.stored_written);
@@ -49,6 +51,8 @@ void print_text(const RccImportResult& r, double secs) {
     printf("imported '%s' from '%s': %llu files (%s), %llu dirs, %llu symlinks, %llu relocated files\n", c.name.c_str(),
            c.source.c_str(), (unsigned long long)c.files, human_bytes(c.file_bytes).c_str(), (unsigned long long)c.dirs,
            (unsigned long long)c.symlinks, (unsigned long long)c.relocated_files);
+  for (const RccImportedCatalog& c : r.catalogs)
+    if (c.relocated.total()) printf("  '%s': %s\n", c.name.c_str(), relocation_line(c.relocated).c_str());
   for (const RccImportedCatalog& c : r.catalogs)
     if (c.space_names_kept)
       printf("  '%s': %llu bare occurrences of the space name (outside its path) left as they are\n", c.name.c_str(),

@@ -37,6 +37,27 @@ void clear_progress() {
   g_progress_shown = false;
 }
 
+std::string relocation_line(const RelocCounts& c) {
+  if (!c.total()) return {};
+  std::string out;
+  auto part = [&](uint64_t n, const std::string& what) {
+    if (!n) return;
+    out += (out.empty() ? "relocation: " : ", ") + std::to_string(n) + " " + what;
+  };
+  part(c.text, "text (any target path)");
+  if (c.in_place) part(c.in_place, "binary in place (target paths of at most " + std::to_string(c.in_place_limit) + " bytes)");
+  part(c.same_length, "same length only (.pyc, other binaries: left as packed at another length)");
+  part(c.verbatim, "never rewritten (zip, compressed)");
+  return out;
+}
+
+void relocation_json(JsonWriter& w, const RelocCounts& c) {
+  w.key("relocation").begin_object().field("text", c.text).field("in_place", c.in_place);
+  if (c.in_place) w.field("in_place_max_target", c.in_place_limit);
+  else w.key("in_place_max_target").value(nullptr);
+  w.field("same_length", c.same_length).field("verbatim", c.verbatim).end();
+}
+
 std::string human_bytes(uint64_t n) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = double(n);

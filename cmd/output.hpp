@@ -6,7 +6,9 @@
 #include <string>
 #include <string_view>
 
+#include "cmd/json.hpp"
 #include "core/progress.hpp"
+#include "core/relocation.hpp"
 
 namespace hpak::cmd {
 
@@ -19,6 +21,12 @@ void clear_progress();
 std::string human_bytes(uint64_t n);
 std::string mode_string(char type, uint32_t mode);
 double now_seconds();
+
+// "relocation: 6 text files (any target path), 3 in place (...), ...": how the
+// files holding a packed path will be relocated; empty when there are none.
+std::string relocation_line(const RelocCounts& c);
+// "relocation":{"text":6,"in_place":3,"in_place_max_target":37,"same_length":1611,"verbatim":2}
+void relocation_json(JsonWriter& w, const RelocCounts& c);
 
 // Flushes stdout; on failure prints an error and returns false.
 bool finish_stdout();

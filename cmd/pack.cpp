@@ -49,6 +49,12 @@ void log_stats(const PackOptions& po, const PackStats& s) {
                 s.raw_written, s.stored_written, s.objects_present);
 }
 
+// The relocation line, when files hold the packed path.
+void print_relocation(const RelocCounts& c) {
+  std::string line = relocation_line(c);
+  if (!line.empty()) printf("%s\n", line.c_str());
+}
+
 // --skip-special: each special file left out, one warning each (with or without --json).
 void warn_skipped(const PackStats& s) {
   for (auto& p : s.skipped) spdlog::warn("skipped special file '{}'", p);
@@ -75,6 +81,7 @@ int run_into(PackOptions& po) {
     w.field("pack", r.pack_name).field("files", s.files).field("file_bytes", s.file_bytes).field("unique_objects", s.unique_objects);
     w.field("objects_written", s.objects_written).field("objects_present", s.objects_present).field("raw_written", s.raw_written);
     w.field("stored_written", s.stored_written).field("pack_bytes", r.pack_size).field("relocated_files", s.relocated_files);
+    relocation_json(w, s.relocated);
     w.field("repairs", r.repairs).key("seconds").fixed(secs, 3);
     w.end().newline().print(stdout);
   } else {
@@ -82,6 +89,7 @@ int run_into(PackOptions& po) {
            o.name.c_str(), o.into.c_str(), (unsigned long long)s.files, human_bytes(s.file_bytes).c_str(),
            (unsigned long long)s.objects_written, (unsigned long long)s.unique_objects, human_bytes(r.pack_size).c_str(),
            (unsigned long long)s.objects_present, secs);
+    print_relocation(s.relocated);
   }
   return kExitOk;
 }
@@ -112,6 +120,7 @@ int run() {
     w.field("catalog_digest", to_hex(r.catalog_digest)).field("files", s.files).field("dirs", s.dirs).field("symlinks", s.symlinks);
     w.field("hardlinks", s.hardlinks).field("file_bytes", s.file_bytes).field("objects", s.objects_written);
     w.field("stored_bytes", s.stored_written).field("pack_bytes", r.pack.size).field("relocated_files", s.relocated_files);
+    relocation_json(w, s.relocated);
     w.key("seconds").fixed(secs, 3);
     w.end().newline().print(stdout);
   } else {
@@ -122,6 +131,7 @@ int run() {
            (unsigned long long)s.objects_written, human_bytes(r.pack.size).c_str(),
            r.pack.size ? double(s.file_bytes) / double(r.pack.size) : 0.0, secs, po.name.c_str(),
            to_hex(r.catalog_digest).c_str());
+    print_relocation(s.relocated);
   }
   return kExitOk;
 }

@@ -19,7 +19,7 @@ struct Options {
   std::string allowed_signers;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false, trust_large = false;
-  bool preserve_setid = false;
+  bool preserve_setid = false, keep_unrelocated = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -29,6 +29,8 @@ void setup(CLI::App& app) {
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
   app.add_flag("--verify-content", o.verify_content, "Compare the bytes of every file kept, not only its metadata (a stored object that does not match its name fails the restore)");
   app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
+  app.add_flag("--keep-unrelocated", o.keep_unrelocated,
+               "Restore even when binary files hold the packed path in strings too short for the target's path, leaving them as packed");
   app.add_flag("--partial", o.partial, "Restore every intact file past damaged objects (exit 1 all the same)");
   app.add_flag("-f,--force", o.force, "Restore into a non-empty directory hpak did not restore, deleting what the catalog does not name");
   app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
@@ -78,6 +80,7 @@ int run() {
   ro.verify = o.verify;
   ro.trust_large_raw = o.trust_large;
   ro.preserve_setid = o.preserve_setid;
+  ro.keep_unrelocated = o.keep_unrelocated;
   ro.progress = progress_bar();
   // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
   // With a URL the signed remote root stood for the name (fetch_into_cache).
@@ -98,13 +101,17 @@ int run() {
     w.begin_object().field("catalog", o.name).field("target", o.target).field("fresh", s.fresh).field("files", s.files);
     w.field("written", s.files_written).field("kept", s.files_kept).field("compared", s.files_compared).field("removed", s.removed);
     w.field("dirs_created", s.dirs_created).field("links_written", s.links_written).field("modes_fixed", s.modes_fixed);
-    w.field("bytes_written", s.bytes_written).field("failed", s.failures.size()).key("seconds").fixed(secs, 3);
+    w.field("bytes_written", s.bytes_written).field("relocated", s.relocated).field("kept_unrelocated", s.kept_unrelocated);
+    w.field("failed", s.failures.size()).key("seconds").fixed(secs, 3);
     w.end().newline().print(stdout);
   } else {
     printf("restored '%s' into '%s' (%s): %llu files written, %llu kept, %llu removed, %llu modes fixed, %s in %.3f s\n",
            o.name.c_str(), o.target.c_str(), s.fresh ? "fresh" : "dirty", (unsigned long long)s.files_written,
            (unsigned long long)s.files_kept, (unsigned long long)s.removed, (unsigned long long)s.modes_fixed,
            human_bytes(s.bytes_written).c_str(), secs);
+    if (s.kept_unrelocated)
+      printf("%llu files holding the packed path left as packed: their format cannot take this target's length (see hpak-restore(1))\n",
+             (unsigned long long)s.kept_unrelocated);
   }
   if (!s.failures.empty()) {
     fprintf(stderr, "hpak: error: %zu files not restored; '%s' is marked incomplete\n", s.failures.size(), o.target.c_str());

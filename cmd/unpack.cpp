@@ -14,7 +14,7 @@ struct Options {
   std::string pack, dir, catalog;
   unsigned threads = 0;
   bool force = false, no_mtime = false, no_verify = false, partial = false;
-  bool preserve_setid = false;
+  bool preserve_setid = false, relocate = false, keep_unrelocated = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -27,14 +27,21 @@ void setup(CLI::App& app) {
   app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
   app.add_flag("--no-verify", o.no_verify, "Skip the SHA-256 check of each object (stored checksums are still checked)");
   app.add_flag("--partial", o.partial, "Write every intact file even if some objects are damaged (exit 1)");
+  app.add_flag("--relocate", o.relocate, "Write DIR's own path where the packed path occurs, as restore does (default: the bytes as packed)");
+  app.add_flag("--keep-unrelocated", o.keep_unrelocated,
+               "With --relocate: leave binary files whose strings are too short for DIR's path as packed instead of refusing");
 }
 
 int run() {
   PackReader pack(o.pack);
   log_pack(pack);
   formats::Catalog cat = pack.load_catalog(o.catalog);
-  Fd target = open_unpack_target(o.dir, cat, o.force);
+  PackSource src(pack);
+  if (o.keep_unrelocated && !o.relocate) throw Error("--keep-unrelocated needs --relocate");
   MaterializeOptions mo;
+  if (o.relocate) classify_old_catalog(cat, src);
+  mo.relocate_to.keep_blocked = o.keep_unrelocated;
+  Fd target = open_unpack_target(o.dir, cat, o.force, o.relocate ? &mo.relocate_to : nullptr);
   mo.threads = o.threads;
   mo.restore_mtime = !o.no_mtime;
   mo.verify = !o.no_verify;
@@ -42,7 +49,6 @@ int run() {
   mo.partial = o.partial;
   mo.preserve_setid = o.preserve_setid;
   mo.progress = progress_bar();
-  PackSource src(pack);
   MaterializeStats st = materialize(cat, src, target.get(), o.dir, mo);
   clear_progress();
   for (auto& f : st.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());

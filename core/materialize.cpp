@@ -25,6 +25,13 @@ using namespace formats;
 
 namespace {
 
+// Whether a file's bytes are rewritten; Blocked was refused before any write
+// (check_relocation), so meeting it here is a bug, not a file to splice.
+bool rewrites(RelocAction a, const Node& n) {
+  if (a == RelocAction::Blocked) throw Error("internal error: '" + n.path + "' cannot be relocated and was not refused");
+  return a == RelocAction::Splice || a == RelocAction::Pad;
+}
+
 // Objects above this are decoded as a stream through reused buffers, never whole.
 constexpr uint64_t kStreamThreshold = kLargeChunk;
 
@@ -32,44 +39,6 @@ struct UmaskGuard {
   mode_t old;
   UmaskGuard() : old(umask(0)) {}
   ~UmaskGuard() { umask(old); }
-};
-
-// Relocates an object streamed in chunks: offsets (ascending, not
-// overlapping, checked by the catalog decoder) are absolute in the object, so
-// a root may straddle two chunks; its bytes are skipped wherever they fall.
-class ChunkRelocator {
-public:
-  ChunkRelocator(const std::vector<uint64_t>& relocs, const std::vector<std::string>& roots, std::string_view target)
-      : relocs_(relocs), roots_(roots), target_(reinterpret_cast<const uint8_t*>(target.data()), target.size()) {}
-  template <class Sink> void feed(ByteSpan chunk, Sink&& out) {
-    const uint64_t start = pos_, end = pos_ + chunk.size();
-    uint64_t p = start;
-    while (p < end) {
-      if (p < skip_until_) {
-        p = std::min(end, skip_until_);
-        continue;
-      }
-      if (next_ < relocs_.size() && reloc_offset(relocs_[next_]) < end) {
-        uint64_t off = std::max(p, reloc_offset(relocs_[next_]));
-        out(chunk.subspan(p - start, off - p));
-        out(target_);
-        skip_until_ = off + roots_[reloc_root(relocs_[next_])].size();
-        next_++;
-        p = off;
-        continue;
-      }
-      out(chunk.subspan(p - start, end - p));
-      p = end;
-    }
-    pos_ = end;
-  }
-
-private:
-  const std::vector<uint64_t>& relocs_;
-  const std::vector<std::string>& roots_;
-  ByteSpan target_;
-  size_t next_ = 0;
-  uint64_t pos_ = 0, skip_until_ = 0;
 };
 
 } // namespace
@@ -99,10 +68,10 @@ std::string human_size(uint64_t n) {
   return buf;
 }
 
-SpaceNeed space_for_catalog(const Catalog& cat, bool relocate, size_t relocate_len) {
+SpaceNeed space_for_catalog(const Catalog& cat, std::string_view relocate_to) {
   SpaceNeed need;
   for (auto& n : cat.nodes) {
-    if (n.type == NodeType::File) need.add_file(relocate ? relocated_size(n, cat.roots, relocate_len) : n.size);
+    if (n.type == NodeType::File) need.add_file(relocated_size(n, cat.roots, relocate_to));
     else if (n.type != NodeType::Hardlink) need.entries++;
   }
   return need;
@@ -124,7 +93,7 @@ void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, u
     throw Error("not enough inodes in '" + shown + "': needs " + std::to_string(need.entries) + ", has " + std::to_string(vfs.f_favail));
 }
 
-ContentMatch compare_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& relocate_to,
+ContentMatch compare_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const RelocTo& relocate_to,
                                   Bytes& buf, std::string* why) {
   auto ref = src.locate(n.digest);
   if (!ref || ref->rec.raw_len != n.size) return ContentMatch::Unreadable; // the write pass says why
@@ -149,8 +118,9 @@ ContentMatch compare_file_content(const Node& n, const Catalog& cat, const Objec
       piece = piece.subspan(k);
     }
   };
-  const bool relocate = !relocate_to.empty() && !n.relocs.empty();
-  ChunkRelocator reloc(n.relocs, cat.roots, relocate_to);
+  const RelocAction action = reloc_action(n, cat.roots, relocate_to);
+  const bool relocate = rewrites(action, n);
+  Relocator reloc(n.relocs, cat.roots, relocate_to.path, action);
   Sha256 sha;
   try {
     ref->pack->read_stream(ref->rec, [&](ByteSpan chunk) {
@@ -162,6 +132,7 @@ ContentMatch compare_file_content(const Node& n, const Catalog& cat, const Objec
   } catch (const Error&) {
     return ContentMatch::Unreadable; // damaged: the write pass reports it
   }
+  if (relocate && same) reloc.finish(against_file);
   if (sha.finish() != n.digest) {
     if (why) *why = Corrupt(ref->pack->path(), ref->rec.offset, "content of " + to_hex(n.digest) + " does not match its name").what();
     return ContentMatch::Forged;
@@ -243,12 +214,12 @@ WorkUnits work_units(const std::vector<std::optional<ObjectRef>>& refs) {
 }
 
 void write_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const std::string& target_shown,
-                        const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch) {
+                        const RelocTo& relocate_to, const ReadChecks& checks, Bytes& scratch) {
   write_file_content(n, cat, src.locate(n.digest), fd, target_shown, relocate_to, checks, scratch);
 }
 
 void write_file_content(const Node& n, const Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
-                        const std::string& target_shown, const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch) {
+                        const std::string& target_shown, const RelocTo& relocate_to, const ReadChecks& checks, Bytes& scratch) {
   const bool verify = checks.verify;
   auto shown = [&] { return target_shown + "/" + n.path; }; // for messages only
   auto put = [&](ByteSpan data) {
@@ -259,7 +230,8 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
   const IndexRecord& rec = ref->rec;
   if (rec.raw_len != n.size)
     throw Corrupt(pack.path(), rec.offset, "object " + to_hex(n.digest) + " has " + std::to_string(rec.raw_len) + " bytes, catalog says " + std::to_string(n.size));
-  bool relocate = !relocate_to.empty() && !n.relocs.empty();
+  const RelocAction action = reloc_action(n, cat.roots, relocate_to);
+  const bool relocate = rewrites(action, n);
   if (rec.codec == Codec::Raw && !relocate && rec.raw_len >= kKernelCopyThreshold) {
     write_raw_object(pack, rec, fd, checks, shown()); // copy_file_range, checked beside it
     return;
@@ -273,8 +245,9 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
   if (rec.raw_len > kStreamThreshold) {
     advise_stored(pack, rec); // read ahead, not a fault per page
     if (!relocate) return pack.read_stream(rec, put, verify);
-    ChunkRelocator reloc(n.relocs, cat.roots, relocate_to);
-    return pack.read_stream(rec, [&](ByteSpan chunk) { reloc.feed(chunk, put); }, verify);
+    Relocator reloc(n.relocs, cat.roots, relocate_to.path, action);
+    pack.read_stream(rec, [&](ByteSpan chunk) { reloc.feed(chunk, put); }, verify);
+    return reloc.finish(put);
   }
   ByteSpan content;
   if (rec.codec == Codec::Raw && !relocate) {
@@ -287,11 +260,26 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
     content = ByteSpan(scratch.data(), scratch.size());
   }
   if (relocate) {
-    Bytes out = relocate_bytes(content, n.relocs, cat.roots, relocate_to);
+    Bytes out = relocate_bytes(content, n.relocs, cat.roots, relocate_to.path, action);
     put(out);
   } else {
     put(content);
   }
+}
+
+void classify_old_catalog(Catalog& cat, const ObjectSource& src) {
+  if (cat.version >= 2) return;
+  classify_unclassified(cat, [&](const Node& n) {
+    auto ref = src.locate(n.digest);
+    if (!ref || ref->rec.raw_len != n.size) return RelocKind::SameLength;
+    RelocClassifier c(n.relocs, cat.roots);
+    try {
+      ref->pack->read_stream(ref->rec, [&](ByteSpan chunk) { c.feed(chunk); }, /*verify_digest=*/false);
+    } catch (const Error&) {
+      return RelocKind::SameLength;
+    }
+    return c.finish();
+  });
 }
 
 namespace {
@@ -355,7 +343,7 @@ private:
     for (size_t k = 1; k < dir_nodes_.size(); k++) needs_fd_[parent_[dir_nodes_[k]]] = 1;
     reserve_fds(dir_count + 64); // before the threads: see reserve_fds
     if (opts_.check_space)
-      check_free_space(dir_fds_[0], shown_, space_for_catalog(cat_, !opts_.relocate_to.empty(), opts_.relocate_to.size()));
+      check_free_space(dir_fds_[0], shown_, space_for_catalog(cat_, opts_.relocate_to.path));
   }
 
   // Thread 0 creates the directories, in catalog order, while the other
@@ -455,8 +443,7 @@ private:
       futimens(fd.get(), ts);
     }
     if (close(fd.release()) != 0) throw_errno("unable to write '" + shown(node) + "'");
-    bytes_.fetch_add(opts_.relocate_to.empty() ? node.size : relocated_size(node, cat_.roots, opts_.relocate_to.size()),
-                     std::memory_order_relaxed); // as written
+    bytes_.fetch_add(relocated_size(node, cat_.roots, opts_.relocate_to.path), std::memory_order_relaxed); // as written
     uint64_t d = done_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (tid == 0 && (d & 1023) == 0) report(opts_.progress, "write", d, files_.size());
   }
@@ -515,11 +502,7 @@ private:
     for (size_t i : symlinks_) {
       const Node& node = nodes_[i];
       std::string name(leaf_of(node.path));
-      std::string target = node.target;
-      if (!opts_.relocate_to.empty() && !node.relocs.empty()) {
-        Bytes t = relocate_bytes(ByteSpan(reinterpret_cast<const uint8_t*>(target.data()), target.size()), node.relocs, cat_.roots, opts_.relocate_to);
-        target.assign(t.begin(), t.end());
-      }
+      std::string target = relocated_link(node, cat_.roots, opts_.relocate_to.path);
       int pfd = fd_of(parent_[i]);
       if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) {
         if (!(errno == EEXIST && opts_.force)) {

@@ -32,6 +32,7 @@
 #include "core/large_copy.hpp" // ReadChecks
 #include "core/object_source.hpp"
 #include "core/progress.hpp"
+#include "core/relocation.hpp"
 #include "formats/catalog_format.hpp"
 
 namespace hpak {
@@ -41,7 +42,7 @@ struct MaterializeOptions {
   bool restore_mtime = true;
   bool verify = true;           // check each object's SHA-256 as it is read (restore: off)
   bool trust_large_raw = false; // see ReadChecks (core/large_copy.hpp)
-  std::string relocate_to;      // empty: write objects unrelocated
+  RelocTo relocate_to;          // path empty: write objects unrelocated (core/relocation.hpp)
   bool partial = false;         // continue past unreadable objects
   bool force = false;           // replace existing entries in the target
   bool preserve_setid = false;  // keep set-uid/set-gid bits (dropped by default)
@@ -69,10 +70,15 @@ MaterializeStats materialize(const formats::Catalog& cat, const ObjectSource& sr
 // reading through `src`; throws on a missing or corrupt object (messages name
 // target_shown + "/" + n.path). Shared by materialize and the dirty restore.
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
-                        const std::string& target_shown, const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch);
+                        const std::string& target_shown, const RelocTo& relocate_to, const ReadChecks& checks, Bytes& scratch);
 // The same from an object already located (`ref` empty: the object is missing).
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
-                        const std::string& target_shown, const std::string& relocate_to, const ReadChecks& checks, Bytes& scratch);
+                        const std::string& target_shown, const RelocTo& relocate_to, const ReadChecks& checks, Bytes& scratch);
+
+// A version 1 catalog's relocated files get their kinds from their objects
+// (read, not written anywhere): a missing or damaged object is taken as
+// same-length (never spliced), and its write reports it.
+void classify_old_catalog(formats::Catalog& cat, const ObjectSource& src);
 
 // Locates the objects of `files` (catalog node indexes) on `threads` threads.
 std::vector<std::optional<ObjectRef>> locate_all(const formats::Catalog& cat, const std::vector<size_t>& files,
@@ -112,9 +118,9 @@ struct SpaceNeed {
     entries++;
   }
 };
-// The space a fresh write of the whole catalog needs (files relocated to a
-// path of `relocate_len` bytes when `relocate`).
-SpaceNeed space_for_catalog(const formats::Catalog& cat, bool relocate, size_t relocate_len);
+// The space a fresh write of the whole catalog needs (files relocated to
+// `relocate_to`; empty: none).
+SpaceNeed space_for_catalog(const formats::Catalog& cat, std::string_view relocate_to);
 // Throws "not enough space in 'shown': needs X, has Y" (or inodes) when the
 // file system of `fd` cannot hold `need`: its bytes plus one block per entry
 // against f_bavail * f_frsize (plus `freed` bytes the caller removes first),
@@ -131,14 +137,14 @@ enum class ContentMatch {
   Forged,     // the object's bytes do not match its name (SHA-256)
 };
 // Compares the file open at `fd` (read from its current offset) with the
-// object of catalog file `n`, relocated to `relocate_to` (empty: none), in
+// object of catalog file `n`, relocated to `relocate_to` (path empty: none), in
 // bounded chunks: the object is decoded as a stream and relocated chunk by
 // chunk, the file read through `buf` (1 MiB), never either whole. The
 // object's SHA-256 is always checked against its name, to the end even after
 // a difference, so a forged object is never taken for a changed file;
 // `why` then says what failed.
 ContentMatch compare_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
-                                  const std::string& relocate_to, Bytes& buf, std::string* why);
+                                  const RelocTo& relocate_to, Bytes& buf, std::string* why);
 
 // Sets the mode (if `mode` >= 0) and/or mtime (if `mtime`) of the regular
 // file dirfd/name through a descriptor opened without following a symlink,

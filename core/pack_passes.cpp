@@ -64,6 +64,7 @@ HashedFile hash_file(int rootfd, const std::string& rel, const std::string& show
   h.raw = read_member(rootfd, rel, shown);
   h.digest = sha256(h.raw);
   if (!roots.empty()) h.relocs = find_relocations(h.raw, roots);
+  if (!h.relocs.empty()) h.reloc_kind = classify_relocated(h.raw, h.relocs, roots);
   return h;
 }
 
@@ -105,6 +106,11 @@ HashedFile hash_large_file(const LargeFile& f, const std::vector<std::string>& r
     h.relocs = scan.finish();
   };
   parallel_for(roots.empty() ? 1 : 2, 2, 1, [&](size_t task, unsigned) { task == 0 ? digest() : relocations(); });
+  if (!h.relocs.empty()) {
+    RelocClassifier kind(h.relocs, roots);
+    f.for_each_window([&](ByteSpan bytes, size_t, uint64_t) { kind.feed(bytes); });
+    h.reloc_kind = kind.finish();
+  }
   return h;
 }
 

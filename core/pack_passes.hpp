@@ -48,6 +48,7 @@ struct HashedFile {
   Digest digest{};
   uint64_t raw_xxh = 0; // XXH3-64 of the bytes (large files: a raw entry's checksum, known before it is written)
   std::vector<uint64_t> relocs; // where the roots occur (formats::reloc_* values)
+  formats::RelocKind reloc_kind = formats::RelocKind::Unclassified; // set when relocs is not empty
 };
 // Reads the regular file `rel` beneath `rootfd` (`shown` names it in errors).
 HashedFile hash_file(int rootfd, const std::string& rel, const std::string& shown, const std::vector<std::string>& roots);
@@ -67,7 +68,7 @@ struct LargeFile {
 };
 // The SHA-256 and XXH3-64 of a large file and its relocations, on two threads
 // (each reads the file on its own: both cores busy, the file read from the
-// page cache twice).
+// page cache twice); a file that holds a root is read once more to classify it.
 HashedFile hash_large_file(const LargeFile& f, const std::vector<std::string>& roots);
 
 // ---- compress ----

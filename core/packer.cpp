@@ -69,10 +69,12 @@ struct FilePipeline {
       n.size = s.hashed.raw.size();
       n.digest = s.hashed.digest;
       n.relocs = std::move(s.hashed.relocs);
+      n.reloc_kind = s.hashed.reloc_kind;
       write.write_small(n.digest, s.hashed.raw, std::move(s.stored));
       s = Slot(); // its memory goes now
     }
     if (!n.relocs.empty()) stats.relocated_files++;
+    stats.relocated.add(n, roots());
     stats.file_bytes += n.size;
   }
 
@@ -89,6 +91,7 @@ struct FilePipeline {
     n.size = file.size;
     n.digest = h.digest;
     n.relocs = std::move(h.relocs);
+    n.reloc_kind = h.reloc_kind;
     write.write_large(h, file);
   }
 };

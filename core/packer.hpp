@@ -2,7 +2,7 @@
 //
 // Passes (core/pack_passes.hpp): walk (scan_tree: one walk) -> hash -> compress
 // -> write, one read per file. Workers read, hash (SHA-256), find relocations
-// and zstd-compress files in parallel; the calling thread appends results to
+// (and classify a file that has some: core/relocation.hpp) and zstd-compress files in parallel; the calling thread appends results to
 // the PackWriter strictly in catalog order (parallel_ordered,
 // core/util/parallel.hpp). Order makes the pack byte-identical whatever the
 // thread count; a bounded window (items and bytes in flight) keeps memory
@@ -21,6 +21,7 @@
 
 #include "core/pack_writer.hpp"
 #include "core/progress.hpp"
+#include "core/relocation.hpp"
 #include "formats/catalog_format.hpp"
 
 namespace hpak {
@@ -50,6 +51,7 @@ struct PackStats {
   uint64_t raw_written = 0;       // uncompressed bytes of written objects
   uint64_t stored_written = 0;    // their stored (compressed) bytes
   uint64_t relocated_files = 0;
+  RelocCounts relocated;          // the relocated files by kind (core/relocation.hpp)
   std::vector<std::string> skipped;
 };
 

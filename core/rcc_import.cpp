@@ -246,11 +246,15 @@ void map_rcc_relocations(RccConverted& c, const RccObjectLoader& object, unsigne
       const Node& n = node(i);
       Bytes raw = object(to_hex(n.digest), n.size);
       relocs[i] = map_rcc_rewrites(raw, c.rewrites[i].second, c.space_path, c.identity, "rcc catalog '" + c.where + "': '" + n.path + "'");
+      if (!relocs[i].relocs.empty()) relocs[i].kind = classify_relocated(raw, relocs[i].relocs, c.catalog.roots);
     });
   for (size_t i = 0; i < c.rewrites.size(); i++) {
-    c.catalog.nodes[c.rewrites[i].first].relocs = std::move(relocs[i].relocs);
+    Node& n = c.catalog.nodes[c.rewrites[i].first];
+    n.relocs = std::move(relocs[i].relocs);
+    n.reloc_kind = relocs[i].kind;
     c.summary.space_names_kept += relocs[i].names_kept;
-    if (relocs[i].relocs.empty()) c.summary.relocated_files--; // only bare names in it
+    if (n.relocs.empty()) c.summary.relocated_files--; // only bare names in it
+    c.summary.relocated.add(n, c.catalog.roots);
   }
 }
 

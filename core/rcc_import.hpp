@@ -36,6 +36,7 @@
 #include "core/library.hpp"
 #include "core/progress.hpp"
 #include "core/rcc_source.hpp"
+#include "core/relocation.hpp"
 #include "formats/rcc_catalog.hpp"
 
 namespace hpak {
@@ -53,6 +54,7 @@ struct RccImportedCatalog {
   std::string platform; // from the rcc catalog
   uint64_t files = 0, dirs = 0, symlinks = 0, file_bytes = 0, relocated_files = 0, left_out = 0;
   uint64_t space_names_kept = 0; // bare space names (outside the space path) left as they are
+  RelocCounts relocated;         // the relocated files by kind (core/relocation.hpp)
   Digest digest{};
 };
 
@@ -91,6 +93,7 @@ RccConverted convert_rcc_catalog(const formats::RccCatalog& rc, const std::strin
 struct RccRewrites {
   std::vector<uint64_t> relocs;
   uint64_t names_kept = 0;
+  formats::RelocKind kind = formats::RelocKind::Unclassified; // set by map_rcc_relocations (classify_relocated)
 };
 RccRewrites map_rcc_rewrites(ByteSpan data, const std::vector<int64_t>& rewrite, const std::string& path,
                                        const std::string& identity, const std::string& what);

@@ -91,22 +91,31 @@ void check_path_length(const Catalog& cat, const std::string& real_target) {
                 std::to_string(real_target.size() + 1 + longest) + " bytes (the platform allows " + std::to_string(PATH_MAX - 1) + ")");
 }
 
+// Every check that depends on the target's real path alone: not too long,
+// and no binary file that cannot take it (unless --keep-unrelocated).
+RelocationPlan check_target_path(const Catalog& cat, const std::string& real_target, const std::string& target, bool keep_blocked) {
+  check_path_length(cat, real_target);
+  return check_relocation(cat, RelocTo{real_target, keep_blocked}, target);
+}
+
 // Opens the target once (O_NOFOLLOW | O_DIRECTORY, missing parents made like
 // mkdir -p) and runs every check on that descriptor: not inside the library,
-// not containing it, not too long. Nothing is created when a check fails that
-// can be made before (inside the library, too long).
-Fd open_checked_target(const Library& lib, const Catalog& cat, const std::string& target, std::string& real_target) {
+// not containing it, not too long, relocatable. Nothing is created when a
+// check fails that can be made before (all but the library's identity when
+// the target exists).
+Fd open_checked_target(const Library& lib, const Catalog& cat, const std::string& target, bool keep_blocked,
+                       std::string& real_target, RelocationPlan& reloc) {
   check_catalog_names(cat);
   LibraryIds ids = library_ids(lib);
   Fd tfd = open_target_dir(target, 0755, [&](int parent, const std::string& parent_shown, const std::string& rest) {
     refuse_inside_library(ids, parent, target);
     std::string base = target_path(parent, parent_shown);
-    check_path_length(cat, (base == "/" ? "" : base) + "/" + rest);
+    check_target_path(cat, (base == "/" ? "" : base) + "/" + rest, target, keep_blocked);
   });
   refuse_library_in_target(ids, tfd.get(), target);
   refuse_inside_library(ids, tfd.get(), target);
   real_target = target_path(tfd.get(), target);
-  check_path_length(cat, real_target);
+  reloc = check_target_path(cat, real_target, target, keep_blocked);
   return tfd;
 }
 
@@ -154,7 +163,7 @@ RestoreState new_state(const Library& lib, const std::string& catalog_name, cons
   st.name = catalog_name;
   st.catalog_digest = digest;
   // The state keeps the catalog as the library stores it (no re-encoding).
-  if (stored_cat.codec == Codec::ZstdDict) st.set_catalog_raw(encode_catalog(cat));
+  if (stored_cat.codec == Codec::ZstdDict) st.set_catalog_raw(encode_catalog(cat, cat.version));
   else st.set_catalog_stored(stored_cat.codec, stored_cat.raw_len, stored_cat.bytes);
   stored_cat.bytes = Bytes();
   return st;
@@ -165,7 +174,7 @@ void restore_fresh(const Library& lib, const Catalog& cat, int tfd, const std::s
                    const RestoreState& st, const RestoreOptions& opts, RestoreStats& stats) {
   stats.fresh = true;
   // Before anything is written (the state file included): will it fit?
-  check_free_space(tfd, target, space_for_catalog(cat, true, real_target.size()));
+  check_free_space(tfd, target, space_for_catalog(cat, real_target));
   // Nothing is trusted after a crash here (fence 0), so the state needs no
   // catalog yet.
   RestoreState incomplete = st;
@@ -179,7 +188,7 @@ void restore_fresh(const Library& lib, const Catalog& cat, int tfd, const std::s
   mo.restore_mtime = true;
   mo.preserve_setid = opts.preserve_setid;
   mo.check_space = false; // checked above
-  mo.relocate_to = real_target;
+  mo.relocate_to = RelocTo{real_target, opts.keep_unrelocated};
   mo.verify = opts.verify;
   mo.trust_large_raw = opts.trust_large_raw;
   mo.partial = opts.partial;
@@ -211,7 +220,8 @@ bool restore_dirty(const Library& lib, const Catalog& cat, const Digest& digest,
                    const RestoreOptions& opts, RestoreStats& stats) {
   TrustBasis trust = trust_basis(old, real_target, digest, target);
   CatalogShape shape(cat);
-  DirtyContext cx{lib, cat, shape, tfd, target, real_target, trust, opts, opts.threads ? opts.threads : default_threads()};
+  const RelocTo reloc{real_target, opts.keep_unrelocated};
+  DirtyContext cx{lib, cat, shape, tfd, target, real_target, reloc, trust, opts, opts.threads ? opts.threads : default_threads()};
   TargetScan scan = scan_target(cx);
   DirtyPlan plan = plan_dirty(cx, scan);
   stats.files_compared = plan.compared;
@@ -232,13 +242,17 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   Catalog cat = lib.load_catalog(catalog_name, &digest, &stored_cat, opts.verify);
   if (opts.expect_catalog && digest != *opts.expect_catalog)
     throw Error("catalog '" + catalog_name + "' changed after its signature was checked; restore it again");
+  classify_old_catalog(cat, lib);
 
   std::string real_target;
-  Fd tfd = open_checked_target(lib, cat, target, real_target);
+  RelocationPlan reloc;
+  Fd tfd = open_checked_target(lib, cat, target, opts.keep_unrelocated, real_target, reloc);
   lock_target(tfd.get(), target, opts.wait);
   std::optional<RestoreState> old = read_state(tfd.get());
   RestoreStats stats;
   for (auto& n : cat.nodes) stats.files += n.type == NodeType::File;
+  stats.relocated = reloc.spliced + reloc.padded;
+  stats.kept_unrelocated = reloc.kept;
 
   bool empty = !holds_entries(tfd.get(), target, true);
   if (!empty && !opts.force && !(old && old->target == real_target) && holds_entries(tfd.get(), target, false))

@@ -46,6 +46,10 @@ struct RestoreOptions {
   // restore()): everything there the catalog does not name is deleted.
   bool force = false;
   bool preserve_setid = false; // keep set-uid/set-gid bits (dropped by default)
+  // restore --keep-unrelocated: a binary file that cannot take the target's
+  // path (an in-place file, a target longer than its root) is left as packed
+  // instead of refusing the restore (core/relocation.hpp).
+  bool keep_unrelocated = false;
   // Re-check each object's SHA-256 as it is read. Off by default: each read
   // checks the XXH3-64 of the stored bytes (and the decoded size), which
   // catches corruption; names are trusted only in packs this user (or root)
@@ -69,6 +73,10 @@ struct RestoreStats {
   uint64_t files_written = 0, files_kept = 0, files_compared = 0;
   uint64_t removed = 0, dirs_created = 0, links_written = 0, modes_fixed = 0;
   uint64_t bytes_written = 0;
+  // Catalog files holding a packed path: rewritten for the target (spliced
+  // or patched in place), and left as packed (their format cannot take the
+  // target's length: .pyc, zip, ...; see core/relocation.hpp).
+  uint64_t relocated = 0, kept_unrelocated = 0;
   std::vector<Failure> failures;
 };
 

@@ -28,7 +28,7 @@ void check_plan_space(const DirtyContext& cx, const TargetScan& sc, const DirtyP
     const Node& n = cx.cat.nodes[i];
     const NodeStep& st = p.nodes[i];
     if (writes_file(n, st)) {
-      need.add_file(relocated_size(n, cx.cat.roots, cx.real_target.size()));
+      need.add_file(relocated_size(n, cx.cat.roots, cx.real_target));
       // Freed only where the scan saw the file's own blocks (one link, another size).
       bool frees = (st.why == Why::SizeDiffers || st.why == Why::SharedInode) && sc.seen[i].nlink == 1;
       uint64_t bytes = frees ? sc.seen[i].blocks_bytes : 0;
@@ -136,7 +136,7 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     if (fd < 0) throw_errno("unable to create '" + shown + "'");
     Fd guard(fd);
     try {
-      write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.real_target, ReadChecks{cx.opts.verify, cx.opts.trust_large_raw}, scratch[tid]);
+      write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.reloc, ReadChecks{cx.opts.verify, cx.opts.trust_large_raw}, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
       unlinkat(pfd, name.c_str(), 0);
@@ -149,7 +149,7 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
     if (futimens(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
     if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
-    bytes += relocated_size(n, cx.cat.roots, cx.real_target.size());
+    bytes += relocated_size(n, cx.cat.roots, cx.real_target);
   };
   parallel_for(units.count(), cx.threads, 1, [&](size_t u, unsigned tid) {
     for (size_t i = units.starts[u]; i < units.starts[u + 1]; i++) write_one(units.order[i], tid);

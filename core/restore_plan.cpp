@@ -62,8 +62,11 @@ bool DirtyPlan::changes() const {
 
 namespace {
 
+// Same offsets of the same roots, and the same kind (a version 1 state's
+// unclassified file is compared once: an older hpak may have spliced it).
 bool same_relocation(const Node& a, const Catalog& ca, const Node& b, const Catalog& cb) {
   if (a.relocs.size() != b.relocs.size()) return false;
+  if (!a.relocs.empty() && a.reloc_kind != b.reloc_kind) return false;
   for (size_t i = 0; i < a.relocs.size(); i++) {
     if (reloc_offset(a.relocs[i]) != reloc_offset(b.relocs[i])) return false;
     if (ca.roots[reloc_root(a.relocs[i])] != cb.roots[reloc_root(b.relocs[i])]) return false;
@@ -88,7 +91,7 @@ NodeStep create(Why why) { return {Act::Create, why}; }
 NodeStep decide_file(const DirtyContext& cx, size_t i, const SeenEntry& s) {
   const Node& n = cx.cat.nodes[i];
   if (s.kind != EntryKind::File) return create(Why::WrongType);
-  if (s.size != relocated_size(n, cx.cat.roots, cx.real_target.size())) return {Act::Rewrite, Why::SizeDiffers};
+  if (s.size != relocated_size(n, cx.cat.roots, cx.real_target)) return {Act::Rewrite, Why::SizeDiffers};
   if (s.nlink > cx.shape.links[i]) return {Act::Rewrite, Why::SharedInode};
   NodeStep st;
   st.compared = !trusted(cx, n, s) || cx.opts.verify_content;
@@ -152,7 +155,7 @@ void compare_untrusted(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& 
     }
     Fd guard(fd);
     std::string why;
-    switch (compare_file_content(n, cx.cat, cx.lib, fd, cx.real_target, scratch[tid], &why)) {
+    switch (compare_file_content(n, cx.cat, cx.lib, fd, cx.reloc, scratch[tid], &why)) {
     case ContentMatch::Same: break;
     case ContentMatch::Differs: st.act = Act::Rewrite, st.why = Why::ContentDiffers; break;
     case ContentMatch::Unreadable: st.act = Act::Rewrite, st.why = Why::ObjectUnreadable; break;

@@ -82,6 +82,7 @@ struct DirtyContext {
   int tfd;                        // the target, open and locked
   const std::string& target;      // as named (messages)
   const std::string& real_target; // the relocation root
+  const RelocTo& reloc;           // real_target, and what --keep-unrelocated says
   const TrustBasis& trust;
   const RestoreOptions& opts;
   unsigned threads;

@@ -49,9 +49,7 @@ TargetScan::~TargetScan() {
 }
 
 std::string expected_symlink(const Node& n, const Catalog& cat, const std::string& real_target) {
-  if (n.relocs.empty()) return n.target;
-  Bytes t = relocate_bytes(ByteSpan(reinterpret_cast<const uint8_t*>(n.target.data()), n.target.size()), n.relocs, cat.roots, real_target);
-  return std::string(t.begin(), t.end());
+  return relocated_link(n, cat.roots, real_target);
 }
 
 [[noreturn]] void refuse_unopenable_dir(int tfd, const std::string& target, const std::string& rel, int err) {

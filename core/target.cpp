@@ -2,6 +2,7 @@
 
 #include "core/store/dir_stream.hpp"
 #include "core/fs_ops.hpp"
+#include "core/relocation.hpp"
 
 #include <climits>
 #include <set>
@@ -161,8 +162,18 @@ void refuse_mounts_at_catalog_paths(int tfd, const std::string& path, const form
 
 } // namespace
 
-Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool force) {
-  Fd fd = open_or_create_dir(path);
+Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool force, RelocTo* relocate) {
+  BeforeCreate check_new;
+  if (relocate)
+    check_new = [&](int parent, const std::string& parent_shown, const std::string& rest) {
+      std::string base = target_path(parent, parent_shown);
+      check_relocation(cat, RelocTo{(base == "/" ? "" : base) + "/" + rest, relocate->keep_blocked}, path);
+    };
+  Fd fd = open_target_dir(path, 0755, check_new);
+  if (relocate) {
+    relocate->path = target_path(fd.get(), path);
+    check_relocation(cat, *relocate, path);
+  }
   if (force) {
     refuse_mounts_at_catalog_paths(fd.get(), path, cat);
     return fd;

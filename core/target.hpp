@@ -21,7 +21,11 @@
 
 namespace hpak {
 
-Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool force);
+// With `relocate` (unpack --relocate), the catalog's relocation to the
+// target's real path is checked (check_relocation, core/relocation.hpp)
+// before anything is created, and `relocate->path` set to that path.
+struct RelocTo;
+Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool force, RelocTo* relocate = nullptr);
 
 // Opens (creating it and its missing parents if need be) the directory
 // `path`; returns an O_RDONLY | O_DIRECTORY fd opened with O_NOFOLLOW.

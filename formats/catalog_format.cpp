@@ -16,6 +16,17 @@ const char* node_type_name(NodeType t) {
   return "?";
 }
 
+const char* reloc_kind_name(RelocKind k) {
+  switch (k) {
+  case RelocKind::Unclassified: return "unclassified";
+  case RelocKind::Text: return "text";
+  case RelocKind::InPlace: return "in-place";
+  case RelocKind::SameLength: return "same-length";
+  case RelocKind::Verbatim: return "verbatim";
+  }
+  return "?";
+}
+
 bool path_less(std::string_view a, std::string_view b) {
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; i++) {
@@ -100,11 +111,12 @@ static void put_relocs(Bytes& b, const std::vector<uint64_t>& r) {
   for (uint64_t o : r) put_u64(b, o);
 }
 
-Bytes encode_catalog(const Catalog& c) {
+Bytes encode_catalog(const Catalog& c, uint32_t version) {
+  if (version < kOldestCatalogVersion || version > kCatalogVersion) throw Error("internal error: catalog version " + std::to_string(version));
   Bytes b;
   b.reserve(64 + c.nodes.size() * 96);
   b.insert(b.end(), {'H', 'P', 'C', 'T'});
-  put_u32(b, kCatalogVersion);
+  put_u32(b, version);
   put_u32(b, 0);
   put_str(b, c.name);
   put_u32(b, uint32_t(c.roots.size()));
@@ -120,6 +132,10 @@ Bytes encode_catalog(const Catalog& c) {
     case NodeType::File:
       put_bytes(b, n.digest);
       put_relocs(b, n.relocs);
+      if (version >= 2 && !n.relocs.empty()) {
+        if (n.reloc_kind == RelocKind::Unclassified) throw Error("internal error: '" + n.path + "' has relocations of no kind");
+        put_u8(b, uint8_t(n.reloc_kind));
+      }
       break;
     case NodeType::Dir: break;
     case NodeType::Symlink:
@@ -154,14 +170,21 @@ static std::vector<uint64_t> get_relocs(ByteReader& r, uint64_t limit, const std
   return out;
 }
 
+static RelocKind get_reloc_kind(ByteReader& r) {
+  uint8_t k = r.u8();
+  if (k < uint8_t(RelocKind::Text) || k > uint8_t(RelocKind::Verbatim)) r.fail("unknown relocation kind " + std::to_string(k));
+  return RelocKind(k);
+}
+
 Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
   ByteReader r(bytes, where);
   ByteSpan magic = r.bytes(4);
   if (std::memcmp(magic.data(), "HPCT", 4) != 0) r.fail("not an HPAK catalog (bad magic)");
   uint32_t version = r.u32();
-  if (version != kCatalogVersion) r.fail("unsupported catalog version " + std::to_string(version));
+  if (version < kOldestCatalogVersion || version > kCatalogVersion) r.fail("unsupported catalog version " + std::to_string(version));
   if (r.u32() != 0) r.fail("unknown catalog flags");
   Catalog c;
+  c.version = version;
   c.name = std::string(r.str(kMaxPath));
   uint32_t nroots = r.u32();
   if (nroots > kMaxRoots) r.fail("more than 16 relocation roots");
@@ -204,6 +227,7 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
     case NodeType::File:
       std::memcpy(n.digest.data(), r.bytes(32).data(), 32);
       n.relocs = get_relocs(r, n.size, c.roots);
+      if (version >= 2 && !n.relocs.empty()) n.reloc_kind = get_reloc_kind(r);
       break;
     case NodeType::Dir:
       if (n.size != 0) r.fail("directory with a size");
@@ -231,7 +255,7 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
   return c;
 }
 
-uint64_t relocated_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len) {
+uint64_t spliced_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len) {
   uint64_t size = n.size;
   for (uint64_t v : n.relocs) size = size - roots[reloc_root(v)].size() + new_root_len;
   return size;

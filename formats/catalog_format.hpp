@@ -1,16 +1,21 @@
-// HPAK catalog, format version 1: the tree of one environment. A catalog is
-// stored in a pack as an entry of kind=catalog (zstd-compressed, named by the
-// SHA-256 of these raw bytes like any object), and is covered by the pack trailer.
+// HPAK catalog, format version 2 (version 1 is read forever): the tree of one
+// environment. A catalog is stored in a pack as an entry of kind=catalog
+// (zstd-compressed, named by the SHA-256 of these raw bytes like any object),
+// and is covered by the pack trailer.
 //
-//   catalog  ::= "HPCT" version:u32(=1) flags:u32(=0) name:str
+//   catalog  ::= "HPCT" version:u32(=1|2) flags:u32(=0) name:str
 //                nroots:u32 root:str * nroots  node_count:u64 node*
 //   node     ::= type:u8 mode:u32 mtime_ns:i64 size:u64 path:str body
-//   body     ::= digest:[32] relocs                     -- type 2, regular file
+//   body     ::= digest:[32] relocs how              -- type 2, regular file
 //              | ε                                      -- type 1, directory
 //              | target:str relocs                      -- type 3, symlink
 //              | target:str                             -- type 4, hardlink to an earlier file
 //   relocs   ::= n:u32 reloc:u64 * n                    -- where a root occurs in the bytes:
 //                                                       -- low 56 bits offset, high 8 bits root index
+//   how      ::= ε                                      -- version 1, or n = 0
+//              | kind:u8                                -- version 2 and n > 0: how the file may be
+//                                                       -- relocated (RelocKind: 1 text, 2 in-place,
+//                                                       -- 3 same-length, 4 verbatim)
 //   str      ::= len:u32 bytes                          -- no NUL; paths <= 4095, names <= 255
 //
 // Paths are relative, '/'-separated, with no empty, "." or ".." component; nodes
@@ -23,9 +28,21 @@
 // Relocation: `roots` are the absolute paths the tree was packed from (by
 // default the packed directory; more with --relocate, at most 16). A file's
 // relocs are the offsets in its object where a root occurs (ascending,
-// non-overlapping, longest root first at one offset); restoring into T writes T in their place,
-// so the restored file may differ in size. Objects stay unrelocated, so their
-// digest is always checkable. Symlink targets carry relocs the same way.
+// non-overlapping, longest root first at one offset). Objects stay
+// unrelocated, so their digest is always checkable. How a restore into T
+// writes T in their place depends on the file's kind, decided at pack time
+// from its bytes (core/relocation.hpp, classify_relocated):
+//   text        (no NUL or control byte, no archive magic): T spliced in at any
+//               length, so the restored file may differ in size;
+//   in-place    (ELF, Mach-O, PE, ar: NUL-terminated strings): T written over
+//               the root and the rest of that string moved up, NUL-padded
+//               before its terminator: same size, so T may not be longer;
+//   same-length (.pyc, other binaries: strings that carry their length):
+//               rewritten only when T has the root's length, else left as packed;
+//   verbatim    (zip/jar/whl, gzip, zstd, xz, bzip2: checksummed): never rewritten.
+// A version 1 catalog has no kinds: a reader classifies its relocated files
+// from their objects before it relocates any (Unclassified in memory).
+// Symlink targets carry relocs the same way and are always text.
 //
 // mtime policy: pack records each node's mtime (ns) unless --no-mtime (then 0);
 // `unpack` restores file, symlink and directory mtimes; `restore` into a holotree
@@ -46,6 +63,11 @@ namespace hpak::formats {
 enum class NodeType : uint8_t { Dir = 1, File = 2, Symlink = 3, Hardlink = 4 };
 const char* node_type_name(NodeType t);
 
+// How a relocated file may be rewritten (see above). Unclassified: read from a
+// version 1 catalog (or not decided yet); never encoded.
+enum class RelocKind : uint8_t { Unclassified = 0, Text = 1, InPlace = 2, SameLength = 3, Verbatim = 4 };
+const char* reloc_kind_name(RelocKind k);
+
 struct Node {
   NodeType type = NodeType::File;
   uint32_t mode = 0;
@@ -55,9 +77,11 @@ struct Node {
   Digest digest{};              // File
   std::string target;           // Symlink target, or Hardlink: path of the first link
   std::vector<uint64_t> relocs; // File / Symlink
+  RelocKind reloc_kind = RelocKind::Unclassified; // File with relocs (a symlink's are text)
 };
 
-constexpr uint32_t kCatalogVersion = 1; // the only one read and written
+constexpr uint32_t kCatalogVersion = 2;       // written
+constexpr uint32_t kOldestCatalogVersion = 1; // read
 
 constexpr uint64_t kRelocOffsetMask = (uint64_t(1) << 56) - 1;
 inline uint64_t reloc_offset(uint64_t r) { return r & kRelocOffsetMask; }
@@ -66,6 +90,7 @@ inline uint64_t make_reloc(uint64_t offset, unsigned root) { return offset | (ui
 constexpr size_t kMaxRoots = 16;
 
 struct Catalog {
+  uint32_t version = kCatalogVersion; // as decoded (1: no relocation kinds)
   std::string name;
   std::vector<std::string> roots;
   std::vector<Node> nodes;
@@ -93,11 +118,14 @@ DirSlots dir_slots(const Catalog& c);
 std::string check_path(std::string_view path);
 std::string check_name(std::string_view name);
 
-Bytes encode_catalog(const Catalog& c);
+// Writes `version` (kCatalogVersion unless a test or a reader of an old
+// catalog asks for 1, which drops the relocation kinds).
+Bytes encode_catalog(const Catalog& c, uint32_t version = kCatalogVersion);
 // Fully validates (see above); throws Corrupt naming `where` and the offset.
 Catalog decode_catalog(ByteSpan bytes, const std::string& where);
 
-// The size of a file or symlink target after relocation to a root of length `new_root_len`.
-uint64_t relocated_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len);
+// The size of a symlink target, or a text file, spliced with a root of
+// length `new_root_len` (core/relocation.hpp says which files are spliced).
+uint64_t spliced_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len);
 
 } // namespace hpak::formats

@@ -4,7 +4,8 @@
 // encoding is canonical, so nothing was skipped or misread); every path passes
 // check_path, paths are strictly ordered, every parent is an earlier
 // directory, hardlinks name an earlier file, relocations lie inside the
-// object and name an existing root; relocated_size() is computable.
+// object and name an existing root; spliced_size() is computable; a version 2
+// file with relocations has a kind.
 #include <unordered_map>
 
 #include "formats/catalog_format.hpp"
@@ -20,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
-  Bytes again = encode_catalog(c);
+  Bytes again = encode_catalog(c, c.version);
   FUZZ_CHECK(again.size() == size && std::memcmp(again.data(), data, size) == 0, "catalog does not re-encode to its bytes");
   FUZZ_CHECK(c.roots.size() <= kMaxRoots, "too many roots");
   std::unordered_map<std::string, NodeType> seen;
@@ -47,7 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(o >= next && o <= limit && limit - o >= len, "reloc range");
         next = o + len;
       }
-      (void)relocated_size(n, c.roots, 4096);
+      (void)spliced_size(n, c.roots, 4096);
+      if (c.version >= 2 && n.type == NodeType::File && !n.relocs.empty())
+        FUZZ_CHECK(n.reloc_kind != RelocKind::Unclassified, "a version 2 file with relocations and no kind");
     }
     seen.emplace(n.path, n.type);
   }

@@ -119,11 +119,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       PackReader reader(pack);
       Catalog cat = reader.load_catalog();
+      PackSource src(reader);
       MaterializeOptions mo;
       mo.threads = 1;
       mo.partial = knobs & 1;
       mo.restore_mtime = knobs & 2;
-      if (knobs & 4) mo.relocate_to = target; // as `hpak restore` does
+      if (knobs & 4) { // as `hpak restore` does: old kinds from the objects, a binary that cannot take the path refused
+        classify_old_catalog(cat, src);
+        mo.relocate_to.path = target;
+        mo.relocate_to.keep_blocked = knobs & 16;
+        check_relocation(cat, mo.relocate_to, target);
+      }
       if (knobs & 8) {
         // `unpack --force` over a target whose top-level names are symlinks
         // into the canary directory: they must be replaced, never followed.
@@ -135,7 +141,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (symlinkat(to.c_str(), tfd.get(), n.path.c_str()) != 0) continue;
         }
       }
-      PackSource src(reader);
       materialize(cat, src, tfd.get(), target, mo);
     } catch (const Error&) {
     }

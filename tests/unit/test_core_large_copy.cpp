@@ -42,7 +42,7 @@ MaterializeStats unpack(const std::string& pack_path, const std::string& target,
   MaterializeOptions mo;
   mo.threads = 2;
   mo.verify = verify;
-  mo.relocate_to = relocate_to;
+  mo.relocate_to.path = relocate_to;
   PackSource src(pack);
   return materialize(cat, src, fd.get(), target, mo);
 }

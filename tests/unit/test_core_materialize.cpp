@@ -152,7 +152,7 @@ TEST_CASE("materialize: relocation into a longer and a shorter path") {
     CAPTURE(target);
     fx::mkdirs(target);
     MaterializeOptions mo;
-    mo.relocate_to = target;
+    mo.relocate_to.path = target;
     unpack(dir / "env.hpak", target, mo);
     for (auto& rel : relocated) {
       CAPTURE(rel);
@@ -160,7 +160,7 @@ TEST_CASE("materialize: relocation into a longer and a shorter path") {
       CHECK(slurp(target + "/" + rel) == want);
       CHECK(slurp(target + "/" + rel).find(src) == std::string::npos);
       for (auto& n : cat.nodes)
-        if (n.path == rel) CHECK(relocated_size(n, cat.roots, target.size()) == want.size());
+        if (n.path == rel) CHECK(relocated_size(n, cat.roots, target) == want.size());
     }
     CHECK(link_target(target + "/bin/activate-abs") == target + "/bin/activate");
     CHECK(link_target(target + "/share/link-to-root") == target);
@@ -200,7 +200,7 @@ TEST_CASE("materialize: relocation of a streamed (large) object") {
   pack_to_file(src, dir / "env.hpak", o);
   std::string target = dir / "restored-somewhere-else";
   MaterializeOptions mo;
-  mo.relocate_to = target;
+  mo.relocate_to.path = target;
   unpack(dir / "env.hpak", target, mo);
   CHECK(slurp(target + "/big") == fx::replace_all(slurp(src + "/big"), src, target));
 }
@@ -359,10 +359,10 @@ TEST_CASE("write_file_content: size mismatch between catalog and object") {
   n.size += 1;
   PackSource s(pack);
   Bytes scratch;
-  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", ReadChecks{true}, scratch), Corrupt);
+  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", RelocTo{}, ReadChecks{true}, scratch), Corrupt);
   n = cat.nodes.at(0);
   n.digest[0] ^= 1;
-  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", "", ReadChecks{true}, scratch), Error);
+  CHECK_THROWS_AS(write_file_content(n, cat, s, -1, "a", RelocTo{}, ReadChecks{true}, scratch), Error);
 }
 
 TEST_CASE("work_units: a unit never ends between two members of one block, and covers every file once") {

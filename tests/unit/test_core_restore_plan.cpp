@@ -104,7 +104,8 @@ PlanOf plan_of(const std::string& lib_root, const std::string& t, std::optional<
   std::string real = real_path(t);
   TrustBasis trust = trust_basis(old, real, digest, t);
   out.shape = std::make_unique<CatalogShape>(out.cat);
-  DirtyContext cx{lib, out.cat, *out.shape, tfd.get(), t, real, trust, opts, 2};
+  const RelocTo reloc{real, opts.keep_unrelocated};
+  DirtyContext cx{lib, out.cat, *out.shape, tfd.get(), t, real, reloc, trust, opts, 2};
   TargetScan sc = scan_target(cx);
   out.plan = plan_dirty(cx, sc);
   return out;

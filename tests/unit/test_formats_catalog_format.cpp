@@ -396,12 +396,12 @@ TEST_CASE("catalog: random damage never crashes the decoder") {
   }
 }
 
-TEST_CASE("catalog: relocated_size") {
+TEST_CASE("catalog: spliced_size") {
   Catalog c = sample();
   const Node& f = c.nodes[1]; // relocs of root 0 (8 bytes) and root 1 (12 bytes)
-  CHECK(relocated_size(f, c.roots, 8) == 40 - 8 - 12 + 16);
-  CHECK(relocated_size(f, c.roots, 1) == 40 - 8 - 12 + 2);
+  CHECK(spliced_size(f, c.roots, 8) == 40 - 8 - 12 + 16);
+  CHECK(spliced_size(f, c.roots, 1) == 40 - 8 - 12 + 2);
   const Node& l = c.nodes[3];
-  CHECK(relocated_size(l, c.roots, 3) == l.size - 12 + 3);
-  CHECK(relocated_size(c.nodes[5], c.roots, 100) == 0);
+  CHECK(spliced_size(l, c.roots, 3) == l.size - 12 + 3);
+  CHECK(spliced_size(c.nodes[5], c.roots, 100) == 0);
 }
