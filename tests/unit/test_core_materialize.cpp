@@ -184,25 +184,41 @@ TEST_CASE("materialize: relocation into a longer and a shorter path") {
   CHECK(st.failures.empty());
 }
 
-TEST_CASE("materialize: relocation of a streamed (large) object") {
+TEST_CASE("materialize: relocation of streamed (large) objects, by kind") {
   fx::TempDir dir("reloc");
   std::string src = dir / "src";
   fx::mkdirs(src);
-  fx::write_big_file(src + "/big", 3 << 20, 5);
-  // Put the root into the big file at a few places.
-  {
-    Bytes b = fx::read_file(src + "/big");
-    for (size_t at : {size_t(0), size_t(1 << 20), b.size() - src.size()}) std::copy(src.begin(), src.end(), b.begin() + long(at));
-    fx::write_file(src + "/big", b);
-  }
+  // The root at a few places of three 3 MiB files: text (spliced), an
+  // ELF-like binary whose occurrences end NUL-terminated strings (patched in
+  // place), and random bytes (an unknown binary: left as packed).
+  auto with_root = [&](Bytes b, bool nul_after) {
+    for (size_t at : {size_t(1000), size_t(1 << 20) - 3, b.size() - src.size() - 1}) {
+      std::copy(src.begin(), src.end(), b.begin() + long(at));
+      if (nul_after) b[at + src.size()] = 0;
+    }
+    return b;
+  };
+  Bytes text(3 << 20, 'a');
+  for (size_t i = 0; i < text.size(); i += 61) text[i] = '\n';
+  fx::write_file(src + "/big.txt", with_root(text, false));
+  fx::write_big_file(src + "/big.so", 3 << 20, 5);
+  Bytes elf = fx::read_file(src + "/big.so");
+  std::copy_n("\x7f" "ELF", 4, elf.begin());
+  fx::write_file(src + "/big.so", with_root(elf, true));
+  fx::write_big_file(src + "/big.bin", 3 << 20, 6);
+  fx::write_file(src + "/big.bin", with_root(fx::read_file(src + "/big.bin"), false));
   PackOptions o = popts();
   o.large_threshold = 1 << 20;
   pack_to_file(src, dir / "env.hpak", o);
-  std::string target = dir / "restored-somewhere-else";
+  std::string target = dir / "r";
+  REQUIRE(target.size() < src.size());
   MaterializeOptions mo;
   mo.relocate_to.path = target;
   unpack(dir / "env.hpak", target, mo);
-  CHECK(slurp(target + "/big") == fx::replace_all(slurp(src + "/big"), src, target));
+  CHECK(slurp(target + "/big.txt") == fx::replace_all(slurp(src + "/big.txt"), src, target));
+  std::string padded_root = target + std::string(src.size() - target.size(), '\0');
+  CHECK(slurp(target + "/big.so") == fx::replace_all(slurp(src + "/big.so"), src, padded_root));
+  CHECK(slurp(target + "/big.bin") == slurp(src + "/big.bin"));
 }
 
 TEST_CASE("materialize: a non-empty target is refused, or replaced with force") {

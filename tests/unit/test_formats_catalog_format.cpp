@@ -28,6 +28,7 @@ Node file(std::string path, uint64_t size = 5, std::vector<uint64_t> relocs = {}
   n.path = std::move(path);
   n.digest = digest_of(n.path);
   n.relocs = std::move(relocs);
+  if (!n.relocs.empty()) n.reloc_kind = RelocKind::Text;
   return n;
 }
 Node slink(std::string path, std::string target, std::vector<uint64_t> relocs = {}) {
@@ -90,6 +91,7 @@ void check_equal(const Catalog& x, const Catalog& y) {
     CHECK(a.target == b.target);
     CHECK(a.relocs == b.relocs);
     if (a.type == NodeType::File) CHECK(a.digest == b.digest);
+    if (a.type == NodeType::File) CHECK(a.reloc_kind == b.reloc_kind);
   }
 }
 
@@ -324,7 +326,7 @@ TEST_CASE("catalog: header, roots and counts") {
   Catalog c = sample();
   Bytes good = encode_catalog(c);
   SUBCASE("magic") { Bytes b = good; b[0] = 'X'; expect_corrupt(b, "bad magic"); }
-  SUBCASE("version") { Bytes b = good; b[4] = 2; expect_corrupt(b, "unsupported catalog version 2"); }
+  SUBCASE("version") { Bytes b = good; b[4] = 3; expect_corrupt(b, "unsupported catalog version 3"); }
   SUBCASE("flags") { Bytes b = good; b[8] = 1; expect_corrupt(b, "unknown catalog flags"); }
   SUBCASE("too many roots") {
     Catalog d = make({});
@@ -404,4 +406,44 @@ TEST_CASE("catalog: spliced_size") {
   const Node& l = c.nodes[3];
   CHECK(spliced_size(l, c.roots, 3) == l.size - 12 + 3);
   CHECK(spliced_size(c.nodes[5], c.roots, 100) == 0);
+}
+
+TEST_CASE("catalog: version 2 records each relocated file's kind; version 1 is read without kinds") {
+  Catalog c = make({file("a", 40, {make_reloc(2, 0)}), file("b", 40, {make_reloc(2, 0)}), file("c", 40, {make_reloc(2, 0)}),
+                    file("d", 40, {make_reloc(2, 0)}), file("e", 40)},
+                   {"/opt/env"});
+  c.nodes[1].reloc_kind = RelocKind::InPlace;
+  c.nodes[2].reloc_kind = RelocKind::SameLength;
+  c.nodes[3].reloc_kind = RelocKind::Verbatim;
+  SUBCASE("version 2 round trip") {
+    Bytes b = encode_catalog(c);
+    Catalog d = decode_catalog(b, "x");
+    CHECK(d.version == 2);
+    check_equal(c, d);
+    CHECK(d.nodes[4].reloc_kind == RelocKind::Unclassified); // no relocations: no kind
+    CHECK(encode_catalog(d) == b);
+  }
+  SUBCASE("version 1: the same bytes but the kinds, which read back unclassified") {
+    Bytes v1 = encode_catalog(c, 1);
+    CHECK(v1.size() + 4 == encode_catalog(c).size());
+    Catalog d = decode_catalog(v1, "x");
+    CHECK(d.version == 1);
+    for (auto& n : d.nodes) CHECK(n.reloc_kind == RelocKind::Unclassified);
+    CHECK(encode_catalog(d, 1) == v1);
+    CHECK_THROWS_WITH(encode_catalog(d), doctest::Contains("relocations of no kind"));
+  }
+  SUBCASE("an unknown kind is refused") {
+    for (uint8_t bad : {0, 5, 255}) {
+      Bytes b = encode_catalog(make({file("a", 40, {make_reloc(2, 0)})}, {"/opt/env"}));
+      b.back() = bad; // the kind is the last byte of the last file
+      expect_corrupt(b, "unknown relocation kind");
+    }
+  }
+  SUBCASE("versions past 2 and 0 are refused") {
+    for (uint32_t v : {0u, 3u}) {
+      Bytes b = encode_catalog(c);
+      b[4] = uint8_t(v);
+      expect_corrupt(b, "unsupported catalog version");
+    }
+  }
 }
