@@ -33,7 +33,7 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
     if (compress_if_smaller(raw, level, stored)) w.append(Kind::Blob, Codec::Zstd, n.digest, raw.size(), stored);
     else w.append(Kind::Blob, Codec::Raw, n.digest, raw.size(), raw);
   }
-  if (missing.count(sha256(encode_catalog(cat)))) append_catalog(w, cat, level);
+  if (missing.count(sha256(encode_catalog(cat, cat.version)))) append_catalog(w, cat, level);
   PackResult r = w.finish();
   tmp.commit_as(tmp.temp_path() + ".done"); // keep the file; the caller publishes it
   tmp_path_out = tmp.final_path();

@@ -22,6 +22,7 @@ WalkedTree walk_tree(const std::string& src, const PackOptions& opts) {
   w.root = real_path(src);
   w.tree = scan_tree(w.root, ScanOptions{opts.skip_special, opts.record_mtime, opts.exclude});
   w.catalog.name = opts.name;
+  w.catalog.version = opts.catalog_version;
   if (opts.relocate) {
     w.catalog.roots.push_back(w.root);
     for (auto& r : opts.extra_roots)

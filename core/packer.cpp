@@ -118,7 +118,7 @@ void pack_files(WalkedTree& walked, PackWriter& writer, const PackOptions& opts,
 } // namespace
 
 Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
-  Bytes raw = encode_catalog(c);
+  Bytes raw = encode_catalog(c, c.version);
   Digest d = sha256(raw);
   Bytes stored;
   Codec codec = compress_if_smaller(raw, level, stored) ? Codec::Zstd : Codec::Raw;

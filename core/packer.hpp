@@ -35,6 +35,7 @@ struct PackOptions {
   bool relocate = true;                 // record occurrences of the roots
   std::vector<std::string> extra_roots; // --relocate PATH (besides the source dir)
   std::string name;                     // catalog name
+  uint32_t catalog_version = formats::kCatalogVersion; // 1 only to make old libraries in tests
   uint64_t large_threshold = 64ull << 20;
   uint64_t memory_budget = 256ull << 20;
   std::function<bool(const Digest&)> have; // thread-safe; may be empty

@@ -748,3 +748,52 @@ TEST_CASE("restore: the dirty compare reads in bounded chunks, relocations strad
     CHECK(fx::to_string(fx::read_file(t + "/big.py")) == want);
   }
 }
+
+TEST_CASE("restore: a version 1 catalog (no kinds) restores as safely as a new one") {
+  fx::TempDir dir("restore-v1");
+  std::string src = dir / "a-source-path-with-room";
+  fx::mkdirs(src + "/bin");
+  fx::mkdirs(src + "/lib/__pycache__");
+  std::string elf = std::string("\x7f" "ELF\x02\x01\x01\0", 8) + src + "/lib" + std::string("\0after\0", 7);
+  std::string pyc = std::string("\xa7\x0d\x0d\x0a\0\0\0\0\0\0\0\0\0\0\0\0\xe3", 17) + src + "/lib/m.py";
+  fx::write_file(src + "/bin/prog", elf);
+  fx::write_file(src + "/lib/__pycache__/m.cpython-311.pyc", pyc);
+  fx::write_file(src + "/bin/script", "#!" + src + "/bin/python\n");
+  std::string lib_root = dir / "lib";
+  Library::init(lib_root);
+  {
+    Library lib(lib_root);
+    PackOptions po;
+    po.threads = 2;
+    po.catalog_version = 1; // as hpak before catalog format 2 wrote it
+    lib.add_tree(src, "old", po);
+  }
+  Library lib(lib_root);
+  REQUIRE(lib.load_catalog("old").version == 1);
+  for (auto& n : lib.load_catalog("old").nodes) CHECK(n.reloc_kind == RelocKind::Unclassified);
+  SUBCASE("longer: refused before anything is written") {
+    std::string t = dir / "a-target-path-longer-than-the-source/t";
+    CHECK_THROWS_WITH(restore(lib, "old", t, ropts()), doctest::Contains("'bin/prog' holds the packed path"));
+    CHECK(access((dir / "a-target-path-longer-than-the-source").c_str(), F_OK) != 0);
+    RestoreOptions keep = ropts();
+    keep.keep_unrelocated = true;
+    RestoreStats st = restore(lib, "old", t, keep);
+    CHECK(st.kept_unrelocated == 2);
+    CHECK(fx::to_string(fx::read_file(t + "/bin/prog")) == elf);
+    CHECK(fx::to_string(fx::read_file(t + "/lib/__pycache__/m.cpython-311.pyc")) == pyc); // never spliced at another length
+    CHECK(fx::to_string(fx::read_file(t + "/bin/script")) == "#!" + t + "/bin/python\n");
+  }
+  SUBCASE("shorter: the ELF patched in place, the .pyc as packed") {
+    std::string t = dir / "s";
+    RestoreStats st = restore(lib, "old", t, ropts());
+    CHECK(st.relocated == 2);
+    CHECK(st.kept_unrelocated == 1);
+    std::string want = std::string("\x7f" "ELF\x02\x01\x01\0", 8) + t + "/lib" + std::string(src.size() - t.size(), '\0') +
+                       std::string("\0after\0", 7);
+    CHECK(fx::to_string(fx::read_file(t + "/bin/prog")) == want);
+    CHECK(fx::to_string(fx::read_file(t + "/lib/__pycache__/m.cpython-311.pyc")) == pyc);
+    // A dirty restore of the same catalog keeps everything.
+    RestoreStats again = restore(lib, "old", t, ropts());
+    CHECK(again.files_written == 0);
+  }
+}
