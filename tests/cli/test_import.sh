@@ -23,15 +23,18 @@ python3 "$gen" lift "$space" - --zip "$work/hololib.zip" >/dev/null
 python3 "$gen" lift "$space" "$work/hololib-zstd" --compress zstd --name zstd-env >/dev/null
 python3 "$gen" lift "$space" "$work/hololib-raw" --compress raw --name raw-env >/dev/null
 
-# restored_ok NAME LIB CATALOG TARGET: restore, then compare with the tree made afresh at TARGET.
+# restored_ok NAME LIB CATALOG TARGET [SPACE [RESTORE-OPTIONS...]]: restore, then
+# compare with the tree made afresh at TARGET (its binary patched in place, as
+# a restore of the tree lifted from SPACE, default $space, writes it).
 restored_ok() {
-  local name=$1 lib=$2 cat=$3 target=$4
+  local name=$1 lib=$2 cat=$3 target=$4 from=${5:-$space}
+  shift $(($# < 5 ? $# : 5))
   mkdir -p "$(dirname "$target")"
   # --preserve-setid: the tree has set-uid/set-gid modes, compared exactly.
-  run "$name" restore --preserve-setid "$lib" "$cat" "$target"
+  run "$name" restore --preserve-setid "$@" "$lib" "$cat" "$target"
   expect_rc "$name" 0
   mv "$target" "$target.restored"
-  python3 "$gen" tree "$target"
+  python3 "$gen" tree "$target" --packed-at "$from"
   python3 "$gen" compare "$target.restored" "$target" 2>"$work/$name.cmp" ||
     fail "$name: restored tree differs from the original relocated to '$target': $(head -c 2000 "$work/$name.cmp")"
   rm -rf "$target" "$target.restored"
@@ -61,7 +64,12 @@ expect_rc dir 0
 [ "$(packs "$work/lib")" -eq 1 ] || fail "dir: expected one pack, got $(packs "$work/lib")"
 [ -f "$work/lib/catalogs/$cat_name" ] || fail "dir: catalog name '$cat_name' not set"
 restored_ok r-short "$work/lib" "$cat_name" "$work/s"
-restored_ok r-long "$work/lib" "$cat_name" "$work/a/much/longer/restore/target/path/than/the/space/was"
+# Longer: its binary (NUL-terminated strings) cannot take the path: refused, or left as packed.
+long_target=$work/a/much/longer/restore/target/path/than/the/space/was
+run r-long-refused restore "$work/lib" "$cat_name" "$long_target"
+refused r-long-refused "'bin/python' holds the packed path in NUL-terminated strings"
+[ ! -e "$long_target" ] || fail "r-long-refused: the refused restore made its target"
+restored_ok r-long "$work/lib" "$cat_name" "$long_target" "$space" --keep-unrelocated
 # Shadow entries (under the symlinked directories) are links, not real files.
 run ls ls "$(find "$work/lib/packs" -name 'pack-*.hpak')" --catalog "$cat_name"
 expect_rc ls 0
@@ -99,7 +107,7 @@ unique=$(json_field "$work/partial.out" unique_objects)
 [ "$want" -gt 0 ] && [ "$written" -eq "$want" ] || fail "partial: wrote $written objects, the new ones are $want: $(out partial)"
 [ "$present" -gt 0 ] && [ "$present" -eq $((unique - want)) ] || fail "partial: $present of $unique present, expected $((unique - want)): $(out partial)"
 [ "$(packs "$work/lib")" -eq $((before + 1)) ] || fail "partial: expected one more pack than $before, got $(packs "$work/lib")"
-restored_ok r-partial "$work/lib" env-b "$work/pb"
+restored_ok r-partial "$work/lib" env-b "$work/pb" "$other"
 restored_ok r-partial-a "$work/lib" "$cat_name" "$work/pa"
 
 # ---- one source holding two catalogs: both names set, one pack
@@ -111,7 +119,7 @@ expect_rc two 0
 [ -f "$work/lib-two/catalogs/env-a" ] && [ -f "$work/lib-two/catalogs/env-b" ] || fail "two: names set: $(ls "$work/lib-two/catalogs")"
 [ "$(json_field "$work/two.out" unique_objects)" -eq "$(json_field "$work/two.out" objects_written)" ] || fail "two: not every object written: $(out two)"
 restored_ok r-two-a "$work/lib-two" env-a "$work/ta"
-restored_ok r-two-b "$work/lib-two" env-b "$work/tb"
+restored_ok r-two-b "$work/lib-two" env-b "$work/tb" "$other"
 
 # ---- a zip whose entries are deflated (rcc stores them; other zip tools deflate)
 python3 "$gen" lift "$space" - --zip "$work/hololib-deflate.zip" --zip-deflate 1 >/dev/null

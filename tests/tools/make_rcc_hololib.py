@@ -250,8 +250,22 @@ def write_zip(path, entries, damage, deflate=False):
             z.writestr(zi, b"/etc/passwd")
 
 
-def make_tree(root):
-    """A small environment-like tree whose files embed ROOT's own path."""
+def in_place(path, packed_at):
+    """How a restore writes PATH into a binary whose strings held PACKED_AT
+    (hpak's in-place kind): over the packed path and NUL-padded before the
+    string's terminator when PATH is not longer, else left as packed
+    (restore --keep-unrelocated). Returns (text, padding) for each string."""
+    if packed_at is None or len(path) == len(packed_at):
+        return path, b""
+    if len(path) < len(packed_at):
+        return path, b"\0" * (len(packed_at) - len(path))
+    return packed_at, b""
+
+
+def make_tree(root, packed_at=None):
+    """A small environment-like tree whose files embed ROOT's own path; with
+    PACKED_AT, the tree an hpak restore into ROOT of that tree packed (or
+    imported) at PACKED_AT writes (its binary patched in place)."""
     r = os.path.abspath(root)
     os.makedirs(r)
     for d in ("bin", "lib/pkg/sub", "lib/empty", "share/doc", "etc/conf.d", "tmp"):
@@ -265,7 +279,8 @@ def make_tree(root):
 
     rb = r.encode()
     elf = b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 8
-    put("bin/python", elf + b"\0" + rb + b"/lib\0" + bytes(range(255, -1, -1)) * 4 + rb + b"\0tail", 0o755)
+    eb, pad = in_place(rb, None if packed_at is None else os.path.abspath(packed_at).encode())
+    put("bin/python", elf + b"\0" + eb + b"/lib" + pad + b"\0" + bytes(range(255, -1, -1)) * 4 + eb + pad + b"\0tail", 0o755)
     put("bin/tool", b"#!" + rb + b"/bin/python\n# -*- coding: utf-8 -*-\nimport sys\nprint(sys.prefix)\n", 0o755)
     put("bin/pip", b"#!" + rb + b"/bin/python\nfrom pip import main\nmain()\n", 0o755)
     put("bin/setuid-helper", b"#!/bin/sh\necho helper\n", 0o4755)
@@ -314,8 +329,10 @@ def compare(a, b):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] == "tree":
-        make_tree(argv[1])
+    if len(argv) in (2, 4) and argv[0] == "tree":
+        if len(argv) == 4 and argv[2] != "--packed-at":
+            raise SystemExit("usage: tree ROOT [--packed-at SPACE]")
+        make_tree(argv[1], argv[3] if len(argv) == 4 else None)
         return 0
     if len(argv) == 3 and argv[0] == "compare":
         return compare(argv[1], argv[2])
