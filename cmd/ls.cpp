@@ -41,11 +41,12 @@ std::string octal_mode(uint32_t mode) {
   return s.size() < 4 ? std::string(4 - s.size(), '0') + s : s;
 }
 
-// One line: {"path","type","mode","size","mtime_ns"[,"digest","relocations"][,"target"]}.
+// One line: {"path","type","mode","size","mtime_ns"[,"digest","relocations"[,"relocation_kind"]][,"target"]}.
 void print_json(JsonWriter& w, const formats::Node& n) {
   w.begin_object().field("path", n.path).field("type", formats::node_type_name(n.type)).field("mode", octal_mode(n.mode));
   w.field("size", n.size).field("mtime_ns", n.mtime_ns);
   if (n.type == formats::NodeType::File) w.field("digest", to_hex(n.digest)).field("relocations", n.relocs.size());
+  if (n.type == formats::NodeType::File && !n.relocs.empty()) w.field("relocation_kind", formats::reloc_kind_name(n.reloc_kind));
   if (!n.target.empty()) w.field("target", n.target);
   w.end().newline().print(stdout);
 }
