@@ -2,7 +2,8 @@
 // packs with raw (uncompressed) catalogs, so byte mutations edit the tree
 // itself; a pack with a zstd dictionary entry and dictionary-coded blobs; a
 // pack with two catalogs; every node type, relocations in files and symlinks,
-// read-only directories; their indexes, a multi-pack index, raw catalogs and
+// read-only directories; their indexes, a multi-pack index, raw catalogs
+// (format 2, whose files carry relocation kinds, and one in format 1) and
 // restore state files.
 //
 //   hpak_fuzz_seeds OUT_DIR    -> OUT_DIR/<target>/<seed files>
@@ -79,7 +80,7 @@ Built build(const std::vector<Catalog>& cats, const std::vector<std::pair<Bytes,
     }
   }
   for (auto& c : cats) {
-    Bytes raw = encode_catalog(c);
+    Bytes raw = encode_catalog(c, c.version);
     Digest d = sha256(raw);
     if (raw_catalog) {
       w.append(Kind::Catalog, Codec::Raw, d, raw.size(), raw);
@@ -118,6 +119,7 @@ Node file(const std::string& path, const Bytes& content, const std::vector<std::
   n.size = content.size();
   n.digest = sha256(content);
   n.relocs = find_relocations(content, roots);
+  if (!n.relocs.empty()) n.reloc_kind = classify_relocated(content, n.relocs, roots);
   n.mtime_ns = 1600000000000000000;
   return n;
 }
@@ -159,12 +161,16 @@ int main(int argc, char** argv) {
     Bytes zeros(3000, 0);
     Bytes empty;
     Bytes readme = text("A small tree for the fuzz corpus.\n");
+    // Binaries holding the root: an ELF-like file (in-place kind) and a .pyc-like one (same-length kind).
+    Bytes elf = text(std::string("\x7f" "ELF\x02\x01\x01\0", 8) + kRoot + std::string("/lib\0tail\0", 10));
+    Bytes pyc = text(std::string("\xa7\x0d\x0d\x0a\0\0\0\0\0\0\0\0\0\0\0\0\xe3", 17) + kRoot + "/lib/m.py");
 
     Catalog a;
     a.name = "seed-a";
     a.roots = roots;
     a.nodes.push_back(file("README", readme, roots));
     a.nodes.push_back(dir("bin"));
+    a.nodes.push_back(file("bin/prog", elf, roots, 0755));
     a.nodes.push_back(file("bin/run", script, roots, 0755));
     a.nodes.push_back(hardlink("bin/run2", a.nodes.back()));
     a.nodes.push_back(symlink("bin/self", kRoot + "/bin/run", roots));
@@ -173,9 +179,11 @@ int main(int argc, char** argv) {
     a.nodes.push_back(file("etc/zero", zeros, roots));
     a.nodes.push_back(dir("lib"));
     a.nodes.push_back(dir("lib/empty", 0700));
+    a.nodes.push_back(file("lib/m.pyc", pyc, roots));
     a.nodes.push_back(file("lib/none", empty, roots, 04755));
     a.nodes.push_back(symlink("lib/up", "../etc", roots));
-    std::vector<std::pair<Bytes, bool>> blobs{{readme, false}, {script, false}, {conf, true}, {zeros, true}, {empty, false}};
+    std::vector<std::pair<Bytes, bool>> blobs{{readme, false}, {script, false}, {conf, true}, {zeros, true}, {empty, false},
+                                              {elf, false},    {pyc, true}};
 
     Catalog b;
     b.name = "seed-b";
@@ -186,6 +194,9 @@ int main(int argc, char** argv) {
     Built raw = build({a}, blobs, true);
     Built zst = build({a}, blobs, false);
     Built two = build({a, b}, blobs, true);
+    Catalog a1 = a;
+    a1.version = 1; // no relocation kinds: a restore classifies from the objects
+    Built old = build({a1}, blobs, true);
 
     // A dictionary pack: many similar small files.
     std::vector<std::pair<Bytes, bool>> similar;
@@ -214,13 +225,14 @@ int main(int argc, char** argv) {
     struct {
       const char* name;
       const Built* b;
-    } all[] = {{"raw-catalog", &raw}, {"zstd-catalog", &zst}, {"two-catalogs", &two}, {"dict", &dic}};
+    } all[] = {{"raw-catalog", &raw}, {"zstd-catalog", &zst}, {"two-catalogs", &two}, {"dict", &dic}, {"raw-catalog-v1", &old}};
     for (auto& s : all) {
       put("fuzz_unpack", std::string(s.name) + ".hpak", s.b->pack);
       put("fuzz_pack_entry", std::string(s.name) + ".hpak", s.b->pack);
       put("fuzz_index", std::string(s.name) + ".hidx", s.b->index);
     }
     put("fuzz_catalog", "seed-a.cat", encode_catalog(a));
+    put("fuzz_catalog", "seed-a-v1.cat", encode_catalog(a, 1)); // as hpak before catalog format 2 wrote it
     put("fuzz_catalog", "seed-b.cat", encode_catalog(b));
     put("fuzz_catalog", "seed-dict.cat", encode_catalog(c));
 
