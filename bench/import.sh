@@ -39,7 +39,7 @@ make_tree() {
   if [[ ${TREE:-gen} == real ]]; then
     bash "$root/bench/real-corpus.sh" "$W/real" >/dev/null
     python3 -m venv --copies "$space"
-    local lib; lib=$(ls -d "$W"/real/lib/python3.* | head -1)
+    local libs=("$W"/real/lib/python3.*) lib; lib=${libs[0]}
     cp -a "$lib/." "$space/lib/$(basename "$lib")/"
   else
     "$gencorpus" --profile rcc --files "$files" --reloc-path "$space" "$space" >/dev/null

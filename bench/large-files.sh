@@ -95,7 +95,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 RESULTS=$OUT/results.txt
 {
   echo "# bench/large-files.sh: big ${BIG_MB} MiB (incompressible) + text ${TEXT_MB} MiB, medians of $RUNS"
-  echo "# $("$HPAK" --version 2>/dev/null | head -1); $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# $("$HPAK" --version 2>/dev/null | sed -n 1p); $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RESULTS"
 
 for medium in $MEDIA; do
@@ -112,7 +112,7 @@ for medium in $MEDIA; do
   timed "$medium hpak unpack" "rm -rf $W/dst" "$HPAK" -q unpack "$W/p.hpak" "$W/dst"
   timed "$medium hpak restore" "rm -rf $W/dst" "$HPAK" -q restore "$W/lib" env "$W/dst"
   jobs="unpack restore"
-  if "$HPAK" restore --help | grep -q -- --trust-large-objects; then
+  if grep -q -- --trust-large-objects <<<"$("$HPAK" restore --help)"; then
     timed "$medium hpak trusted" "rm -rf $W/dst" "$HPAK" -q restore --trust-large-objects "$W/lib" env "$W/dst"
     jobs+=" trusted"
   fi

@@ -97,9 +97,9 @@ add_env() {
 # (content, symlink targets, file types and modes; the restore state file aside).
 tree_diff() {
   local src=$1 dst=$2
-  diff -r --no-dereference -x .hpak-state "$src" "$dst" 2>&1 | head -20
+  diff -r --no-dereference -x .hpak-state "$src" "$dst" 2>&1 | sed -n 1,20p
   diff <(cd "$src" && find . -mindepth 1 -printf '%y %m %P\n' | LC_ALL=C sort) \
-    <(cd "$dst" && find . -mindepth 1 ! -name .hpak-state -printf '%y %m %P\n' | LC_ALL=C sort) 2>&1 | head -20
+    <(cd "$dst" && find . -mindepth 1 ! -name .hpak-state -printf '%y %m %P\n' | LC_ALL=C sort) 2>&1 | sed -n 1,20p
 }
 
 # check_restore LIB NAME SRC TARGET [WHAT]: a fresh restore of NAME into

@@ -34,7 +34,7 @@ run pub1 publish -k "$work/alice" "$work/lib" "$www/pub" --json; expect_rc pub1 
 grep -q '^-----BEGIN SSH SIGNATURE-----$' "$www/pub/HPAKROOT" || fail "no signature in the root"
 root_text "$www/pub/HPAKROOT" >"$work/root1.txt"
 root_sig "$www/pub/HPAKROOT" >"$work/root1.sig"
-tail -1 "$work/root1.txt" | grep -qx end || fail "signed part does not end with the end line"
+grep -qx end <<<"$(tail -n 1 "$work/root1.txt")" || fail "signed part does not end with the end line"
 ssh-keygen -Y verify -f "$allowed" -I alice@example.com -n hpak -s "$work/root1.sig" <"$work/root1.txt" >/dev/null 2>&1 ||
   fail "ssh-keygen -Y verify refuses the root's signature"
 cp "$www/pub/HPAKROOT" "$work/root-gen1"
