@@ -118,7 +118,7 @@ for medium in $MEDIA; do
   fi
   {
     printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" job seconds cpu-s peakMiB "ratio (wall; cpu)"
-    row() { printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" "$1" "${T[$medium $1]}" "${C[$medium $1]}" "$((M[$medium $1] / 1024))" "$2"; }
+    row() { printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" "$1" "${T[$medium $1]}" "${C[$medium $1]}" "$((${M[$medium $1]} / 1024))" "$2"; }
     row "cp -a" ""
     row "zstd -3 -T2" ""
     row "hpak pack" "$(ratio "${T[$medium hpak pack]}" "${T[$medium zstd -3 -T2]}"); $(ratio "${C[$medium hpak pack]}" "${C[$medium zstd -3 -T2]}") x zstd -3 -T2"

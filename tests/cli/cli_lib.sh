@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by tests/cli/test_{roundtrip,bad_input,exit_codes,hostile}.sh
 # (sourced, not run):   . "$(dirname "$0")/cli_lib.sh" "$@"
 #   $1 = the hpak binary, $2 = the source root.
@@ -7,6 +8,7 @@
 set -euo pipefail
 export LC_ALL=C
 hpak=$(realpath "${1:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
+# shellcheck disable=SC2034 # used by the scripts that source this file
 src_root=$(realpath "${2:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
 test_name=$(basename "$0" .sh)
 
@@ -60,6 +62,7 @@ make_member() {
   group=$1$$g # not the user's name: userdel would remove a same-named group first
   groupadd "$group"
   useradd -M -N -g "$group" -s /usr/sbin/nologin "$member"
+  # shellcheck disable=SC2154 # st is assigned at the start of the trap's own code
   trap 'st=$?; userdel "$member" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
   muid=$(id -u "$member")
   mgid=$(getent group "$group" | cut -d: -f3)

@@ -17,6 +17,9 @@
 #
 # ctest runs: bash test_faults.sh <hpak-binary> <source-root>.
 # FAULT_SAMPLES=N (default 10): N values of N tried per operation.
+# (For the whole file:) the cmd_<op> and filter_<op> variables are read by sweep through
+# `local -n` and ${!name}, which shellcheck does not follow.
+# shellcheck disable=SC2034
 source "$(dirname "$0")/../faults/lib.sh" "$@"
 
 [ -f "$faultfs" ] || { echo "$test_name: skipped: no $faultfs (build the hpak_faultfs target)"; exit 125; }

@@ -38,6 +38,7 @@ for c in $cmds; do
   [ "$(readlink "$p/bin/hpak-$c")" = hpak ] || fail "bin/hpak-$c is not a link to hpak"
   [ "$(readlink "$p/share/bash-completion/completions/hpak-$c")" = hpak ] || fail "no bash completion link for hpak-$c"
 done
+# shellcheck disable=SC2010 # bin/ holds hpak and its hpak-<cmd> links only: plain names
 extra=$(cd "$p/bin" && ls | grep -v '^hpak$' | sed 's/^hpak-//' | sort)
 [ "$extra" = "$(sort <<<"$cmds")" ] || fail "links in bin/ ($(echo $extra)) are not the commands ($(echo $cmds))"
 grep -q "hpak ls" <<<"$("$p/bin/hpak-ls" --help)" || fail "the hpak-ls link does not run ls"

@@ -42,7 +42,7 @@ PY
 # piped run and the -q tty run draw nothing. ARGS may contain @N@, replaced by
 # a fresh name per run (for targets that must not exist yet).
 check() {
-  local name=$1 phase=$2 run_args=() i
+  local name=$1 phase=$2 run_args=()
   shift 2
   for mode in tty pipe quiet; do
     run_args=()

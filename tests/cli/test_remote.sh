@@ -122,6 +122,7 @@ grep -q ' slow$' "$work/m_slow.log" || fail "no stalled answer happened"
 bad_fetch m_corrupt corrupt
 refused m_corrupt "does not match.*refused"
 [ ! -e "$work/c_m_corrupt/catalogs/env1" ] || fail "a corrupt fetch set the name"
+# shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
 [ -z "$(ls "$work/c_m_corrupt/packs/" | grep hpak)" ] || fail "a corrupt fetch stored a pack"
 [ -z "$(ls "$work/c_m_corrupt/tmp/")" ] || fail "a corrupt fetch left temp files"
 
@@ -149,6 +150,7 @@ same_tree "$work/ref1" "$work/t_replan"
 # An interrupted fetch is resumed without fetching again what it stored.
 BAD_AFTER=5 bad_fetch m_cut failafter --max-range 8192 --parallel 1 --attempts 1
 refused m_cut "HTTP 500"
+# shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
 stored=$(ls "$work/c_m_cut/packs/" | grep -c 'hpak$' || true)
 [ "$stored" = 1 ] || fail "interrupted fetch stored $stored packs"
 run m_resume fetch "$url" env1 --into "$work/c_m_cut" --json; expect_rc m_resume 0

@@ -21,7 +21,7 @@ same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fa
 pf=$work/s3.port
 node "$src_root/tests/tools/s3_server.js" "$modules" "$work/s3data" "$pf" hpak >"$work/s3.log" 2>&1 &
 server_pids+=($!)
-for i in $(seq 1 200); do [ -s "$pf" ] && break; kill -0 "${server_pids[-1]}" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 1 200); do [ -s "$pf" ] && break; kill -0 "${server_pids[-1]}" 2>/dev/null || break; sleep 0.05; done
 [ -s "$pf" ] || fail "s3rver did not start: $(cat "$work/s3.log")"
 ep="http://127.0.0.1:$(cat "$pf")"
 

@@ -60,6 +60,7 @@ run f_plain fetch "$base/pub" env1 --into "$work/c3"; expect_rc f_plain 0 # with
 check_refused() { # NAME DIR PATTERN: fetch and restore URL both refuse, storing nothing
   local name=$1 dir=$2 pattern=$3
   run "$name" fetch "$base/$dir" env1 --into "$work/c_$name" --allowed-signers "$allowed"; refused "$name" "$pattern"
+  # shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
   [ -z "$(ls "$work/c_$name/packs" 2>/dev/null | grep hpak)" ] || fail "$name: a refused root let packs in"
   [ ! -e "$work/c_$name/catalogs/env1" ] || fail "$name: a refused root set the name"
   run "${name}_r" restore "$base/$dir" env1 "$work/t_$name" --cache "$work/cr_$name" --allowed-signers "$allowed"

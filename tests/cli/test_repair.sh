@@ -56,6 +56,7 @@ H init L >/dev/null || fail "init"
 add_env L r1 src/r1
 p1=$(ls L/packs/pack-*.hpak)
 add_env L r2 src/r2
+# shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
 p2=$(ls L/packs/pack-*.hpak | grep -vx "$p1")
 # r1's blobs that r2 does not have, with a payload big enough to damage, each
 # used by one file of r1 only (the temp dir's path is in the content, so which
@@ -173,7 +174,8 @@ sed 's/^/  /' err.txt
 grep -q "damaged entry not copied" err.txt || fail "gc does not warn about the damaged entry: $(cat err.txt)"
 grep -q "pack '$(basename "$pa")' kept" err.txt || fail "gc does not say it kept the damaged pack: $(cat err.txt)"
 [ -e "$pa" ] && [ -e "${pa%.hpak}.hidx" ] || fail "gc removed the pack holding the only (damaged) copy of a live object"
-new=$(ls G/packs/pack-*.hpak | grep -vx "$pa" | xargs -r ls -t | head -1)
+# shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
+new=$(ls G/packs/pack-*.hpak | grep -vx "$pa" | xargs -r ls -t | sed -n 1p)
 [ -n "$new" ] || fail "gc wrote no new pack"
 for p in G/packs/pack-*.hpak; do
   [ "$p" = "$pa" ] && continue

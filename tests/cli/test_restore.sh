@@ -268,7 +268,7 @@ L=$W/locked
 # The holder notes when it lets go (while still holding the lock).
 flock "$L" sh -c 'sleep 3; date +%s%N >"$0"' "$W/released" &
 holder=$!
-bg_pids+=($holder)
+bg_pids+=("$holder")
 for _ in $(seq 1 200); do flock -n "$L" true 2>/dev/null || break; sleep 0.02; done
 "$hpak" -q restore "$lib" env "$L" --no-wait >"$W/nw.out" 2>&1
 expect_eq "--no-wait while another holds the target exits 2" 2 $?
