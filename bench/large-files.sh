@@ -130,7 +130,7 @@ for medium in $MEDIA; do
 done
 
 if [[ $XFS == 1 ]]; then
-  command -v mkfs.xfs >/dev/null || { echo "XFS=1 needs xfsprogs (scripts/setup.sh)" >&2; exit 1; }
+  command -v mkfs.xfs >/dev/null || { echo "XFS=1 needs xfsprogs (scripts/setup.sh --test)" >&2; exit 1; }
   W=$(mktemp -d /var/tmp/hpak-xfs.XXXXXX)
   WORK+=("$W")
   truncate -s $(((BIG_MB + TEXT_MB) * 3 + 1024))M "$W/img"

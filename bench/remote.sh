@@ -11,7 +11,7 @@
 #
 #  5. (SECTIONS with "s3") publish to and cold fetch from an S3-compatible
 #     server that checks SigV4 (@20minutes/s3rver from .cache/s3rver, see
-#     scripts/setup.sh), median of 3.
+#     scripts/setup.sh --test), median of 3.
 #
 #   bench/remote.sh [BUILD_DIR] [FILES] [FETCHERS] [SECTIONS]
 #   (defaults: build, 20000, 50, "http h2"; SECTIONS "h2" runs only part 4)

@@ -14,20 +14,20 @@ test_name=$(basename "$0" .sh)
 
 # need_tool NAME [PART]: succeeds when the command NAME is installed. When it is
 # not: under CI (CI=true, set by .ci/run and by CI services) the test fails, a
-# tool scripts/setup.sh installs being missing; otherwise it says so and skips
-# the whole test (exit 125), or with PART (what is left out) only that part
-# (returns 1).
+# tool scripts/setup.sh --test installs being missing; otherwise it says so and
+# skips the whole test (exit 125), or with PART (what is left out) only that
+# part (returns 1).
 need_tool() {
   command -v "$1" >/dev/null && return 0
   if [ "${CI:-}" = true ]; then
-    echo "FAIL: $1 is not installed (CI=true: a missing tool fails the test; scripts/setup.sh installs it)"
+    echo "FAIL: $1 is not installed (CI=true: a missing tool fails the test; scripts/setup.sh --test installs it)"
     exit 1
   fi
   if [ $# -ge 2 ]; then
-    echo "$test_name: $2 left out: $1 is not installed (scripts/setup.sh installs it)"
+    echo "$test_name: $2 left out: $1 is not installed (scripts/setup.sh --test installs it)"
     return 1
   fi
-  echo "$test_name: skipped: $1 is not installed (scripts/setup.sh installs it)"
+  echo "$test_name: skipped: $1 is not installed (scripts/setup.sh --test installs it)"
   exit 125
 }
 need_tool python3
