@@ -63,7 +63,7 @@ for dir in "$@"; do
     cp -a "$tmp/G$v" "$tmp/G$v.orig"
   done
   declare -A t=()
-  for r in $(seq 1 "$runs"); do
+  for _ in $(seq 1 "$runs"); do
     for v in 1 2; do
       rm -rf "$tmp/u"
       t[unpack$v]+="$(timed "$hpak" -q unpack "$tmp/p$v.hpak" "$tmp/u" -j 2) "

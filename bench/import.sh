@@ -39,7 +39,7 @@ make_tree() {
   if [[ ${TREE:-gen} == real ]]; then
     bash "$root/bench/real-corpus.sh" "$W/real" >/dev/null
     python3 -m venv --copies "$space"
-    local lib; lib=$(ls -d "$W"/real/lib/python3.* | head -1)
+    local libs=("$W"/real/lib/python3.*) lib; lib=${libs[0]}
     cp -a "$lib/." "$space/lib/$(basename "$lib")/"
   else
     "$gencorpus" --profile rcc --files "$files" --reloc-path "$space" "$space" >/dev/null
@@ -56,8 +56,8 @@ echo "hololib dir: $(file_bytes "$W/hololib") bytes in files, $(du_b "$W/hololib
 echo "hololib.zip: $(du_b "$W/hololib.zip") bytes"
 
 imp=() zimp=()
-for r in $(seq "$runs"); do
-  rm -rf "$W/lib" "$W/libz"
+for _ in $(seq "$runs"); do
+  rm -rf "${W:?}/lib" "$W/libz"
   imp+=("$(secs "$hpak" -q import "$W/lib" "$W/hololib")")
   zimp+=("$(secs "$hpak" -q import "$W/libz" "$W/hololib.zip")")
 done
@@ -69,7 +69,7 @@ echo "re-import (nothing new): $reimp s"
 
 target=$W/spaces/a-longer-space-name-than-rcc-would-allow
 rh=() rr=()
-for r in $(seq "$runs"); do
+for _ in $(seq "$runs"); do
   rm -rf "$W/spaces" && mkdir -p "$W/spaces"
   rh+=("$(secs "$hpak" -q restore "$W/lib" "$cat" "$target")")
   rm -rf "$W/spaces" && mkdir -p "$W/spaces"

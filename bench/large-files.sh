@@ -95,7 +95,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 RESULTS=$OUT/results.txt
 {
   echo "# bench/large-files.sh: big ${BIG_MB} MiB (incompressible) + text ${TEXT_MB} MiB, medians of $RUNS"
-  echo "# $("$HPAK" --version 2>/dev/null | head -1); $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# $("$HPAK" --version 2>/dev/null | sed -n 1p); $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RESULTS"
 
 for medium in $MEDIA; do
@@ -112,13 +112,13 @@ for medium in $MEDIA; do
   timed "$medium hpak unpack" "rm -rf $W/dst" "$HPAK" -q unpack "$W/p.hpak" "$W/dst"
   timed "$medium hpak restore" "rm -rf $W/dst" "$HPAK" -q restore "$W/lib" env "$W/dst"
   jobs="unpack restore"
-  if "$HPAK" restore --help | grep -q -- --trust-large-objects; then
+  if grep -q -- --trust-large-objects <<<"$("$HPAK" restore --help)"; then
     timed "$medium hpak trusted" "rm -rf $W/dst" "$HPAK" -q restore --trust-large-objects "$W/lib" env "$W/dst"
     jobs+=" trusted"
   fi
   {
     printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" job seconds cpu-s peakMiB "ratio (wall; cpu)"
-    row() { printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" "$1" "${T[$medium $1]}" "${C[$medium $1]}" "$((M[$medium $1] / 1024))" "$2"; }
+    row() { printf '%-6s %-14s %8s %8s %8s  %s\n' "$medium" "$1" "${T[$medium $1]}" "${C[$medium $1]}" "$((${M[$medium $1]} / 1024))" "$2"; }
     row "cp -a" ""
     row "zstd -3 -T2" ""
     row "hpak pack" "$(ratio "${T[$medium hpak pack]}" "${T[$medium zstd -3 -T2]}"); $(ratio "${C[$medium hpak pack]}" "${C[$medium zstd -3 -T2]}") x zstd -3 -T2"
@@ -130,7 +130,7 @@ for medium in $MEDIA; do
 done
 
 if [[ $XFS == 1 ]]; then
-  command -v mkfs.xfs >/dev/null || { echo "XFS=1 needs xfsprogs (scripts/setup.sh)" >&2; exit 1; }
+  command -v mkfs.xfs >/dev/null || { echo "XFS=1 needs xfsprogs (scripts/setup.sh --test)" >&2; exit 1; }
   W=$(mktemp -d /var/tmp/hpak-xfs.XXXXXX)
   WORK+=("$W")
   truncate -s $(((BIG_MB + TEXT_MB) * 3 + 1024))M "$W/img"

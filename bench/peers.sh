@@ -62,7 +62,7 @@ measure() {
     if hyperfine --runs "$runs" --style basic --prepare "$prep" \
          --export-json "$OUT/$tag.json" "$cmd" >"$OUT/$tag.log" 2>&1; then
       RES[$medium|$key]=$(jq -r '.results[0].median' "$OUT/$tag.json" 2>/dev/null ||
-                          grep -o '"median": *[0-9.e-]*' "$OUT/$tag.json" | head -1 | awk '{print $2}')
+                          grep -o '"median": *[0-9.e-]*' "$OUT/$tag.json" | awk 'NR == 1 {print $2}')
     else
       RES[$medium|$key]=FAIL
     fi

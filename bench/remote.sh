@@ -11,7 +11,7 @@
 #
 #  5. (SECTIONS with "s3") publish to and cold fetch from an S3-compatible
 #     server that checks SigV4 (@20minutes/s3rver from .cache/s3rver, see
-#     scripts/setup.sh), median of 3.
+#     scripts/setup.sh --test), median of 3.
 #
 #   bench/remote.sh [BUILD_DIR] [FILES] [FETCHERS] [SECTIONS]
 #   (defaults: build, 20000, 50, "http h2"; SECTIONS "h2" runs only part 4)
@@ -42,7 +42,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 if [[ " $sections " == *" http "* ]]; then
 start_nginx "$w/www" "$w/nginx"
 url="http://127.0.0.1:$nginx_port/pub"
-env1_pack=$(ls -S "$w/www/pub/packs/"*.hpak | head -1) # env1's pack is the larger
+env1_pack=$(ls -S "$w/www/pub/packs/"*.hpak | sed -n 1p) # env1's pack is the larger
 
 echo "### Remote fetch over HTTP (bench/remote.sh, $(date -u +%Y-%m-%d), nginx $(nginx -v 2>&1 | sed 's/.*\///') on 127.0.0.1, $files files)"
 echo
@@ -132,7 +132,7 @@ for h2 in 0 1; do
   done
   printf '| nginx TLS%s | %s | %.3f | %.3f–%.3f | %s | %s |\n' "$([ $h2 = 1 ] && echo ' + http2' || echo ' (no http2)')" \
     "$(awk '{print $2}' "$w/nginx-h$h2/access.log" | sort -u | tr '\n' ' ')" "$(median <"$w/secs")" \
-    "$(sort -g "$w/secs" | head -1)" "$(sort -g "$w/secs" | tail -1)" "$(j requests <"$w/h.json")" \
+    "$(sort -g "$w/secs" | sed -n 1p)" "$(sort -g "$w/secs" | tail -1)" "$(j requests <"$w/h.json")" \
     "$(awk '{print $1}' "$w/nginx-h$h2/access.log" | sort -u | wc -l)"
 done
 fi
@@ -160,7 +160,7 @@ done
 echo "| step | s (median) | min–max | bytes | requests |"
 echo "|---|---|---|---|---|"
 printf '| publish (PUT every pack and index, the root records, the root) | %.3f | %.3f–%.3f | %s | |\n' "$(median <"$w/pubs")" \
-  "$(sort -g "$w/pubs" | head -1)" "$(sort -g "$w/pubs" | tail -1)" "$(j bytes_copied <"$w/p.json")"
+  "$(sort -g "$w/pubs" | sed -n 1p)" "$(sort -g "$w/pubs" | tail -1)" "$(j bytes_copied <"$w/p.json")"
 printf '| cold fetch of env1 (GET with Range) | %.3f | %.3f–%.3f | %s | %s |\n' "$(median <"$w/fets")" \
-  "$(sort -g "$w/fets" | head -1)" "$(sort -g "$w/fets" | tail -1)" "$(j transferred_bytes <"$w/f.json")" "$(j requests <"$w/f.json")"
+  "$(sort -g "$w/fets" | sed -n 1p)" "$(sort -g "$w/fets" | tail -1)" "$(j transferred_bytes <"$w/f.json")" "$(j requests <"$w/f.json")"
 fi

@@ -13,7 +13,8 @@
 # must name the page of every command that has one; a man/hpak-<x>.1 for no
 # command is an error. Then every page is rendered with
 # `groff -man -Tutf8 -ww -z` and any warning is an error (skipped, with a
-# note, when groff is not installed; scripts/setup.sh does not install it).
+# note, when groff is not installed; scripts/setup.sh --package and --test
+# install it, as groff-base, which man-db depends on).
 # Exit: 0 all good, 1 mismatches or roff warnings (listed), 2 could not run.
 set -uo pipefail
 root=${2:-$(cd "$(dirname "$0")/.." && pwd)}

@@ -73,7 +73,7 @@ for t in "${targets[@]}"; do
     line="$line  FAILED (exit $rc)"
     failed+=("$t")
     echo "   FAILED (exit $rc); log: $log"
-    grep -E 'ERROR: |FUZZ_CHECK|SUMMARY|runtime error|Test unit written' "$log" | head -n 12 | sed 's/^/   /'
+    grep -E 'ERROR: |FUZZ_CHECK|SUMMARY|runtime error|Test unit written' "$log" | sed -n 's/^/   /; 1,12p'
   fi
   summary+=("$line")
 done

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the Debian package: set up (apt-get), configure and build hpak in
-# build/ (or $1), then CPack -> build/hpak_<version>-1_<arch>.deb, checked by
-# lintian. Install it with:   sudo apt install ./build/hpak_*.deb
+# Builds the Debian package: set up (scripts/setup.sh --package: the build
+# tools plus dpkg-dev and lintian), configure and build hpak in build/ (or $1),
+# then CPack -> build/hpak_<version>-1_<arch>.deb, checked by lintian.
+# Install it with:   sudo apt install ./build/hpak_*.deb
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-$root/build}
-bash "$root/scripts/setup.sh"
-command -v lintian >/dev/null || { echo "package: lintian is not installed (scripts/setup.sh installs it), so the package cannot be checked" >&2; exit 1; }
+bash "$root/scripts/setup.sh" --package
+command -v lintian >/dev/null || { echo "package: lintian is not installed (scripts/setup.sh --package installs it), so the package cannot be checked" >&2; exit 1; }
 cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$dir" hpak hpak_install_files >/dev/null
 (cd "$dir" && cpack -G DEB >/dev/null)

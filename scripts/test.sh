@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: set up, build, run the unit and CLI tests, then the
+# The whole test suite: set up (scripts/setup.sh --test: every tool the tests
+# use), build, run the unit and CLI tests (the shell lint among them), then the
 # same suite under ASan+UBSan, the concurrent tests under TSan, and each fuzz
 # target briefly. Exit non-zero on any failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 jobs=$(nproc)
 
 echo "== build (RelWithDebInfo)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by tests/cli/test_{roundtrip,bad_input,exit_codes,hostile}.sh
 # (sourced, not run):   . "$(dirname "$0")/cli_lib.sh" "$@"
 #   $1 = the hpak binary, $2 = the source root.
@@ -7,25 +8,26 @@
 set -euo pipefail
 export LC_ALL=C
 hpak=$(realpath "${1:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
+# shellcheck disable=SC2034 # used by the scripts that source this file
 src_root=$(realpath "${2:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
 test_name=$(basename "$0" .sh)
 
 # need_tool NAME [PART]: succeeds when the command NAME is installed. When it is
 # not: under CI (CI=true, set by .ci/run and by CI services) the test fails, a
-# tool scripts/setup.sh installs being missing; otherwise it says so and skips
-# the whole test (exit 125), or with PART (what is left out) only that part
-# (returns 1).
+# tool scripts/setup.sh --test installs being missing; otherwise it says so and
+# skips the whole test (exit 125), or with PART (what is left out) only that
+# part (returns 1).
 need_tool() {
   command -v "$1" >/dev/null && return 0
   if [ "${CI:-}" = true ]; then
-    echo "FAIL: $1 is not installed (CI=true: a missing tool fails the test; scripts/setup.sh installs it)"
+    echo "FAIL: $1 is not installed (CI=true: a missing tool fails the test; scripts/setup.sh --test installs it)"
     exit 1
   fi
   if [ $# -ge 2 ]; then
-    echo "$test_name: $2 left out: $1 is not installed (scripts/setup.sh installs it)"
+    echo "$test_name: $2 left out: $1 is not installed (scripts/setup.sh --test installs it)"
     return 1
   fi
-  echo "$test_name: skipped: $1 is not installed (scripts/setup.sh installs it)"
+  echo "$test_name: skipped: $1 is not installed (scripts/setup.sh --test installs it)"
   exit 125
 }
 need_tool python3
@@ -60,6 +62,7 @@ make_member() {
   group=$1$$g # not the user's name: userdel would remove a same-named group first
   groupadd "$group"
   useradd -M -N -g "$group" -s /usr/sbin/nologin "$member"
+  # shellcheck disable=SC2154 # st is assigned at the start of the trap's own code
   trap 'st=$?; userdel "$member" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
   muid=$(id -u "$member")
   mgid=$(getent group "$group" | cut -d: -f3)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by test_gc.sh, test_gc_crash.sh, test_gc_torture.sh and
 # test_repair.sh. Sourced, not run (ctest only runs tests/cli/test_*.sh).
 # The sourcing script sets $hpak (binary) and $root (source root) first.
@@ -13,6 +14,7 @@ _gc_helpers_cleanup() {
   stop_watchdog
   local p
   for p in $(jobs -p); do
+    # shellcheck disable=SC2046 # one argument per pid: the split is wanted
     kill $(_descendants "$p") "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
@@ -35,6 +37,7 @@ watchdog() {
   local me=$$ secs=$1
   (
     trap 'kill $(pgrep -P $BASHPID) 2>/dev/null; exit 0' TERM
+    # shellcheck disable=SC2217 # not input for sleep: the background sleep keeps none of the test's descriptors open
     sleep "$secs" </dev/null >/dev/null 2>&1 &
     wait $!
     echo "FAIL: $(basename "$0") did not finish within $secs s (watchdog)" >&2
@@ -53,6 +56,7 @@ fail() {
   exit 1
 }
 
+# shellcheck disable=SC2154 # $hpak is set by the sourcing script (see the top)
 H() { "$hpak" -q "$@"; }
 
 gencorpus=$(dirname "$hpak")/bench/hpak-gencorpus
@@ -97,9 +101,9 @@ add_env() {
 # (content, symlink targets, file types and modes; the restore state file aside).
 tree_diff() {
   local src=$1 dst=$2
-  diff -r --no-dereference -x .hpak-state "$src" "$dst" 2>&1 | head -20
+  diff -r --no-dereference -x .hpak-state "$src" "$dst" 2>&1 | sed -n 1,20p
   diff <(cd "$src" && find . -mindepth 1 -printf '%y %m %P\n' | LC_ALL=C sort) \
-    <(cd "$dst" && find . -mindepth 1 ! -name .hpak-state -printf '%y %m %P\n' | LC_ALL=C sort) 2>&1 | head -20
+    <(cd "$dst" && find . -mindepth 1 ! -name .hpak-state -printf '%y %m %P\n' | LC_ALL=C sort) 2>&1 | sed -n 1,20p
 }
 
 # check_restore LIB NAME SRC TARGET [WHAT]: a fresh restore of NAME into

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by tests/cli/test_library.sh and test_restore.sh (sourced, not run):
 # argument handling, a scratch directory kept on failure, check/fail
 # reporting, JSON field access, tree comparison and expected relocated trees.
@@ -9,6 +10,7 @@
 set -uo pipefail
 export LC_ALL=C
 hpak=$(realpath "${1:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
+# shellcheck disable=SC2034 # used by the scripts that source this file
 src_root=${2:?usage: $0 HPAK_BINARY SOURCE_ROOT}
 gen=$(dirname "$hpak")/bench/hpak-gencorpus
 test_name=$(basename "$0" .sh)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by tests/cli/test_remote.sh and bench/remote.sh (sourced, not run):
 # nginx and the misbehaving test server on 127.0.0.1, stopped by stop_servers
 # (call it from an EXIT trap).
@@ -16,7 +17,7 @@ free_port() {
 }
 
 start_nginx() {
-  local www=$1 dir=$2 try listen_opts="" tls_conf=""
+  local www=$1 dir=$2 listen_opts="" tls_conf=""
   mkdir -p "$dir/tmp"
   if [ "${NGINX_TLS:-0}" = 1 ]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
@@ -26,7 +27,7 @@ start_nginx() {
     [ "${NGINX_H2:-1}" = 1 ] || listen_opts=" ssl" # NGINX_H2=0: TLS with HTTP/1.1 only
     tls_conf="ssl_certificate $dir/ca.pem; ssl_certificate_key $dir/key.pem;"
   fi
-  for try in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     nginx_port=$(free_port)
     cat >"$dir/nginx.conf" <<CONF
 master_process off;
@@ -51,8 +52,7 @@ http {
 CONF
     nginx -c "$dir/nginx.conf" -p "$dir" -g 'daemon off;' 2>>"$dir/error.log" &
     server_pids+=($!)
-    local i
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
       if [ -n "$tls_conf" ]; then
         curl -s -o /dev/null --cacert "$dir/ca.pem" "https://127.0.0.1:$nginx_port/" 2>/dev/null && return 0
       elif curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" 2>/dev/null; then return 0; fi
@@ -66,14 +66,16 @@ CONF
 }
 
 start_bad() {
-  local mode=$1 root=$2 log=$3 after=${4:-0} pf i
+  local mode=$1 root=$2 log=$3 after=${4:-0} pf
   pf=$(mktemp -u "${TMPDIR:-/tmp}/hpak-bad-port-XXXXXX")
+  # shellcheck disable=SC2154 # $src_root is set by the sourcing script (cli_lib.sh, bench/remote.sh)
   "$py" "$src_root/tests/tools/bad_http_server.py" --root "$root" --mode "$mode" --after "$after" --port-file "$pf" --log "$log" 2>>"$log.stderr" &
   server_pids+=($!)
-  for i in $(seq 1 200); do
+  for _ in $(seq 1 200); do
     [ -s "$pf" ] && break
     sleep 0.05
   done
+  # shellcheck disable=SC2034 # the result, read by the caller
   bad_port=$(cat "$pf" 2>/dev/null) || { echo "unable to start the test server"; return 1; }
   rm -f "$pf"
 }

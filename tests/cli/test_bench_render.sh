@@ -106,7 +106,7 @@ python3 "$render" --results "$work/renamed.json" --tables "$work/bench.out" --co
   >"$work/renamed.md" 2>"$work/renamed.err" || fail "render of renamed labels failed: $(cat "$work/renamed.err")"
 grep -q '~renamed~' "$work/renamed.md" || fail "the renamed labels are not shown"
 sed 's/ ~renamed~//g' "$work/renamed.md" | cmp -s - "$work/r.md" ||
-  fail "renaming labels changed the document: $(sed 's/ ~renamed~//g' "$work/renamed.md" | diff "$work/r.md" - | head -20)"
+  fail "renaming labels changed the document: $(sed 's/ ~renamed~//g' "$work/renamed.md" | diff "$work/r.md" - | sed -n 1,20p)"
 
 echo "== a row the run lacks"
 python3 - "$work/r.json" "$work/lacks.json" <<'EOF'

@@ -125,7 +125,7 @@ echo "ok: -c/--catalog of ls, unpack and cat complete the pack's catalogs"
 # --- the completion script names every command's link -----------------------------------
 for c in $cmds; do
   grep -q "^complete -F _hpak hpak .*hpak-$c\\b" "$bash_script" || fail "bash: no 'complete' for hpak-$c"
-  head -1 "$work/_hpak" | grep -q " hpak-$c\\b" || fail "zsh: #compdef lacks hpak-$c"
+  grep -q " hpak-$c\\b" <<<"$(head -n 1 "$work/_hpak")" || fail "zsh: #compdef lacks hpak-$c"
 done
 
 # --- zsh ----------------------------------------------------------------------------------

@@ -151,8 +151,8 @@ ok "$iter iterations in $((SECONDS - start)) s: $adds adds, $restores restores; 
 # some files, not at a random moment: on slow builds (ASan) few iterations
 # fit the budget and every random kill may land before the work starts.
 kill_mid_restore() {
-  local pid tries
-  for tries in 1 2 3 4 5; do
+  local pid
+  for _ in 1 2 3 4 5; do
     rm_tree "$TGT"
     "$hpak" -q restore "$W/full-lib" v1 "$TGT" >/dev/null 2>&1 &
     pid=$!

@@ -17,6 +17,9 @@
 #
 # ctest runs: bash test_faults.sh <hpak-binary> <source-root>.
 # FAULT_SAMPLES=N (default 10): N values of N tried per operation.
+# (For the whole file:) the cmd_<op> and filter_<op> variables are read by sweep through
+# `local -n` and ${!name}, which shellcheck does not follow.
+# shellcheck disable=SC2034
 source "$(dirname "$0")/../faults/lib.sh" "$@"
 
 [ -f "$faultfs" ] || { echo "$test_name: skipped: no $faultfs (build the hpak_faultfs target)"; exit 125; }
@@ -87,7 +90,7 @@ no_temp_in() {
   local d left
   for d in "$@"; do
     [ -d "$d" ] || continue
-    left=$(find "$d" -maxdepth 1 -name '.tmp-*' | head -n 3)
+    left=$(find "$d" -maxdepth 1 -name '.tmp-*' | sed -n 1,3p)
     [ -z "$left" ] || problem "temp files left: $left"
   done
 }
@@ -95,7 +98,7 @@ no_temp_in() {
 library_sound() { # LIB NAME=REF...
   local lib=$1 pair p
   shift
-  [ -z "$(ls -A "$lib/tmp" 2>/dev/null)" ] || problem "LIB/tmp not empty: $(ls -A "$lib/tmp" | head -n 3 | tr '\n' ' ')"
+  [ -z "$(ls -A "$lib/tmp" 2>/dev/null)" ] || problem "LIB/tmp not empty: $(ls -A "$lib/tmp" | sed -n 1,3p | tr '\n' ' ')"
   no_temp_in "$lib" "$lib/packs" "$lib/catalogs"
   for p in "$lib"/packs/pack-*.hpak; do
     [ -e "$p" ] || continue
@@ -176,7 +179,7 @@ after_restore() {
     [ "$state_name" = "$old" ] || problem "failed restore left a complete state for '$state_name'"
   elif [ "$complete" = none ]; then
     [ -z "$old" ] || problem "failed dirty restore lost the state file"
-    [ -z "$(ls -A "$TGT" 2>/dev/null)" ] || problem "failed restore wrote files but no state: $(ls -A "$TGT" | head -n 3 | tr '\n' ' ')"
+    [ -z "$(ls -A "$TGT" 2>/dev/null)" ] || problem "failed restore wrote files but no state: $(ls -A "$TGT" | sed -n 1,3p | tr '\n' ' ')"
   elif [ "$complete" != 0 ]; then
     problem "state file unreadable after the fault ($complete)"
   fi
@@ -274,7 +277,7 @@ sweep() {
       nerr=$(grep -c '^hpak: error: ' "$W/err.txt")
       [ "$nerr" -eq 1 ] || problem "$nerr 'hpak: error:' lines: $(head -n 3 "$W/err.txt")"
       grep -q "^hpak: error: .*${errtext[$e]}" "$W/err.txt" || problem "the error does not say '${errtext[$e]}': $(head -n 1 "$W/err.txt")"
-      [ -z "$(grep -v '^hpak: ' "$W/err.txt")" ] || problem "stray stderr output: $(grep -v '^hpak: ' "$W/err.txt" | head -n 2)"
+      [ -z "$(grep -v '^hpak: ' "$W/err.txt")" ] || problem "stray stderr output: $(grep -v '^hpak: ' "$W/err.txt" | sed -n 1,2p)"
     fi
     "after_$op" "$rc"
     if [ -s "$W/why" ]; then

@@ -72,7 +72,7 @@ for step in published condemned deleted; do
   [ "$(pack_count "$L")" -eq "$ref_packs" ] || fail "gc after a gc killed at '$step' left $(pack_count "$L") packs, a clean gc $ref_packs:
 $out"
   [ "$(blobs "$L")" = "$ref_blobs" ] || fail "gc after a gc killed at '$step': objects differ from a clean gc's:
-$(diff <(echo "$ref_blobs") <(blobs "$L") | head)"
+$(diff <(echo "$ref_blobs") <(blobs "$L") | sed -n 1,10p)"
   for f in "$L"/packs/pack-*.hpak; do
     [ -e "${f%.hpak}.hidx" ] || fail "gc after a gc killed at '$step' left a pack without an index: $(ls "$L/packs")"
   done

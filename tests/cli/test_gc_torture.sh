@@ -105,7 +105,7 @@ $d"
       # yet removed: a name we listed has its line among the last two before
       # our count, or after it.
       echo "restore $n $name failed, allowed (name removed meanwhile): $out" >>"logs/restorer$id"
-      echo "$out" | head -1 >>"logs/allowed$id"
+      echo "$out" | sed -n 1p >>"logs/allowed$id"
     else
       failure "restorer $id" "restore $n of '$name' (not removed meanwhile) failed: $out"
       rm -rf "$target"
@@ -143,7 +143,7 @@ adds=$(cat logs/writer* 2>/dev/null | grep -c '^add .* ok')
 rms=$(cat logs/writer* 2>/dev/null | grep -c '^rm ')
 restores=$(cat logs/restorer* 2>/dev/null | grep -c ' ok$')
 allowed=$(cat logs/allowed* 2>/dev/null | wc -l)
-allowed_why=$(cat logs/allowed* 2>/dev/null | sed 's/[0-9a-f]\{64\}/<digest>/g; s/'"'"'[^'"'"']*'"'"'/<x>/g' | sort | uniq -c | sort -rn | head -5)
+allowed_why=$(cat logs/allowed* 2>/dev/null | sed 's/[0-9a-f]\{64\}/<digest>/g; s/'"'"'[^'"'"']*'"'"'/<x>/g' | sort | uniq -c | sort -rn | sed -n 1,5p)
 gcs=$(grep -c '^gc .* ok' logs/gc 2>/dev/null)
 kept=$(grep -c 'kept: a catalog published during gc' logs/gc 2>/dev/null)
 repairs=$(cat logs/writer* 2>/dev/null | grep -o '"repairs":[1-9][0-9]*' | wc -l)

@@ -151,11 +151,11 @@ echo "ok"
 
 echo "== a FIFO in place of a pack's index, and of a pack"
 fresh fifo-idx
-idx=$(ls "$L"/packs/pack-*.hidx | head -n 1)
+idx=$(ls "$L"/packs/pack-*.hidx | sed -n 1p)
 rm -f "$idx" && mkfifo "$idx"
 fake=$L/packs/pack-$(printf 'ab%.0s' {1..32}).hpak
 mkfifo "$fake"
-cp "$(ls "$base"/packs/pack-*.hidx | head -n 1)" "${fake%.hpak}.hidx"
+cp "$(ls "$base"/packs/pack-*.hidx | sed -n 1p)" "${fake%.hpak}.hidx"
 restores_env fifo-idx
 hrun fifo-idx.verify verify "$L"
 [ "$rc" -ne 0 ] || fail "fifo-idx: verify passed a library with a FIFO for a pack"
@@ -168,7 +168,7 @@ echo "ok: no hang; verify names the FIFO"
 
 echo "== a pack in packs/ that is a symlink to a pack outside"
 fresh link-pack
-pack=$(ls "$L"/packs/pack-*.hpak | head -n 1)
+pack=$(ls "$L"/packs/pack-*.hpak | sed -n 1p)
 mv "$pack" "$outside/moved.hpak"
 ln -s "$outside/moved.hpak" "$pack"
 canary_before=$(snapshot "$outside")

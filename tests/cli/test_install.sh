@@ -38,9 +38,10 @@ for c in $cmds; do
   [ "$(readlink "$p/bin/hpak-$c")" = hpak ] || fail "bin/hpak-$c is not a link to hpak"
   [ "$(readlink "$p/share/bash-completion/completions/hpak-$c")" = hpak ] || fail "no bash completion link for hpak-$c"
 done
+# shellcheck disable=SC2010 # bin/ holds hpak and its hpak-<cmd> links only: plain names
 extra=$(cd "$p/bin" && ls | grep -v '^hpak$' | sed 's/^hpak-//' | sort)
 [ "$extra" = "$(sort <<<"$cmds")" ] || fail "links in bin/ ($(echo $extra)) are not the commands ($(echo $cmds))"
-"$p/bin/hpak-ls" --help | grep -q "hpak ls" || fail "the hpak-ls link does not run ls"
+grep -q "hpak ls" <<<"$("$p/bin/hpak-ls" --help)" || fail "the hpak-ls link does not run ls"
 
 for page in "$src_root"/man/*.[157]; do
   name=$(basename "$page")
@@ -49,7 +50,7 @@ for page in "$src_root"/man/*.[157]; do
   [ -f "$gz" ] || fail "no man page $gz"
   cmp -s <(gzip -dc "$gz") "$page" || fail "$gz is not $page"
 done
-MANWIDTH=80 man -l "$p/share/man/man1/hpak-restore.1.gz" 2>"$work/man.err" | grep -q "hpak-restore" ||
+grep -q "hpak-restore" <<<"$(MANWIDTH=80 man -l "$p/share/man/man1/hpak-restore.1.gz" 2>"$work/man.err")" ||
   fail "man -l on the installed hpak-restore.1.gz: $(cat "$work/man.err")"
 
 cmp -s "$p/share/bash-completion/completions/hpak" <("$hpak" completion bash) || fail "installed bash completion differs from 'hpak completion bash'"

@@ -142,7 +142,7 @@ run badverify verify "$base/j1.hpak"
 rm -rf "$base/out" "$base/bad"* "$lib" "$base"/j*.hpak "$base"/j*.hidx
 
 echo "== ($SECONDS s) 5: reflink restore on XFS"
-command -v mkfs.xfs >/dev/null && command -v xfs_io >/dev/null || fail "no mkfs.xfs/xfs_io (xfsprogs: scripts/setup.sh)"
+command -v mkfs.xfs >/dev/null && command -v xfs_io >/dev/null || fail "no mkfs.xfs/xfs_io (xfsprogs: scripts/setup.sh --test)"
 img=$work/xfs.img
 mnt=$work/xfs
 mkdir -p "$mnt"

@@ -70,7 +70,7 @@ check "... and records it in the marker" grep -qx "level 0" "$L0/HPAKLIB"
 "$hpak" -q pack "$env" --into "$L0" --name e0 --json >"$W/l0.json" 2>&1
 check "pack --into a level-0 library stores objects (catalogs too) uncompressed" test -z "$(for p in "$L0"/packs/pack-*.hpak; do "$hpak" index "$p" --show --no-write; done | awk '$3 != "raw"')"
 mkdir -p "$W/new3"
-for i in 1 2 3 4 5; do yes "new line $i of a compressible file" | head -2000 >"$W/new3/f$i.txt"; done
+for i in 1 2 3 4 5; do for _ in $(seq 2000); do echo "new line $i of a compressible file"; done >"$W/new3/f$i.txt"; done
 "$hpak" -q pack "$W/new3" --into "$L0" --name e3 -l 3 --json >"$W/l3.json" 2>&1
 check "... unless -l is given" test "$(json "$W/l3.json" stored_written)" -lt "$(json "$W/l3.json" raw_written)"
 "$hpak" init "$L0" --shared >/dev/null 2>&1
@@ -139,7 +139,7 @@ while [ ! -e "$W/flip.done" ] && [ $reads -lt 20000 ]; do
     seen_env=1
   else
     bad=$((bad + 1))
-    echo "bad read: $content" | head -3
+    echo "bad read: $content" | sed -n 1,3p
   fi
 done
 wait "${bg_pids[@]}" 2>/dev/null

@@ -35,7 +35,7 @@ for so in $needed; do
   case $so in libasan* | libubsan* | libtsan* | ld-linux*) continue ;; esac
   lib=$(ldd "$hpak" | awk -v so="$so" '$1 == so { print $3 }')
   [ -n "$lib" ] || fail "ldd does not resolve $so"
-  pkgs=$({ dpkg -S "$(realpath "$lib")" || dpkg -S "$lib"; } 2>/dev/null | head -1 | sed 's/: \/.*//' | tr -d ',' | sed 's/:[a-z0-9]*//g')
+  pkgs=$({ dpkg -S "$(realpath "$lib")" || dpkg -S "$lib"; } 2>/dev/null | sed -n 1p | sed 's/: \/.*//' | tr -d ',' | sed 's/:[a-z0-9]*//g')
   [ -n "$pkgs" ] || fail "no package owns $lib"
   found=
   # The package, or a virtual package it provides (libspdlog1.10 provides libspdlog1.10-fmt9).
@@ -51,7 +51,7 @@ r=$work/root/usr
 "$r/bin/hpak" --version >"$work/version.out" || fail "the packaged hpak does not run"
 grep -q "^hpak $version\$" "$work/version.out" || fail "packaged hpak --version: $(cat "$work/version.out")"
 [ "$(readlink "$r/bin/hpak-restore")" = hpak ] || fail "no hpak-restore link"
-"$r/bin/hpak-restore" --help | grep -q "hpak restore" || fail "the hpak-restore link does not run restore"
+grep -q "hpak restore" <<<"$("$r/bin/hpak-restore" --help)" || fail "the hpak-restore link does not run restore"
 [ -f "$r/share/bash-completion/completions/hpak" ] || fail "no bash completion"
 [ -f "$r/share/zsh/vendor-completions/_hpak" ] || fail "no zsh completion"
 grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$r/share/doc/hpak/copyright" || fail "no DEP-5 copyright"
@@ -68,9 +68,9 @@ for page in "$src_root"/man/*.[157]; do
   # gzip -9n: no name, no timestamp (bytes 4-7 zero), best compression (XFL = 2)
   [ "$(od -An -tx1 -j3 -N6 "$gz" | tr -d ' \n')" = "000000000002" ] || fail "$name.gz is not gzip -9n: $(od -An -tx1 -N10 "$gz")"
 done
-MANWIDTH=80 man -l "$r/share/man/man1/hpak-restore.1.gz" 2>"$work/man.err" | grep -q "hpak-restore" ||
+grep -q "hpak-restore" <<<"$(MANWIDTH=80 man -l "$r/share/man/man1/hpak-restore.1.gz" 2>"$work/man.err")" ||
   fail "man -l on the packaged hpak-restore.1.gz: $(cat "$work/man.err")"
-MANWIDTH=80 man -l "$r/share/man/man5/hpak-format.5.gz" 2>/dev/null | grep -q . || fail "man -l hpak-format.5.gz printed nothing"
+grep -q . <<<"$(MANWIDTH=80 man -l "$r/share/man/man5/hpak-format.5.gz" 2>/dev/null)" || fail "man -l hpak-format.5.gz printed nothing"
 # Owned by root, no group/world write.
 dpkg-deb -c "$deb" | awk '$2 != "root/root" || ($1 !~ /^l/ && $1 ~ /^.....w|^........w/) { bad = 1; print } END { exit bad }' >"$work/perm.bad" ||
   fail "files not root/root or group/world-writable: $(head "$work/perm.bad")"

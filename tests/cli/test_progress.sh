@@ -42,7 +42,7 @@ PY
 # piped run and the -q tty run draw nothing. ARGS may contain @N@, replaced by
 # a fresh name per run (for targets that must not exist yet).
 check() {
-  local name=$1 phase=$2 run_args=() i
+  local name=$1 phase=$2 run_args=()
   shift 2
   for mode in tty pipe quiet; do
     run_args=()
@@ -54,13 +54,13 @@ check() {
     esac
   done
   grep -aqE $'\r'"$phase: [0-9]+/[0-9]+ \\([0-9]+%\\)" "$work/$name.tty.tty" ||
-    fail "$name: no '$phase' progress on the tty: $(cat -v "$work/$name.tty.tty" | head -c 1000)"
-  grep -aqE "$phase: ([0-9]+)/\\1 \\(100%\\)" "$work/$name.tty.tty" || fail "$name: '$phase' never reached 100%: $(cat -v "$work/$name.tty.tty" | head -c 1000)"
+    fail "$name: no '$phase' progress on the tty: $(head -c 1000 "$work/$name.tty.tty" | cat -v)"
+  grep -aqE "$phase: ([0-9]+)/\\1 \\(100%\\)" "$work/$name.tty.tty" || fail "$name: '$phase' never reached 100%: $(head -c 1000 "$work/$name.tty.tty" | cat -v)"
   # The line is erased ("\r" + erase to end of line) before anything else is printed.
   grep -aq $'\r\033\[K$' "$work/$name.tty.tty" || grep -aq $'\r\033\[Khpak:' "$work/$name.tty.tty" ||
     fail "$name: the progress line is not erased: $(cat -v "$work/$name.tty.tty" | tail -c 300)"
-  [ ! -s "$work/$name.pipe.err" ] || fail "$name: stderr not a terminal, yet it printed: $(cat -v "$work/$name.pipe.err" | head -c 500)"
-  [ ! -s "$work/$name.quiet.tty" ] || fail "$name: -q on a tty, yet it drew: $(cat -v "$work/$name.quiet.tty" | head -c 500)"
+  [ ! -s "$work/$name.pipe.err" ] || fail "$name: stderr not a terminal, yet it printed: $(head -c 500 "$work/$name.pipe.err" | cat -v)"
+  [ ! -s "$work/$name.quiet.tty" ] || fail "$name: -q on a tty, yet it drew: $(head -c 500 "$work/$name.quiet.tty" | cat -v)"
   echo "ok: $name draws '$phase' on a tty, nothing when piped or with -q"
 }
 
@@ -99,7 +99,7 @@ for mode in tty pipe quiet; do
 done
 check gc repack gc --grace 0 "$work/gclib-@N@"
 for phase in mark scan; do
-  grep -aqE $'\r'"$phase: [0-9]+/[0-9]+" "$work/gc.tty.tty" || fail "gc: no '$phase' progress: $(cat -v "$work/gc.tty.tty" | head -c 1000)"
+  grep -aqE $'\r'"$phase: [0-9]+/[0-9]+" "$work/gc.tty.tty" || fail "gc: no '$phase' progress: $(head -c 1000 "$work/gc.tty.tty" | cat -v)"
 done
 grep -q "^rewrite " "$work/gc.tty.stdout" && grep -q "^delete " "$work/gc.tty.stdout" ||
   fail "gc did not both rewrite and delete a pack: $(cat "$work/gc.tty.stdout")"

@@ -11,7 +11,7 @@ done
 trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT # keep the test's status (a killed server's wait would replace it)
 
 json() { "$py" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' "$work/$1.out" "$2"; }
-same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fail "$1 and $2 differ: $(diff -r --no-dereference -x .hpak-state "$1" "$2" | head -5)"; }
+same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fail "$1 and $2 differ: $(diff -r --no-dereference -x .hpak-state "$1" "$2" | sed -n 1,5p)"; }
 
 # Two environments sharing most files, in one library.
 make_tree "$work/src1" 150 1
@@ -34,9 +34,9 @@ www=$work/www
 run pub1 publish "$work/lib" "$www/pub" --json; expect_rc pub1 0
 [ "$(json pub1 generation)" = 1 ] || fail "first publish: generation $(json pub1 generation)"
 [ "$(json pub1 packs_copied)" = 2 ] || fail "first publish copied $(json pub1 packs_copied) packs"
-head -2 "$www/pub/HPAKROOT" | tr '\n' ' ' | grep -q '^hpak-remote 1 generation 1 $' || fail "root: $(head -2 "$www/pub/HPAKROOT")"
+grep -q '^hpak-remote 1 generation 1 $' <<<"$(head -n 2 "$www/pub/HPAKROOT" | tr '\n' ' ')" || fail "root: $(head -2 "$www/pub/HPAKROOT")"
 grep -q "^catalog env1 " "$www/pub/HPAKROOT" || fail "root does not name env1"
-tail -1 "$www/pub/HPAKROOT" | grep -qx end || fail "root has no end line"
+grep -qx end <<<"$(tail -n 1 "$www/pub/HPAKROOT")" || fail "root has no end line"
 for p in $(awk '$1=="pack"{print $2}' "$www/pub/HPAKROOT"); do
   [ -f "$www/pub/packs/$p" ] && [ -f "$www/pub/packs/${p%.hpak}.hidx" ] || fail "pack $p or its index not published"
   [ "pack-$(sha256sum "$www/pub/packs/$p" | cut -c1-64).hpak" = "$p" ] || fail "published $p does not match its name"
@@ -68,7 +68,7 @@ o2=$(json f2 objects); f2n=$(json f2 objects_fetched)
 run r2 restore "$url" env2 "$work/t2" --cache "$work/c2"; expect_rc r2 0
 run ref2 restore "$work/lib" env2 "$work/ref2"; expect_rc ref2 0
 same_tree "$work/ref2" "$work/t2"
-ls "$work/c2/catalogs/" | grep -q '^env2@[0-9a-f]\{16\}$' || fail "cache name: $(ls "$work/c2/catalogs/")"
+grep -q '^env2@[0-9a-f]\{16\}$' <<<"$(ls "$work/c2/catalogs/")" || fail "cache name: $(ls "$work/c2/catalogs/")"
 rm -rf "$work/xdg"
 XDG_CACHE_HOME=$work/xdg run r3 restore "$url" env1 "$work/t3"; expect_rc r3 0
 [ -f "$work/xdg/hpak/HPAKLIB" ] || fail "no default cache under XDG_CACHE_HOME"
@@ -81,7 +81,7 @@ run notlib fetch "$url/packs" env1 --into "$work/c9"; refused notlib "no publish
 pids=()
 for i in 1 2 3 4; do "$hpak" fetch "$url" env2 --into "$work/cc" >"$work/cc$i.out" 2>&1 & pids+=($!); done
 for i in 1 2 3; do "$hpak" restore "$url" env1 "$work/ct$i" --cache "$work/own$i" >"$work/ct$i.out" 2>&1 & pids+=($!); done
-for p in "${pids[@]}"; do wait "$p" || fail "a concurrent fetcher failed: $(cat "$work"/cc*.out "$work"/ct*.out | grep error | head -3)"; done
+for p in "${pids[@]}"; do wait "$p" || fail "a concurrent fetcher failed: $(cat "$work"/cc*.out "$work"/ct*.out | grep error | sed -n 1,3p)"; done
 run vcc verify "$work/cc"; expect_rc vcc 0
 for i in 1 2 3; do same_tree "$work/ref1" "$work/ct$i"; done
 
@@ -122,6 +122,7 @@ grep -q ' slow$' "$work/m_slow.log" || fail "no stalled answer happened"
 bad_fetch m_corrupt corrupt
 refused m_corrupt "does not match.*refused"
 [ ! -e "$work/c_m_corrupt/catalogs/env1" ] || fail "a corrupt fetch set the name"
+# shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
 [ -z "$(ls "$work/c_m_corrupt/packs/" | grep hpak)" ] || fail "a corrupt fetch stored a pack"
 [ -z "$(ls "$work/c_m_corrupt/tmp/")" ] || fail "a corrupt fetch left temp files"
 
@@ -137,7 +138,7 @@ cp "$www/pub/HPAKROOT" "$www/gc/HPAKROOT.stale"
 cp -a "$www/pub/packs" "$www/gc/packs"
 run pack3 pack "$work/src1" --into "$work/lib3" --name env1 --level 1 --no-relocate; expect_rc pack3 0
 run pub3 publish "$work/lib3" "$www/gc" --generation 20; expect_rc pub3 0
-rm "$www/gc/packs/$(awk '$1=="pack"{print $2}' "$www/gc/HPAKROOT.stale" | head -1)"
+rm "$www/gc/packs/$(awk '$1=="pack"{print $2}' "$www/gc/HPAKROOT.stale" | sed -n 1p)"
 rm "$www/gc/packs/$(awk '$1=="pack"{print $2}' "$www/gc/HPAKROOT.stale" | tail -1)"
 : >"$work/m_replan.log"
 start_bad stale "$www/gc" "$work/m_replan.log" || fail "test server did not start"
@@ -149,6 +150,7 @@ same_tree "$work/ref1" "$work/t_replan"
 # An interrupted fetch is resumed without fetching again what it stored.
 BAD_AFTER=5 bad_fetch m_cut failafter --max-range 8192 --parallel 1 --attempts 1
 refused m_cut "HTTP 500"
+# shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
 stored=$(ls "$work/c_m_cut/packs/" | grep -c 'hpak$' || true)
 [ "$stored" = 1 ] || fail "interrupted fetch stored $stored packs"
 run m_resume fetch "$url" env1 --into "$work/c_m_cut" --json; expect_rc m_resume 0

@@ -31,7 +31,7 @@ run pub2 publish "$work/libB" "$dest"; expect_rc pub2 0
 new_packs=$(packs_of "$dest/HPAKROOT")
 [ -n "$old_packs" ] && [ -n "$new_packs" ] && [ "$old_packs" != "$new_packs" ] || fail "the two libraries share packs"
 for p in $old_packs; do [ -f "$dest/packs/$p" ] || fail "publish without --prune removed $p"; done
-head -1 "$dest/roots/history" | grep -qx 'hpak-remote-history 1' || fail "history: $(cat "$dest/roots/history")"
+grep -qx 'hpak-remote-history 1' <<<"$(head -n 1 "$dest/roots/history")" || fail "history: $(cat "$dest/roots/history")"
 [ "$(grep -c '^root ' "$dest/roots/history")" = 2 ] || fail "history: $(cat "$dest/roots/history")"
 for s in $(awk '$1=="root"{print $2}' "$dest/roots/history"); do
   [ "$(sha256sum "$dest/roots/$s.root" | cut -c1-64)" = "$s" ] || fail "roots/$s.root does not match its name"

@@ -3,12 +3,12 @@
 # fetch / restore s3://BUCKET/PREFIX (GET with Range), every request signed
 # with AWS SigV4 (libcurl's CURLOPT_AWS_SIGV4), path-style, against a real
 # S3-compatible server that checks the signatures: @20minutes/s3rver (npm,
-# installed by scripts/setup.sh into .cache/s3rver), started on 127.0.0.1.
+# installed by scripts/setup.sh --test into .cache/s3rver), started on 127.0.0.1.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 . "$(dirname "$0")/remote_helpers.sh"
 modules=${HPAK_S3RVER_MODULES:-$src_root/.cache/s3rver/node_modules}
 need_tool node
-[ -d "$modules/@20minutes/s3rver" ] || { echo "$test_name: skipped: $modules/@20minutes/s3rver missing (run scripts/setup.sh)"; exit 125; }
+[ -d "$modules/@20minutes/s3rver" ] || { echo "$test_name: skipped: $modules/@20minutes/s3rver missing (run scripts/setup.sh --test)"; exit 125; }
 need_tool ssh-keygen
 trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT
 export XDG_STATE_HOME=$work/state XDG_CACHE_HOME=$work/cache
@@ -21,7 +21,7 @@ same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fa
 pf=$work/s3.port
 node "$src_root/tests/tools/s3_server.js" "$modules" "$work/s3data" "$pf" hpak >"$work/s3.log" 2>&1 &
 server_pids+=($!)
-for i in $(seq 1 200); do [ -s "$pf" ] && break; kill -0 "${server_pids[-1]}" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 1 200); do [ -s "$pf" ] && break; kill -0 "${server_pids[-1]}" 2>/dev/null || break; sleep 0.05; done
 [ -s "$pf" ] || fail "s3rver did not start: $(cat "$work/s3.log")"
 ep="http://127.0.0.1:$(cat "$pf")"
 

@@ -34,7 +34,7 @@ run pub1 publish -k "$work/alice" "$work/lib" "$www/pub" --json; expect_rc pub1 
 grep -q '^-----BEGIN SSH SIGNATURE-----$' "$www/pub/HPAKROOT" || fail "no signature in the root"
 root_text "$www/pub/HPAKROOT" >"$work/root1.txt"
 root_sig "$www/pub/HPAKROOT" >"$work/root1.sig"
-tail -1 "$work/root1.txt" | grep -qx end || fail "signed part does not end with the end line"
+grep -qx end <<<"$(tail -n 1 "$work/root1.txt")" || fail "signed part does not end with the end line"
 ssh-keygen -Y verify -f "$allowed" -I alice@example.com -n hpak -s "$work/root1.sig" <"$work/root1.txt" >/dev/null 2>&1 ||
   fail "ssh-keygen -Y verify refuses the root's signature"
 cp "$www/pub/HPAKROOT" "$work/root-gen1"
@@ -60,6 +60,7 @@ run f_plain fetch "$base/pub" env1 --into "$work/c3"; expect_rc f_plain 0 # with
 check_refused() { # NAME DIR PATTERN: fetch and restore URL both refuse, storing nothing
   local name=$1 dir=$2 pattern=$3
   run "$name" fetch "$base/$dir" env1 --into "$work/c_$name" --allowed-signers "$allowed"; refused "$name" "$pattern"
+  # shellcheck disable=SC2010 # the names are hpak's own (pack-<hex>.hpak/.hidx): no odd characters to trip ls
   [ -z "$(ls "$work/c_$name/packs" 2>/dev/null | grep hpak)" ] || fail "$name: a refused root let packs in"
   [ ! -e "$work/c_$name/catalogs/env1" ] || fail "$name: a refused root set the name"
   run "${name}_r" restore "$base/$dir" env1 "$work/t_$name" --cache "$work/cr_$name" --allowed-signers "$allowed"

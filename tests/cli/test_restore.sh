@@ -175,7 +175,7 @@ check "... and leaves the file alone" test "$(cat "$W/afile")" = file
 expect_eq "a target inside the library exits 2" 2 $?
 check "... saying so" grep -q "inside the library" "$W/b4"
 check "... and creates nothing in the library" test ! -e "$lib/inside"
-longest=$("$hpak" ls "$(ls "$lib"/packs/*.hpak | head -1)" --json -c env 2>/dev/null |
+longest=$("$hpak" ls "$(ls "$lib"/packs/*.hpak | sed -n 1p)" --json -c env 2>/dev/null |
   python3 -c 'import json,sys; print(max(len(json.loads(l)["path"].encode()) for l in sys.stdin))')
 # A target whose path is short enough to exist, but with the deepest catalog
 # path below it 4 bytes over PATH_MAX (4096, with the NUL).
@@ -197,8 +197,8 @@ section "a corrupt pack"
 lib_v2=$lib
 lib=$W/lib-v1
 "$hpak" -q pack "$env" --into "$lib" --name env --pack-version 1 >/dev/null 2>&1 || fail "pack --into --pack-version 1"
-pack=$(ls "$lib"/packs/pack-*.hpak | head -1)
-for p in "$lib"/packs/pack-*.hpak; do "$hpak" ls "$p" --catalogs 2>/dev/null | grep -qx env && pack=$p; done
+pack=$(ls "$lib"/packs/pack-*.hpak | sed -n 1p)
+for p in "$lib"/packs/pack-*.hpak; do grep -qx env <<<"$("$hpak" ls "$p" --catalogs 2>/dev/null)" && pack=$p; done
 "$hpak" ls "$pack" --json -c env >"$W/ls.json" 2>&1
 read -r bad_digest bad_path < <(python3 - "$W/ls.json" <<'EOF'
 import json, sys
@@ -268,7 +268,7 @@ L=$W/locked
 # The holder notes when it lets go (while still holding the lock).
 flock "$L" sh -c 'sleep 3; date +%s%N >"$0"' "$W/released" &
 holder=$!
-bg_pids+=($holder)
+bg_pids+=("$holder")
 for _ in $(seq 1 200); do flock -n "$L" true 2>/dev/null || break; sleep 0.02; done
 "$hpak" -q restore "$lib" env "$L" --no-wait >"$W/nw.out" 2>&1
 expect_eq "--no-wait while another holds the target exits 2" 2 $?

@@ -22,7 +22,7 @@ expect_eq() {
   if [ "$2" = "$3" ]; then
     if [ "$(printf '%s' "$3" | wc -l)" -gt 1 ]; then ok "$1"; else ok "$1 ($3)"; fi
   elif [ "$(printf '%s' "$2" | wc -l)" -gt 1 ]; then
-    bad "$1: differs (< expected, > got): $(diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -20)"
+    bad "$1: differs (< expected, > got): $(diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | sed -n 1,20p)"
   else
     bad "$1: expected '$2', got '$3'"
   fi

@@ -38,7 +38,7 @@ expect_rc pack 0
 run sign sign -k "$work/alice" "$work/env.hpak"
 expect_rc sign 0
 grep -q "with key $(fp alice): wrote '$work/env.hpak.sig'" "$work/sign.out" || fail "sign output: $(out sign)"
-head -1 "$work/env.hpak.sig" | grep -qx -- '-----BEGIN SSH SIGNATURE-----' || fail "not an armored SSH signature"
+grep -qx -- '-----BEGIN SSH SIGNATURE-----' <<<"$(head -n 1 "$work/env.hpak.sig")" || fail "not an armored SSH signature"
 awk 'NR>1 && !/^-----/ && length($0) > 70 { bad=1 } END { exit bad }' "$work/env.hpak.sig" || fail "armor lines longer than 70 columns"
 ssh-keygen -Y verify -f "$allowed" -I alice@example.com -n hpak -s "$work/env.hpak.sig" <"$work/env.hpak" >"$work/sk.out" 2>&1 ||
   fail "ssh-keygen rejects hpak's signature: $(cat "$work/sk.out")"

@@ -59,7 +59,7 @@ printf '#!/bin/sh\necho "correct horse battery"\n' >"$work/askpass"
 chmod +x "$work/askpass"
 SSH_ASKPASS=$work/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=:0 setsid -w ssh-add "$key" </dev/null >"$work/add.out" 2>&1 ||
   fail "ssh-add failed: $(cat "$work/add.out")"
-ssh-add -l | grep -q "$fp" || fail "the agent does not list the key"
+grep -q "$fp" <<<"$(ssh-add -l)" || fail "the agent does not list the key"
 
 nosign signed sign -k "$key" "$work/env.hpak"
 expect_rc signed 0

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by tests/cli/test_faults.sh, test_crash_restore.sh and
 # test_symlink_race.sh (sourced, not run): arguments, a scratch directory
 # kept on failure, check/fail reporting, a small tree with every node type,
@@ -10,10 +11,13 @@
 set -uo pipefail
 export LC_ALL=C
 hpak=$(realpath "${1:?usage: $0 HPAK_BINARY SOURCE_ROOT}")
-src_root=${2:?usage: $0 HPAK_BINARY SOURCE_ROOT}
-build_dir=$(dirname "$hpak")
-faultfs=$build_dir/tests/faultfs.so
-swap_race=$build_dir/tests/hpak_swap_race
+# shellcheck disable=SC2034 # src_root, faultfs, swap_race: used by the scripts that source this file
+{
+  src_root=${2:?usage: $0 HPAK_BINARY SOURCE_ROOT}
+  build_dir=$(dirname "$hpak")
+  faultfs=$build_dir/tests/faultfs.so
+  swap_race=$build_dir/tests/hpak_swap_race
+}
 test_name=$(basename "$0" .sh)
 for tool in python3 cmp diff find; do
   command -v "$tool" >/dev/null || { echo "$test_name: skipped: $tool is not installed"; exit 125; }

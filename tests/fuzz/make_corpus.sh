@@ -74,7 +74,7 @@ isize=$(stat -c %s "$W/small.hidx")
 flip "$W/small.hidx" $((isize - 100)) "$out/fuzz_index/cli-small-flipped.hidx"
 
 # ---- the raw catalog, through `hpak index --show` and `hpak cat`
-cat_digest=$("$hpak" index "$W/small.hpak" --show --no-write | awk '$2 == "catalog" {print $1; exit}')
+cat_digest=$("$hpak" index "$W/small.hpak" --show --no-write | awk '$2 == "catalog" && !found {print $1; found = 1}')
 "$hpak" cat "$W/small.hpak" "$cat_digest" >"$out/fuzz_catalog/cli-small.cat"
 csize=$(stat -c %s "$out/fuzz_catalog/cli-small.cat")
 truncate_to "$out/fuzz_catalog/cli-small.cat" $((csize - 7)) "$out/fuzz_catalog/cli-small-truncated.cat"

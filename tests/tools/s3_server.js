@@ -1,5 +1,5 @@
 // An S3-compatible server for tests/cli/test_remote_s3.sh: @20minutes/s3rver
-// (installed by scripts/setup.sh under .cache/s3rver), which checks AWS SigV4
+// (installed by scripts/setup.sh --test under .cache/s3rver), which checks AWS SigV4
 // signatures (account S3RVER / S3RVER), on 127.0.0.1 with a port the kernel
 // chooses, written to PORT_FILE once it listens; path-style buckets only.
 // usage: node s3_server.js MODULES_DIR DATA_DIR PORT_FILE BUCKET
