@@ -27,6 +27,7 @@ if [ "$want" != build ]; then
 fi
 if [ "$want" = test ]; then
   pkgs+=(git python3 zstd strace hyperfine squashfs-tools rsync) # CLI suites and bench/ scripts
+  pkgs+=(python3-venv)                                          # a real venv with pip (tests/cli/test_relocation.sh)
   pkgs+=(clang libclang-rt-14-dev)                              # the TSan build, the fuzzers
   pkgs+=(nginx-light curl openssl openssh-client)               # remote tests (HTTP server, TLS, SSH signatures)
   pkgs+=(passwd util-linux)                                     # useradd, setpriv, mount: shared-library and mount tests

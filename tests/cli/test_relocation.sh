@@ -70,7 +70,7 @@ for target in "$work/a-much-longer-path-than-before/envB" "$work/e"; do
   after=$(pyc_digests "$target")
   # compileall may add a .pyc for a source that had none; none of the restored ones may change.
   changed=$(comm -23 <(echo "$before") <(echo "$after"))
-  [ -z "$changed" ] || fail "compileall rewrote restored .pyc files (they were invalid): $(echo "$changed" | head -c 600)"
+  [ -z "$changed" ] || fail "compileall rewrote restored .pyc files (they were invalid): ${changed:0:600}"
   # A restore again writes nothing: the kept .pyc match what the rules say.
   run restore-venv-again restore "$lib" venv "$target" --json
   expect_rc restore-venv-again 0
@@ -115,7 +115,7 @@ printf 'int hello(void) { return 42; }\n' >"$work/lib.c"
 printf '#include <stdio.h>\nint hello(void);\nint main(void) { printf("%%d\\n", hello()); return 0; }\n' >"$work/main.c"
 gcc -shared -fPIC -o "$mixed/lib/libhello.so" "$work/lib.c"
 gcc -o "$mixed/bin/hello" "$work/main.c" -L"$mixed/lib" -lhello -Wl,-rpath,"$mixed/lib"
-readelf -d "$mixed/bin/hello" | grep -qE "R(UN)?PATH.*$mixed/lib" || fail "the test program has no RUNPATH into the tree"
+grep -qE "R(UN)?PATH.*$mixed/lib" <<<"$(readelf -d "$mixed/bin/hello")" || fail "the test program has no RUNPATH into the tree"
 echo "prefix=$mixed" >"$mixed/share/config.txt"
 printf 'def where():\n    return __file__\n' >"$mixed/share/pkg/mod.py"
 "$py" - "$mixed" <<'PY'
@@ -152,7 +152,7 @@ for p in sys.argv[1:]:
 # runs_from DIR: bin/hello runs and ld.so finds libhello at DIR/lib.
 runs_from() {
   [ "$("$1/bin/hello")" = 42 ] || fail "$1/bin/hello does not run"
-  ldd "$1/bin/hello" | grep -q "libhello.so => $1/lib/libhello.so" || fail "ld.so does not find libhello in $1/lib: $(ldd "$1/bin/hello")"
+  grep -q "libhello.so => $1/lib/libhello.so" <<<"$(ldd "$1/bin/hello")" || fail "ld.so does not find libhello in $1/lib: $(ldd "$1/bin/hello")"
 }
 # mod_where DIR: the module's __file__ and its code's co_filename, loaded from DIR.
 mod_where() {
