@@ -22,6 +22,11 @@ void add_fetch_options(CLI::App& app, FetchOptions& o) {
   app.add_option("--gap", o.gap, "Merge objects of a pack into one range across gaps up to this many bytes (default 262144)");
   app.add_option("--max-range", o.max_range, "Largest range to ask for in one request, in bytes (default 16777216)")
       ->check(CLI::Range(uint64_t(4096), uint64_t(1) << 40));
+  app.add_option("--min-rate", o.http.min_rate,
+                 "Bytes per second a request must average once --timeout seconds have passed, or it is retried (default 8192)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
+  app.add_flag("--follow-redirects", o.http.cross_origin_redirects,
+               "Follow redirects to other hosts too (without credentials; never from https to http)");
   app.add_option("--s3-endpoint", s3_endpoint(), "S3-compatible endpoint for s3:// URLs (default $AWS_ENDPOINT_URL, else AWS)");
   app.add_option("--cacert", o.http.ca_file, "CA certificates (PEM) for https (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
 }

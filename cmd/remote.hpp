@@ -11,7 +11,8 @@ class App;
 
 namespace hpak::cmd {
 
-// Declares --parallel, --timeout, --attempts, --gap, --max-range, --s3-endpoint and --cacert, bound to `o`.
+// Declares --parallel, --timeout, --attempts, --gap, --max-range, --min-rate,
+// --follow-redirects, --s3-endpoint and --cacert, bound to `o`.
 void add_fetch_options(CLI::App& app, FetchOptions& o);
 // The --s3-endpoint value add_fetch_options binds.
 std::string& s3_endpoint();

@@ -17,6 +17,7 @@
 #include "core/store/lock.hpp"
 #include "core/pack_trust.hpp"
 #include "core/signing.hpp"
+#include "core/util/diag.hpp"
 #include "core/util/file.hpp"
 #include "core/util/zstd_codec.hpp"
 #include "formats/remote_root_format.hpp"
@@ -36,7 +37,7 @@ public:
 struct RemotePack {
   RemotePackEntry entry;
   std::string url;
-  Bytes index_bytes;
+  MappedFile index_map; // LIB/remote/indexes/<name>.hidx, checked against the root
   IndexView index;
   // v2: the distinct item offsets of the index, ascending. A v2 index does
   // not give an item's length: an item ends at most where the next begins.
@@ -80,11 +81,18 @@ struct CheckedItem {
   Bytes block_raw;
 };
 
-void make_dirs(const std::string& p) {
+// `p` and its missing parents; in a shared library setgid and group-writable
+// like the rest of it (other members write there too).
+void make_dirs(const std::string& p, bool shared) {
+  const mode_t mode = shared ? 02775 : 0755;
   for (size_t i = 1; i <= p.size(); i++)
     if (i == p.size() || p[i] == '/') {
       std::string part = p.substr(0, i);
-      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + part + "'");
+      if (mkdir(part.c_str(), mode) == 0) {
+        if (shared) chmod(part.c_str(), mode);
+      } else if (errno != EEXIST) {
+        throw_errno("unable to create directory '" + part + "'");
+      }
     }
 }
 
@@ -161,47 +169,117 @@ void list_items(RemotePack& p) {
   p.items.erase(std::unique(p.items.begin(), p.items.end()), p.items.end());
 }
 
-// Checks index bytes against the root's record of them.
-bool index_matches(const RemotePackEntry& e, const Bytes& b) { return b.size() == e.index_size && sha256(b) == e.index_sum; }
+// The cached index of `e` in LIB/remote/indexes, mapped, when it is the one
+// the root describes (size and SHA-256). A library file: hostile input (a
+// FIFO, a symlink, a device or a wrong file there is ignored, then replaced).
+std::optional<MappedFile> cached_index(const std::string& path, const RemotePackEntry& e) {
+  try {
+    MappedFile m(path, Follow::NoLinks);
+    if (m.size() == e.index_size && sha256(m.bytes()) == e.index_sum) return m;
+  } catch (const Error& e2) {
+    diag_debug([&] { return "cached index '" + path + "' ignored: " + e2.what(); });
+  }
+  return std::nullopt;
+}
+
+// An index body written to LIB/remote/indexes as it arrives: never more than
+// the size the root gives it, its header checked as soon as it is in (a
+// stream that is not that index fails at once), hashed on the way, held in no
+// buffer. finish() checks the SHA-256 and renames it into place.
+class IndexSink : public BodySink {
+public:
+  IndexSink(std::string path, const RemotePackEntry& e, std::string url, mode_t mode)
+      : path_(std::move(path)), e_(e), url_(std::move(url)), mode_(mode) {}
+  void start() override {
+    file_.reset();
+    file_.emplace(path_, mode_);
+    sha_ = std::make_unique<Sha256>();
+    got_ = 0;
+    head_.clear();
+  }
+  void data(ByteSpan piece) override {
+    if (piece.size() > e_.index_size - got_)
+      throw Error("index '" + url_ + "' is longer than the " + std::to_string(e_.index_size) + " bytes the root gives it");
+    if (head_.size() < kIndexHeaderSize) {
+      size_t n = std::min(piece.size(), kIndexHeaderSize - head_.size());
+      head_.insert(head_.end(), piece.begin(), piece.begin() + n);
+      if (head_.size() == kIndexHeaderSize) check_header();
+    }
+    sha_->update(piece);
+    file_->write(piece);
+    got_ += piece.size();
+  }
+  void finish() {
+    if (!file_ || got_ != e_.index_size || sha_->finish() != e_.index_sum)
+      throw Error("index '" + url_ + "' does not match the SHA-256 the root gives it");
+    file_->commit();
+    file_.reset();
+  }
+
+private:
+  void check_header() {
+    IndexHeader h;
+    try {
+      h = decode_index_header(head_, url_);
+    } catch (const Corrupt& c) {
+      throw Error("index '" + url_ + "' is not the index the root describes: " + c.why());
+    }
+    if (h.size != e_.index_size || h.pack_size != e_.size)
+      throw Error("index '" + url_ + "' is not the index the root describes: its header gives " + std::to_string(h.size) +
+                  " bytes for a pack of " + std::to_string(h.pack_size) + ", the root " + std::to_string(e_.index_size) + " for " +
+                  std::to_string(e_.size));
+  }
+  std::string path_;
+  const RemotePackEntry& e_;
+  std::string url_;
+  mode_t mode_;
+  std::optional<AtomicFile> file_;
+  std::unique_ptr<Sha256> sha_;
+  uint64_t got_ = 0;
+  Bytes head_;
+};
 
 // The index of every pack the root names: from LIB/remote/indexes when
-// cached there, else fetched (in parallel), checked and cached.
+// cached there, else fetched (in parallel) into it, checked as it arrives.
 std::vector<RemotePack> load_indexes(Library& lib, HttpClient& http, const std::string& base, const RemoteRoot& root,
                                      FetchResult& res) {
   std::string dir = lib.root() + "/remote/indexes";
-  make_dirs(dir);
+  make_dirs(dir, lib.shared());
   std::vector<RemotePack> packs(root.packs.size());
   std::vector<HttpRequest> reqs;
   std::vector<size_t> which;
+  std::vector<std::unique_ptr<IndexSink>> sinks;
   for (size_t i = 0; i < root.packs.size(); i++) {
     RemotePack& p = packs[i];
     p.entry = root.packs[i];
     p.url = base + "/packs/" + p.entry.name;
+    if (p.entry.index_size > max_index_size(p.entry.size))
+      throw Error("refusing root of '" + base + "': it gives pack " + p.entry.name + " (" + std::to_string(p.entry.size) + " bytes) an index of " +
+                  std::to_string(p.entry.index_size) + " bytes, more than such a pack can need");
     std::string cached = dir + "/" + pack_index_name(p.entry.name);
-    if (path_exists(cached)) {
-      Bytes b = read_file(cached);
-      if (index_matches(p.entry, b)) {
-        p.index_bytes = std::move(b);
-        continue;
-      }
+    if (auto m = cached_index(cached, p.entry)) {
+      p.index_map = std::move(*m);
+      continue;
     }
     HttpRequest r;
     r.url = base + "/packs/" + pack_index_name(p.entry.name);
     r.max_size = p.entry.index_size;
+    sinks.push_back(std::make_unique<IndexSink>(cached, p.entry, r.url, lib.shared() ? 0664 : 0644));
+    r.sink = sinks.back().get();
     reqs.push_back(r);
     which.push_back(i);
   }
-  http.run(reqs, [&](size_t k, Bytes& b) {
+  http.run(reqs, [&](size_t k, Bytes&) {
     RemotePack& p = packs[which[k]];
-    if (!index_matches(p.entry, b)) throw Error("index " + describe(reqs[k]) + " does not match the SHA-256 the root gives it");
-    AtomicFile f(dir + "/" + pack_index_name(p.entry.name), 0644);
-    f.write(b);
-    f.commit();
-    p.index_bytes = std::move(b);
+    sinks[k]->finish();
+    std::string cached = dir + "/" + pack_index_name(p.entry.name);
+    auto m = cached_index(cached, p.entry);
+    if (!m) throw Error("index '" + cached + "' changed after it was fetched");
+    p.index_map = std::move(*m);
     res.indexes_fetched++;
   });
   for (RemotePack& p : packs) {
-    p.index = IndexView(p.index_bytes, index_path_for(p.url));
+    p.index = IndexView(p.index_map.bytes(), index_path_for(p.url));
     if (p.index.pack_size() != p.entry.size) throw Error("index of '" + p.url + "' gives another pack size than the root");
     if (p.index.version() != kIndexVersion) list_items(p);
   }
