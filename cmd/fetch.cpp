@@ -36,9 +36,9 @@ std::string& s3_endpoint() {
   return endpoint;
 }
 
-void resolve_remote_access(const std::string& url, FetchOptions& o, const std::string& allowed_signers) {
+void resolve_remote_access(const std::string& url, FetchOptions& o, const std::optional<SignaturePolicy>& policy) {
   if (is_s3_url(url)) o.http.s3 = s3_access_from_env(s3_endpoint());
-  if (!allowed_signers.empty()) o.allowed_signers = sshsig::load_allowed_signers(allowed_signers);
+  if (policy) o.allowed_signers = policy->signers;
 }
 
 std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
@@ -100,7 +100,7 @@ int run() {
   auto lib = open_or_create_library(o.into);
   log_library(*lib);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
-  resolve_remote_access(o.url, o.fo, o.allowed_signers.empty() ? library_policy_file(*lib) : o.allowed_signers);
+  resolve_remote_access(o.url, o.fo, signature_policy(*lib, o.allowed_signers));
   o.fo.local_name = o.as;
   o.fo.progress = progress_bar();
   double t0 = now_seconds();

@@ -45,7 +45,7 @@ bool Library::is_library(const std::string& root) { return store::has_marker(sto
 
 Library::Library(const std::string& root, bool check_index_trailers) : layout_(root), check_index_trailers_(check_index_trailers) {
   store::Marker m = store::read_marker(layout_);
-  shared_ = m.shared;
+  shared_ = m.shared || !store::folders_private(layout_); // the marker alone is anyone's to rewrite (core/pack_trust.hpp)
   level_ = m.level;
   std::unique_lock lk(mu_);
   load_locked();

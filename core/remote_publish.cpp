@@ -69,9 +69,10 @@ public:
       if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
   }
   std::string where(const std::string& rel) const override { return dir_ + "/" + rel; }
-  std::optional<Bytes> read(const std::string& rel, size_t) override {
-    if (!path_exists(where(rel))) return std::nullopt;
-    return read_file(where(rel));
+  std::optional<Bytes> read(const std::string& rel, size_t max) override {
+    Fd fd = open_regular_if_exists(where(rel), Follow::NoLinks, max);
+    if (!fd) return std::nullopt;
+    return read_fd_bounded(fd.get(), where(rel), max);
   }
   bool has(const std::string& rel, uint64_t size, bool) override {
     struct stat st;
@@ -169,7 +170,7 @@ std::vector<RemotePackEntry> publish_packs(const Library& lib, Dest& dest, const
     e.name = name;
     e.size = p->bytes().size();
     std::string src_idx = lib.packs_dir() + "/" + pack_index_name(name);
-    Bytes idx = read_file(src_idx);
+    Bytes idx = read_regular(src_idx, Follow::NoLinks, max_index_size(e.size)); // a library file: hostile input
     formats::IndexView check(idx, src_idx); // a damaged index is not published
     if (check.pack_size() != e.size) throw Error("index '" + src_idx + "' does not match its pack; run 'hpak repair'");
     e.index_sum = sha256(idx);
