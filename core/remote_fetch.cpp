@@ -96,16 +96,28 @@ void make_dirs(const std::string& p, bool shared) {
     }
 }
 
-// The generation file of a remote URL under the user's private state.
-std::string generation_state(const std::string& url_shown) {
+// The generation state of a root under the user's private state: per library
+// identity for a version 2 root (the same library from any URL), per URL for
+// a version 1 root (which has no identity).
+std::string generation_state(const RemoteRoot& root, const std::string& url_shown) {
   std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations");
   if (dir.empty()) throw Error("refusing root of '" + url_shown + "': no private directory for the generations seen (set XDG_STATE_HOME)");
+  if (root.version >= 2) return dir + "/remote-library-" + root.library;
   return dir + "/remote-" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(url_shown.data()), url_shown.size())));
+}
+
+std::string show_time(uint64_t t) {
+  time_t tt = time_t(t);
+  struct tm tm {};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
 }
 
 // The signature policy for a root (see FetchOptions::allowed_signers): the
 // signature over the root text is checked before the text is parsed, then the
-// generation against the highest seen for the URL, which it then becomes.
+// generation against the highest seen for the library, which it then becomes.
 void check_root_signature(const RemoteRootParts& parts, const std::string& where, const std::vector<sshsig::AllowedSigner>& allowed, FetchResult& res) {
   std::string refuse = "refusing root '" + where + "': ";
   if (parts.signature.empty()) throw Error(refuse + "it is not signed (a signature is required)");
@@ -122,24 +134,40 @@ void check_root_signature(const RemoteRootParts& parts, const std::string& where
 }
 
 void check_root_generation(const RemoteRoot& root, const std::string& where, const std::string& url_shown) {
-  std::string state = generation_state(url_shown);
+  std::string state = generation_state(root, url_shown);
   uint64_t seen = 0;
-  if (path_exists(state)) {
-    struct stat st;
-    if (lstat(state.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-      throw Error("'" + state + "' is not this user's file");
-    Bytes b = read_file(state);
+  struct stat st;
+  if (Fd fd = open_regular_if_exists(state, Follow::NoLinks, 64, &st)) {
+    if (st.st_uid != geteuid()) throw Error("'" + state + "' is not this user's file");
+    Bytes b = read_fd_bounded(fd.get(), state, 64);
     seen = std::strtoull(std::string(b.begin(), b.end()).c_str(), nullptr, 10);
   }
+  std::string of = root.version >= 2 ? " for library " + root.library : " from this URL";
   if (root.generation < seen)
     throw Error("refusing root '" + where + "': generation " + std::to_string(root.generation) + " is older than generation " +
-                std::to_string(seen) + " seen before (rolled back or replayed?)");
+                std::to_string(seen) + " seen before" + of + " (rolled back or replayed?)");
   if (root.generation > seen) {
     AtomicFile f(state, 0600);
     std::string text = std::to_string(root.generation) + "\n";
     f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
     f.commit(/*durable=*/true);
   }
+}
+
+// A root past its expiry is never used; --min-generation and --max-age are
+// the client's own floor (for a client that has seen nothing yet).
+void check_root_freshness(const RemoteRoot& root, const std::string& where, const FetchOptions& o) {
+  const uint64_t now = uint64_t(::time(nullptr));
+  const std::string refuse = "refusing root '" + where + "': ";
+  const std::string which = "generation " + std::to_string(root.generation);
+  if (root.version >= 2 && now > root.expires)
+    throw Error(refuse + which + " expired at " + show_time(root.expires) + " (published " + show_time(root.time) + "); it must be published again");
+  if (root.generation < o.min_generation)
+    throw Error(refuse + which + " is below the generation " + std::to_string(o.min_generation) + " --min-generation asks for");
+  if (o.max_age_seconds < 0) return;
+  if (root.version < 2) throw Error(refuse + "it does not say when it was published (a version 1 root), which --max-age needs");
+  if (now > root.time && now - root.time > uint64_t(o.max_age_seconds))
+    throw Error(refuse + which + " was published " + show_time(root.time) + ", longer ago than --max-age " + std::to_string(o.max_age_seconds) + " s");
 }
 
 RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::string& url_shown, const FetchOptions& o,
@@ -157,6 +185,7 @@ RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::stri
   RemoteRootParts parts = split_remote_root(b);
   if (o.allowed_signers) check_root_signature(parts, r.url, *o.allowed_signers, res);
   RemoteRoot root = decode_remote_root(parts.text, r.url);
+  check_root_freshness(root, r.url, o);
   if (o.allowed_signers) check_root_generation(root, r.url, url_shown);
   return root;
 }

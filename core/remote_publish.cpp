@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
@@ -310,6 +311,34 @@ void prune(Dest& d, int64_t grace_ms, PublishResult& res) {
   res.roots_kept = keep.size();
 }
 
+// LIB/remote/published: the highest generation this library published
+// anywhere ("N\n"); 0 when absent or unreadable (a hostile file there can
+// only make later generations higher).
+std::string published_path(const Library& lib) { return lib.root() + "/remote/published"; }
+
+uint64_t published_generation(const Library& lib) {
+  try {
+    Bytes b = read_regular(published_path(lib), Follow::NoLinks, 64);
+    return std::strtoull(std::string(b.begin(), b.end()).c_str(), nullptr, 10);
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+// Best effort: without it the next publish elsewhere counts from that
+// destination's own root.
+void record_published_generation(const Library& lib, uint64_t generation) {
+  try {
+    std::string dir = lib.root() + "/remote";
+    if (mkdir(dir.c_str(), lib.shared() ? 02775 : 0755) == 0 && lib.shared()) chmod(dir.c_str(), 02775);
+    AtomicFile f(published_path(lib), lib.shared() ? 0664 : 0644);
+    std::string text = std::to_string(generation) + "\n";
+    f.write(span_of(text));
+    f.commit(/*durable=*/true);
+  } catch (const Error&) {
+  }
+}
+
 } // namespace
 
 PublishResult publish(const Library& lib, const std::string& dest_url, const PublishOptions& opts) {
@@ -325,7 +354,13 @@ PublishResult publish(const Library& lib, const std::string& dest_url, const Pub
   if (old_bytes)
     for (auto& p : decode_remote_root(split_remote_root(*old_bytes).text, dest_url).packs) known.insert(p.name);
   RemoteRoot root;
-  root.generation = opts.generation ? opts.generation : res.previous_generation + 1;
+  root.library = library_id(lib, /*create=*/true);
+  root.time = uint64_t(::time(nullptr));
+  root.expires = root.time + uint64_t(std::max<int64_t>(opts.expires_seconds, 0));
+  // One sequence per library, wherever it is published: a client keeps the
+  // highest generation it saw per library id, not per URL.
+  const uint64_t floor = published_generation(lib);
+  root.generation = opts.generation ? opts.generation : std::max(res.previous_generation, floor) + 1;
   if (root.generation <= res.previous_generation)
     throw Error("generation " + std::to_string(root.generation) + " is not above generation " +
                 std::to_string(res.previous_generation) + " published in '" + dest_url + "'; nothing published");
@@ -344,6 +379,7 @@ PublishResult publish(const Library& lib, const std::string& dest_url, const Pub
   record_root(*dest, old_bytes, root_bytes, root.generation);
   dest->write(kRemoteRootFile, root_bytes, nullptr);
   dest->sync();
+  if (root.generation > floor) record_published_generation(lib, root.generation);
   res.generation = root.generation;
   res.packs = root.packs.size();
   res.catalogs = root.catalogs.size();
