@@ -43,11 +43,26 @@ struct RemotePack {
   // not give an item's length: an item ends at most where the next begins.
   std::vector<uint64_t> items;
 
-  // Where the item at `offset` ends at the latest (exactly, for v1).
+  // Where the item at `offset` ends at the latest (exactly, for v1): never
+  // past what the object's size lets its item take (max_item_bytes), so an
+  // index cannot make a range, held in memory, larger than its objects need.
   uint64_t item_end(const IndexRecord& rec) const {
-    if (index.version() == kIndexVersion) return rec.offset + kEntryHeaderSize + rec.stored_len;
+    uint64_t cap = rec.offset + max_item_bytes(rec);
+    if (index.version() == kIndexVersion) return std::min(cap, rec.offset + kEntryHeaderSize + rec.stored_len);
     auto next = std::upper_bound(items.begin(), items.end(), rec.offset);
-    return next == items.end() ? entry.size - kFooterSize - kTrailerSize : *next;
+    return std::min(cap, next == items.end() ? entry.size - kFooterSize - kTrailerSize : *next);
+  }
+
+  // The most bytes the item holding `rec` can take: an entry's header and
+  // stored bytes (at most zstd's bound for its raw size: raw_len + raw_len/128
+  // + 4 KiB is above it); a block's header, table and payload (a block holds
+  // at most kBlockMaxRaw raw bytes, and at most one member per raw byte and
+  // an empty one).
+  static uint64_t max_item_bytes(const IndexRecord& rec) {
+    auto stored_bound = [](uint64_t raw) { return raw + raw / 128 + 4096; };
+    if (rec.member != kNoMember)
+      return kBlockHeaderSize + (uint64_t(kBlockMaxRaw) + 1) * kBlockMemberSize + stored_bound(kBlockMaxRaw);
+    return kEntryHeaderSize + stored_bound(std::min<uint64_t>(rec.raw_len, uint64_t(1) << 62));
   }
 };
 
@@ -618,6 +633,9 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, HttpClient& http, cons
   }
   auto w = locate_remote(r, d);
   if (!w) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is in none of the packs named by '" + r.base + "'");
+  if (w->rec.raw_len > (uint64_t(1) << 32))
+    throw Error("the index of '" + r.packs[w->pack].url + "' gives catalog '" + name + "' " + std::to_string(w->rec.raw_len) +
+                " bytes; catalogs are at most 4 GiB");
   std::vector<Range> rg = plan_ranges({*w}, r, FetchOptions{});
   HttpRequest q;
   q.url = r.packs[w->pack].url;
@@ -665,6 +683,9 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
   res.catalog_digest = c->digest;
   r.packs = load_indexes(lib, http, base, r.root, res);
   FetchedCatalog fc = get_catalog(lib, r, http, c->digest, name);
+  DigestMap<uint64_t> sizes;
+  for (const Node& n : fc.cat.nodes)
+    if (n.type == NodeType::File) sizes.emplace(n.digest, n.size);
   std::string local = o.local_name.empty() ? name : o.local_name;
   for (int round = 0;; round++) {
     std::vector<Digest> missing = missing_objects(lib, fc.cat, &res);
@@ -677,6 +698,11 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
       for (const Digest& d : missing) {
         auto w = locate_remote(r, d);
         if (!w) throw Error("object " + to_hex(d) + " of catalog '" + name + "' is in none of the packs named by '" + base + "'");
+        // The catalog (checked against its name) says how large the object is:
+        // an index may not make its range larger.
+        if (w->rec.raw_len != sizes.at(d))
+          throw Error("the index of '" + r.packs[w->pack].url + "' gives object " + to_hex(d) + " " + std::to_string(w->rec.raw_len) +
+                      " bytes, catalog '" + name + "' " + std::to_string(sizes.at(d)));
         wants.push_back(*w);
       }
       PackSink sink(lib, o.subpack_bytes);

@@ -6,7 +6,8 @@
 #  1. a root claiming a 10^12-byte index, then a stream of zeros for it: the
 #     fetch fails at once, in bounded memory (peak RSS measured by
 #     /usr/bin/time); a root claiming an index larger than its pack can need
-#     is refused before any index is asked for;
+#     is refused before any index is asked for; an index that gives an
+#     object more bytes than the catalog says is refused;
 #  2. the root sent at 2 bytes/s: `--timeout 5 --attempts 1` gives up soon,
 #     naming the minimum rate;
 #  3. redirects: to another origin refused unless --follow-redirects, from
@@ -30,7 +31,6 @@ www=$work/www
 run pub publish "$work/lib" "$www/pub"
 expect_rc pub 0
 start_nginx "$www" "$work/nginx" || fail "nginx did not start"
-good="http://127.0.0.1:$nginx_port/pub"
 digest=$(sed -n 's/^catalog env1 //p' "$www/pub/HPAKROOT")
 pack=$(sed -n 's/^pack \(pack-[0-9a-f]*\.hpak\) .*/\1/p' "$www/pub/HPAKROOT" | head -1)
 
@@ -67,6 +67,70 @@ start_bad zeros "$www/bomb2" "$work/bomb2.log" || fail "test server did not star
 rss_run bomb2 fetch "http://127.0.0.1:$bad_port" env1 --into "$work/c_bomb2" --attempts 1
 refused bomb2 "refusing root of .*: it gives pack $pack \(1000 bytes\) an index of 1000000000000 bytes, more than such a pack can need"
 if grep -q "\.hidx" "$work/bomb2.log"; then fail "bomb2: the index was asked for: $(cat "$work/bomb2.log")"; fi
+
+# A pack of 10^12 bytes whose index places its catalog at the start and
+# nothing after it: the catalog's range is what its size lets its entry
+# take, not the rest of the pack, whatever the server then sends (zeros).
+mkdir -p "$www/bomb3/packs"
+fake=pack-$(printf '%064d' 3).hpak
+cat_digest=$(printf '%064d' 4)
+"$py" - "$www/bomb3" "$fake" "$cat_digest" <<'PY'
+import hashlib, struct, sys
+out, name, digest = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
+pack_size = 10**12
+head = b"HIDX" + struct.pack("<IQQ", 2, 1, pack_size) + bytes(32)
+fanout = b"".join(struct.pack("<I", 0 if i < digest[0] else 1) for i in range(256))
+record = struct.pack("<QQIBBH", 32, 1000, 0xFFFFFFFF, 2, 0, 0)  # a catalog entry of 1000 bytes at 32
+body = head + fanout + digest + record
+idx = body + hashlib.sha256(body).digest()
+open(f"{out}/packs/{name[:-5]}.hidx", "wb").write(idx)
+open(f"{out}/HPAKROOT", "w").write(
+    f"hpak-remote 1\ngeneration 1\npack {name} {pack_size} {hashlib.sha256(idx).hexdigest()} {len(idx)}\n"
+    f"catalog env1 {digest.hex()}\nend\n")
+PY
+start_bad zeropack "$www/bomb3" "$work/bomb3.log" || fail "test server did not start"
+rss_run bomb3 fetch "http://127.0.0.1:$bad_port" env1 --into "$work/c_bomb3" --attempts 1 --timeout 5
+[ "$rc" -ne 137 ] || fail "bomb3: killed (hung, or out of its address space): $(head -c 500 "$work/bomb3.err")"
+refused bomb3 "object $cat_digest from '.*' \(offset 32\) has a bad entry header: refused, not stored"
+grep -q "bytes=32-[0-9]* zeros" "$work/bomb3.log" || fail "bomb3: the catalog was not asked for: $(cat "$work/bomb3.log")"
+asked=$(sed -n 's/.*bytes=32-\([0-9]*\) zeros/\1/p' "$work/bomb3.log" | head -1)
+[ "$asked" -lt 100000 ] || fail "bomb3: a range of $asked bytes was asked for a catalog of 1000"
+[ "$rss_kb" -lt "$limit" ] || fail "bomb3: peak RSS $rss_kb kB (more than $limit kB)"
+
+# An index that makes an object larger than its catalog says (so that its
+# range, held in memory, would be): refused before its range is asked for.
+mkdir -p "$www/inflate"
+cp -a "$www/pub/packs" "$www/inflate/"
+"$py" - "$www/pub/HPAKROOT" "$www/inflate" <<'PY'
+import hashlib, struct, sys
+root, out = open(sys.argv[1]).read(), sys.argv[2]
+lines = root.splitlines(keepends=True)
+for i, line in enumerate(lines):
+    f = line.split()
+    if f[0] != "pack":
+        continue
+    idx_path = f"{out}/packs/{f[1][:-5]}.hidx"
+    b = bytearray(open(idx_path, "rb").read())
+    version, count = struct.unpack_from("<IQ", b, 4)
+    size = 24 if version == 2 else 40
+    for k in range(count):  # the first blob stored as an entry (not in a block)
+        rec = 56 + 1024 + 32 * count + size * k
+        member = struct.unpack_from("<I", b, rec + 16)[0] if version == 2 else 0xFFFFFFFF
+        kind = b[rec + 20] if version == 2 else b[rec + 32]
+        if member == 0xFFFFFFFF and kind == 1:
+            break
+    else:
+        sys.exit("no blob entry in " + idx_path)
+    struct.pack_into("<Q", b, rec + 8 if version == 2 else rec + 16, 10**12)  # its raw_len
+    b[-32:] = hashlib.sha256(b[:-32]).digest()
+    open(idx_path, "wb").write(b)
+    f[3] = hashlib.sha256(b).hexdigest()
+    lines[i] = " ".join(f) + "\n"
+    break
+open(f"{out}/HPAKROOT", "w").write("".join(lines))
+PY
+run inflate fetch "http://127.0.0.1:$nginx_port/inflate" env1 --into "$work/c_inflate" --attempts 1
+refused inflate "the index of '.*/inflate/packs/pack-.*\.hpak' gives object [0-9a-f]{64} 1000000000000 bytes, catalog 'env1' [0-9]+"
 
 # --- 2. the root at 2 bytes/s ---------------------------------------------------
 start_bad trickle "$www/pub" "$work/trickle.log" || fail "test server did not start"

@@ -18,6 +18,8 @@ Modes (--mode), applied to files under packs/ only unless said otherwise:
   failafter N .hpak range requests after the first N: 500 (every attempt)
   zeros     .hidx files: 200 claiming 10^12 bytes, then zeros until the client
             hangs up (a root that claims such an index is the test's)
+  zeropack  .hpak range requests: 206 for the range asked, all zeros (the
+            root and index are the test's, naming a pack of any size)
   trickle   HPAKROOT (only): its bytes at 2 per second
   offsite   every path answered 302 to --redirect-to + PATH (another origin)
 With --log-headers each log line also says whether the request carried an
@@ -89,6 +91,8 @@ class Handler(BaseHTTPRequestHandler):
             rel = "HPAKROOT.stale"
         if mode == "zeros" and rel.startswith("packs/") and rel.endswith(".hidx"):
             return self.stream_zeros()  # whether or not there is such a file
+        if mode == "zeropack" and rel.startswith("packs/") and rel.endswith(".hpak") and self.headers.get("Range"):
+            return self.stream_zeros(self.headers.get("Range"))
         full = os.path.join(args.root, rel)
         if not os.path.isfile(full):
             return self.send(404)
@@ -144,15 +148,24 @@ class Handler(BaseHTTPRequestHandler):
         return self.send(200, data)
 
 
-    def stream_zeros(self):
+    def stream_zeros(self, rng=None):
         self.log("zeros")
-        self.send_response(200)
-        self.send_header("Content-Length", str(10**12))
+        length = 10**12
+        if rng:
+            start, end = (int(x) for x in rng.split("=")[1].split("-"))
+            length = end - start + 1
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{10**12}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(length))
         self.end_headers()
         chunk = bytes(1 << 16)
         try:
-            while True:
-                self.wfile.write(chunk)
+            while length > 0:
+                n = min(length, len(chunk))
+                self.wfile.write(chunk[:n])
+                length -= n
         except OSError:
             self.close_connection = True
 
