@@ -49,7 +49,7 @@ bool private_dir(const std::string& p) {
 
 // The remembered verdict: "ok", "bad <why>", or "" (none, or not this user's file).
 std::string read_verdict(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return {};
   Fd guard(fd);
   struct stat st;

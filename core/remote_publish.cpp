@@ -82,10 +82,12 @@ public:
   void write(const std::string& rel, ByteSpan data, const Digest* want) override {
     AtomicFile out(where(rel), 0644);
     Sha256 sha;
+    Bytes copy; // `data` may map another member's pack: each chunk is read once, then hashed and written
     for (size_t off = 0; off < data.size(); off += 4 << 20) { // hashed as it is written: one pass
       ByteSpan chunk = data.subspan(off, std::min<size_t>(4 << 20, data.size() - off));
-      if (want) sha.update(chunk);
-      out.write(chunk);
+      copy.assign(chunk.begin(), chunk.end());
+      if (want) sha.update(copy);
+      out.write(copy);
     }
     if (want && sha.finish() != *want) not_its_name(rel);
     out.commit(/*fsync_first=*/true);
