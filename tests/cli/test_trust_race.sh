@@ -49,13 +49,14 @@ run_as() {
 }
 # strace_as NAME WHO ARGS...: the same under strace, each thread's first
 # rename(2) (a verdict file's) delayed by 4 s; in the background, status in
-# $work/NAME.rc.
+# $work/NAME.rc. (LeakSanitizer does not work under ptrace: off there.)
 strace_as() {
   local name=$1 who=$2
   shift 2
   (
     s=0
     as_user "$who" env HOME="$work/$who" XDG_CACHE_HOME="$work/$who/cache" XDG_STATE_HOME="$work/$who/state" \
+      ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
       strace -f -qq -o /dev/null --seccomp-bpf -e trace=rename -e inject=rename:delay_enter=4000000:when=1 \
       "$hpak" "$@" >"$work/$name.out" 2>"$work/$name.err" </dev/null || s=$?
     echo "$s" >"$work/$name.rc"
