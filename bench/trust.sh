@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # bench/trust.sh HPAK [FILES] [DIR]: the cost of trust on shared storage
-# (issue 12, man/hpak-library.7 WHAT IS TRUSTED), as root. Each round runs
+# (issues 12 and 27, man/hpak-library.7 WHAT IS TRUSTED), as root. Each round runs
 # every arm once, in a shuffled order (arms interleaved: a load spike hits
 # them alike); RUNS rounds (default 7); medians with min-max, and the ratio of
 # medians to the private arm:
 #   1. steady state, fresh restore: from a private library vs from a shared
-#      library whose pack another user owns (its verdict remembered);
-#      target: shared <= 1.05x private;
+#      library whose pack another user owns (its verdict remembered; issue
+#      12's target, shared <= 1.05x private, predates the check of every
+#      byte read from such a pack, issue 27: about restore --verify's cost);
 #   2. steady state, unchanged space (the dirty restore that writes nothing):
 #      the same two libraries;
 #   3. the first restore after a new pack arrives: the shared arm with the
 #      verdict cache emptied before the run (the pack is verified, then
-#      restored).
+#      restored);
+#   4. gc of a library of four packs of equal size (all rolled up into one,
+#      every object copied): private vs shared with the packs another
+#      user's, its verdicts remembered (issue 27: every object copied out of
+#      another member's pack has its SHA-256 checked first). Each run starts
+#      from a fresh copy of the library (not timed; the shared copy's
+#      verdicts are taken by a gc --dry-run, not timed either).
+# In a shared library every object read from another member's pack is
+# checked against its SHA-256 as it is read (issue 27), so the shared
+# restore arms include that check.
 # Each command is timed from spawn to exit (python3 perf_counter around
 # subprocess), and its CPU time (user + system, getrusage of the child) is
 # reported too: on a loaded machine the CPU ratio is the steadier figure. Needs build/bench/hpak-gencorpus beside HPAK. DIR defaults to
@@ -29,6 +39,17 @@ trap 'rm -rf "$w"' EXIT
 "$hpak" pack -q "$w/src" --into "$w/private" --name env >/dev/null
 "$hpak" pack -q "$w/src" --into "$w/shared" --name env >/dev/null
 chown nobody "$w/shared"/packs/pack-* # another member's pack
+# gc: four packs of equal size, in a private and a shared library.
+"$hpak" init "$w/gc-private" >/dev/null
+"$hpak" init --shared "$w/gc-shared" >/dev/null
+for seed in 1 2 3 4; do
+  "$gen" --profile rcc --files $((files / 4)) --seed $((seed + 10)) "$w/gcsrc$seed" >/dev/null
+  "$hpak" pack -q "$w/gcsrc$seed" --into "$w/gc-private" --name "env$seed" >/dev/null
+  "$hpak" pack -q "$w/gcsrc$seed" --into "$w/gc-shared" --name "env$seed" >/dev/null
+  rm -rf "$w/gcsrc$seed"
+done
+chown nobody "$w/gc-shared"/packs/pack-*
+touch -d '2 hours ago' "$w"/gc-*/packs/*.hidx # past the default grace
 export XDG_CACHE_HOME=$w/cache
 "$hpak" restore -q "$w/shared" env "$w/warm" >/dev/null # verifies once, remembers
 "$hpak" restore -q "$w/private" env "$w/same-private" >/dev/null
@@ -37,6 +58,13 @@ echo "corpus: $files files, $(du -sh "$w/src" | cut -f1); pack $(du -sh "$w/shar
 python3 - "$hpak" "$w" "${RUNS:-7}" <<'PY'
 import os, random, resource, shutil, statistics, subprocess, sys, time
 hpak, w, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def gc(lib):
+    def prep():
+        shutil.rmtree(f"{w}/gcrun", ignore_errors=True)
+        subprocess.run(["cp", "-a", f"{w}/{lib}", f"{w}/gcrun"], check=True)
+        if lib == "gc-shared":  # its verdicts remembered, as for the restore arms (a dry run verifies the packs)
+            subprocess.run([hpak, "gc", "-q", "--dry-run", f"{w}/gcrun"], check=True, stdout=subprocess.DEVNULL)
+    return prep, [hpak, "gc", "-q", f"{w}/gcrun"]
 def restore(lib, target, clear_cache=False, fresh=True):
     def prep():
         if fresh:
@@ -50,6 +78,8 @@ arms = {
     "unchanged space, private": restore("private", f"{w}/same-private", fresh=False),
     "unchanged space, shared (verdict remembered)": restore("shared", f"{w}/same-shared", fresh=False),
     "fresh, shared, first after a new pack (verifies)": restore("shared", f"{w}/t", clear_cache=True),
+    "gc, private": gc("gc-private"),
+    "gc, shared (verdicts remembered)": gc("gc-shared"),
 }
 times = {a: [] for a in arms}
 cpu = {a: [] for a in arms}
@@ -67,7 +97,7 @@ for r in range(runs):
         cpu[a].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
 med = {a: statistics.median(v) for a, v in times.items()}
 cmed = {a: statistics.median(v) for a, v in cpu.items()}
-ref_of = lambda a: "unchanged space, private" if a.startswith("unchanged") else "fresh, private"
+ref_of = lambda a: "unchanged space, private" if a.startswith("unchanged") else "gc, private" if a.startswith("gc") else "fresh, private"
 print(f"| arm ({runs} interleaved rounds) | wall median s | min-max s | vs private | CPU median s (user+sys) | vs private |")
 print("|---|---|---|---|---|---|")
 for a, v in times.items():

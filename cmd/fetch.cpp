@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cmd/command.hpp"
+#include "cmd/duration.hpp"
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
@@ -22,6 +23,13 @@ void add_fetch_options(CLI::App& app, FetchOptions& o) {
   app.add_option("--gap", o.gap, "Merge objects of a pack into one range across gaps up to this many bytes (default 262144)");
   app.add_option("--max-range", o.max_range, "Largest range to ask for in one request, in bytes (default 16777216)")
       ->check(CLI::Range(uint64_t(4096), uint64_t(1) << 40));
+  app.add_option("--min-rate", o.http.min_rate,
+                 "Bytes per second a request must average once --timeout seconds have passed, or it is retried (default 8192)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
+  app.add_flag("--follow-redirects", o.http.cross_origin_redirects,
+               "Follow redirects to other hosts too (without credentials; never from https to http)");
+  app.add_option("--min-generation", o.min_generation, "Refuse a remote root below this generation");
+  app.add_option("--max-age", max_age(), "Refuse a remote root published longer ago than this (s, m, h, d, w)");
   app.add_option("--s3-endpoint", s3_endpoint(), "S3-compatible endpoint for s3:// URLs (default $AWS_ENDPOINT_URL, else AWS)");
   app.add_option("--cacert", o.http.ca_file, "CA certificates (PEM) for https (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
 }
@@ -31,9 +39,15 @@ std::string& s3_endpoint() {
   return endpoint;
 }
 
-void resolve_remote_access(const std::string& url, FetchOptions& o, const std::string& allowed_signers) {
+std::string& max_age() {
+  static std::string age;
+  return age;
+}
+
+void resolve_remote_access(const std::string& url, FetchOptions& o, const std::optional<SignaturePolicy>& policy) {
   if (is_s3_url(url)) o.http.s3 = s3_access_from_env(s3_endpoint());
-  if (!allowed_signers.empty()) o.allowed_signers = sshsig::load_allowed_signers(allowed_signers);
+  if (policy) o.allowed_signers = policy->signers;
+  if (!max_age().empty()) o.max_age_seconds = parse_duration(max_age());
 }
 
 std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
@@ -95,7 +109,7 @@ int run() {
   auto lib = open_or_create_library(o.into);
   log_library(*lib);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
-  resolve_remote_access(o.url, o.fo, o.allowed_signers.empty() ? library_policy_file(*lib) : o.allowed_signers);
+  resolve_remote_access(o.url, o.fo, signature_policy(*lib, o.allowed_signers));
   o.fo.local_name = o.as;
   o.fo.progress = progress_bar();
   double t0 = now_seconds();

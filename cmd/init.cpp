@@ -1,8 +1,11 @@
 // hpak init LIB [--shared] [--level N]: create an empty library (or set its level).
 #include <CLI/CLI.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd/command.hpp"
 #include "core/library.hpp"
+#include "core/signing.hpp"
 #include "core/sshsig.hpp"
 #include "core/util/file.hpp"
 
@@ -28,8 +31,14 @@ void setup(CLI::App& app) {
 int run() {
   Library::init(o.lib, o.shared, o.level);
   Library lib(o.lib);
+  // In a shared library LIB/id and LIB/allowed_signers count only when they
+  // are the owner's or root's (core/signing.hpp): made here, by them.
+  struct stat st;
+  const bool owner = stat(o.lib.c_str(), &st) == 0 && (geteuid() == 0 || geteuid() == st.st_uid);
+  if (lib.shared() && owner) library_id(lib, /*create=*/true);
   if (!o.require_signatures.empty()) {
-    Bytes text = read_file(o.require_signatures);
+    if (lib.shared() && !owner) throw Error("only the owner of shared library '" + o.lib + "' or root can make it require signatures");
+    Bytes text = read_regular(o.require_signatures, Follow::Links, 1 << 20);
     sshsig::parse_allowed_signers(std::string(text.begin(), text.end()), o.require_signatures); // refuse a bad file now
     AtomicFile f(o.lib + "/allowed_signers", 0444);
     f.write(text);

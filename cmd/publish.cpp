@@ -15,7 +15,7 @@ namespace hpak::cmd {
 
 namespace {
 struct Options {
-  std::string lib, dest, key, grace = "7d", s3_endpoint, cacert;
+  std::string lib, dest, key, grace = "7d", expires = "90d", s3_endpoint, cacert;
   uint64_t generation = 0;
   bool json = false, prune = false;
 } o;
@@ -28,6 +28,7 @@ void setup(CLI::App& app) {
   app.add_option("-k,--key", o.key, "Sign the root with this OpenSSH Ed25519 private key (checked by fetch --allowed-signers)");
   app.add_flag("--prune", o.prune, "Delete the packs that only roots superseded longer ago than --grace name");
   app.add_option("--grace", o.grace, "With --prune: how long a superseded root keeps its packs (default 7d; s, m, h, d, w)");
+  app.add_option("--expires", o.expires, "How long after now clients accept the new root (default 90d; s, m, h, d, w)");
   app.add_option("--s3-endpoint", o.s3_endpoint, "S3-compatible endpoint for s3:// (default $AWS_ENDPOINT_URL, else AWS)");
   app.add_option("--cacert", o.cacert, "CA certificates (PEM) for an https endpoint (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
@@ -41,6 +42,7 @@ int run() {
   po.sign_key = o.key;
   po.prune = o.prune;
   po.grace_seconds = parse_duration(o.grace);
+  po.expires_seconds = parse_duration(o.expires);
   po.http.ca_file = o.cacert;
   if (is_s3_url(o.dest)) po.http.s3 = s3_access_from_env(o.s3_endpoint);
   po.progress = progress_bar();

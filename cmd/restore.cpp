@@ -51,8 +51,7 @@ void setup(CLI::App& app) {
 std::string fetch_into_cache(std::optional<Digest>& expect) {
   if (o.cache.empty()) o.cache = default_remote_cache();
   auto cache = open_or_create_library(o.cache);
-  std::string policy = o.allowed_signers.empty() ? library_policy_file(*cache) : o.allowed_signers;
-  resolve_remote_access(o.lib, o.fetch, policy);
+  resolve_remote_access(o.lib, o.fetch, signature_policy(*cache, o.allowed_signers));
   o.fetch.local_name = remote_cache_name(o.lib, o.name);
   o.fetch.progress = progress_bar();
   double t0 = now_seconds();
@@ -84,9 +83,8 @@ int run() {
   ro.progress = progress_bar();
   // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
   // With a URL the signed remote root stood for the name (fetch_into_cache).
-  std::string policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
   if (remote) ro.expect_catalog = remote_expect;
-  else if (!policy.empty()) ro.expect_catalog = enforce_name_policy(lib, name, sshsig::load_allowed_signers(policy));
+  else if (auto policy = signature_policy(lib, o.allowed_signers)) ro.expect_catalog = enforce_name_policy(lib, name, policy->signers);
   double t0 = now_seconds();
   RestoreStats s = restore(lib, name, o.target, ro);
   double secs = now_seconds() - t0;

@@ -71,9 +71,11 @@ struct NameSignatures {
 NameSignatures read_name_signatures(const std::string& lib_path) {
   Library lib(lib_path);
   NameSignatures ns;
-  ns.policy = o.allowed_signers.empty() ? library_policy_file(lib) : o.allowed_signers;
   std::vector<sshsig::AllowedSigner> allowed;
-  if (!ns.policy.empty()) allowed = sshsig::load_allowed_signers(ns.policy);
+  if (auto policy = signature_policy(lib, o.allowed_signers)) {
+    ns.policy = policy->file;
+    allowed = std::move(policy->signers);
+  }
   for (const std::string& name : lib.catalog_names())
     ns.names.emplace_back(name, read_name_signature(lib, name, ns.policy.empty() ? nullptr : &allowed));
   return ns;

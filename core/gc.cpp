@@ -186,6 +186,7 @@ private:
     bool mirror = w_.contains(r.digest);
     if (mirror && r.kind != Kind::Catalog) return;
     ByteSpan stored;
+    Bytes checked; // another user's pack: a private copy, its SHA-256 checked (core/pack_trust.hpp)
     try {
       r = src.complete(r);
       if (w_.is_small(r.raw_len) && r.kind == Kind::Blob) {
@@ -194,12 +195,13 @@ private:
         counted(r.raw_len);
         return;
       }
-      stored = src.checked_stored(r);
+      stored = src.checks_every_read() ? ByteSpan(checked = src.stored_copy_checked(r)) : src.checked_stored(r);
     } catch (const Error& e) {
       damaged_entry("damaged entry not copied: ", e, damaged);
       return;
     }
     w_.append_copy(r, stored, mirror);
+    if (!checked.empty()) w_.wait_hashed(); // before `checked` goes
     counted(r.stored_len);
   }
 
@@ -213,8 +215,9 @@ private:
     for (auto& r : recs) any_wanted |= wanted(r.digest) && !w_.contains(r.digest);
     if (!any_wanted) return;
     PackReader::Block bl;
+    Bytes checked; // as in copy_entry
     try {
-      bl = src.checked_block(recs[0].offset);
+      bl = src.checks_every_read() ? src.block_copy_checked(recs[0].offset, checked) : src.checked_block(recs[0].offset);
     } catch (const Error& e) {
       damaged_entry("damaged block not copied: ", e, damaged);
       return;
@@ -227,6 +230,7 @@ private:
     }
     if (w_.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len) {
       w_.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
+      if (!checked.empty()) w_.wait_hashed();
       counted(block_item_size(bl.header), bl.members.size());
       return;
     }

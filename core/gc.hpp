@@ -17,7 +17,9 @@
 //  5. Rewrite: live objects of old packs that carry garbage, plus the small
 //     packs that a geometric roll-up merges (each kept pack at least twice the
 //     sum of the smaller ones), are copied verbatim (entry checksum checked,
-//     no recompression) into a new pack, published pack-then-index.
+//     no recompression; out of another member's pack of a shared library,
+//     a private copy whose SHA-256 is checked first: core/pack_trust.hpp)
+//     into a new pack, published pack-then-index.
 //  6. Re-mark and condemn under the exclusive LIB/locks/publish.lock: read
 //     the names again and mark; a superseded pack holding the only copy of an
 //     object so marked is kept; the others are condemned: index, then pack,

@@ -135,7 +135,53 @@ void check_raw_object(const PackReader& pack, const IndexRecord& r, bool verify)
     throw Corrupt(pack.path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
 }
 
+namespace {
+
+// Reads exactly out.size() bytes at `off`, or throws naming the pack.
+void pread_exactly(int fd, std::span<uint8_t> out, uint64_t off, const std::string& what) {
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = pread(fd, out.data() + got, out.size() - got, off_t(off + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw_errno("unable to read '" + what + "'");
+    if (n == 0) throw Error("'" + what + "' ends inside an object it indexes");
+    got += size_t(n);
+  }
+}
+
+// A pack another user can write (PackReader::checks_every_read): each chunk is
+// read once into a private buffer, hashed there (XXH3 and SHA-256) and written
+// from there, so the bytes checked are the bytes written, whatever the owner
+// does to the file meanwhile; no copy_file_range, no --trust-large-objects.
+void write_raw_checked_privately(const PackReader& pack, const IndexRecord& rec, int out_fd, const std::string& shown) {
+  check_raw_header(pack, rec);
+  const uint64_t payload = rec.offset + kEntryHeaderSize;
+  Fd in = reopen_pack(pack);
+  const ByteSpan mapped = pack.bytes().subspan(payload, rec.stored_len);
+  thread_local Bytes buf;
+  buf.resize(kLargeChunk);
+  Xxh3Stream xxh;
+  Sha256 sha;
+  for (uint64_t pos = 0; pos < rec.stored_len;) {
+    const size_t n = size_t(std::min<uint64_t>(kLargeChunk, rec.stored_len - pos));
+    std::span<uint8_t> piece(buf.data(), n);
+    if (in) pread_exactly(in.get(), piece, payload + pos, pack.path());
+    else std::memcpy(piece.data(), mapped.data() + pos, n);
+    xxh.update(piece);
+    sha.update(piece);
+    if (!write_full(out_fd, piece)) throw_errno("unable to write '" + shown + "'");
+    copy_counts().fallback.fetch_add(n, std::memory_order_relaxed);
+    pos += n;
+  }
+  if (xxh.digest() != rec.stored_xxh)
+    throw Corrupt(pack.path(), payload, "stored bytes of " + to_hex(rec.digest) + " fail their checksum");
+  if (sha.finish() != rec.digest) throw Corrupt(pack.path(), rec.offset, "content of " + to_hex(rec.digest) + " does not match its name");
+}
+
+} // namespace
+
 void write_raw_object(const PackReader& pack, const IndexRecord& rec, int out_fd, const ReadChecks& checks, const std::string& shown) {
+  if (pack.checks_every_read()) return write_raw_checked_privately(pack, rec, out_fd, shown);
   const bool verify = checks.verify;
   ByteSpan b = pack.bytes();
   if (rec.offset > b.size() || b.size() - rec.offset < kEntryHeaderSize || rec.stored_len > b.size() - rec.offset - kEntryHeaderSize)

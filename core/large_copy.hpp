@@ -69,6 +69,9 @@ void check_raw_header(const PackReader& pack, const formats::IndexRecord& rec);
 // Writes raw object `rec` (codec Raw) of `pack` to `out_fd` at its offset
 // (see above); `shown` names the target in messages. Throws if the object
 // fails its checks (the bytes may then be written already: remove the file).
+// A pack marked PackReader::check_every_read() (another member's) is never
+// copied by the kernel: each 8 MiB is read into a private buffer, its XXH3
+// and SHA-256 taken there and written from there, whatever `checks` says.
 void write_raw_object(const PackReader& pack, const formats::IndexRecord& rec, int out_fd, const ReadChecks& checks,
                       const std::string& shown);
 

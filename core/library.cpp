@@ -45,7 +45,7 @@ bool Library::is_library(const std::string& root) { return store::has_marker(sto
 
 Library::Library(const std::string& root, bool check_index_trailers) : layout_(root), check_index_trailers_(check_index_trailers) {
   store::Marker m = store::read_marker(layout_);
-  shared_ = m.shared;
+  shared_ = m.shared || !store::folders_private(layout_); // the marker alone is anyone's to rewrite (core/pack_trust.hpp)
   level_ = m.level;
   std::unique_lock lk(mu_);
   load_locked();
@@ -229,6 +229,13 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
     for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
       try {
         IndexRecord rec = p->index().record_at(i);
+        if (rec.digest != d) continue; // an index rewritten under its mapping
+        if (stored_out && p->checks_every_read()) { // another member's pack: catalog and bytes kept from one checked copy
+          Catalog c = p->load_catalog_copy(rec, stored_out->bytes);
+          stored_out->codec = rec.codec;
+          stored_out->raw_len = rec.raw_len;
+          return c;
+        }
         Catalog c = p->load_catalog_record(rec, verify_digest);
         if (stored_out) {
           ByteSpan b = p->checked_stored(rec);

@@ -250,7 +250,7 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
     return reloc.finish(put);
   }
   ByteSpan content;
-  if (rec.codec == Codec::Raw && !relocate) {
+  if (rec.codec == Codec::Raw && !relocate && !pack.checks_every_read()) { // else read_into: a private copy, checked
     content = pack.checked_stored(rec);
     if (verify && sha256(content) != rec.digest)
       throw Corrupt(pack.path(), rec.offset, "content of " + to_hex(rec.digest) + " does not match its name");

@@ -261,7 +261,9 @@ Digest PackReader::stored_trailer() const {
 std::optional<IndexRecord> PackReader::find(const Digest& d) const {
   auto i = view_.find(d);
   if (!i) return std::nullopt;
-  return complete_or_same(view_.record_at(*i));
+  IndexRecord r = complete_or_same(view_.record_at(*i));
+  if (r.digest != d) return std::nullopt; // the index changed under its mapping since the search
+  return r;
 }
 
 // complete(), or the record as it is when its entry header is damaged (the
@@ -527,6 +529,7 @@ const ZstdDict* PackReader::dict_for(ByteSpan frame, const IndexRecord& r) const
 }
 
 void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool verify) const {
+  verify = verify || check_every_read_; // out is private: the bytes hashed are the bytes handed out
   if (r.member != kNoMember) {
     read_member_into(r, out);
     if (verify && sha256(ByteSpan(out.data(), out.size())) != r.digest)
@@ -570,18 +573,75 @@ void PackReader::read_stream(const IndexRecord& rr, const std::function<void(Byt
   }
   IndexRecord r = complete(rr);
   ByteSpan stored = checked_stored(r);
+  verify = verify || check_every_read_;
   Sha256 sha;
   auto hashing_sink = [&](ByteSpan chunk) {
     if (verify) sha.update(chunk);
     sink(chunk);
   };
   if (r.codec == Codec::Raw) {
-    for (size_t pos = 0; pos < stored.size(); pos += (8u << 20))
-      hashing_sink(stored.subspan(pos, std::min<size_t>(8u << 20, stored.size() - pos)));
+    Bytes copy; // checking every read: each chunk leaves the mapping once, then is hashed and handed out
+    for (size_t pos = 0; pos < stored.size(); pos += (8u << 20)) {
+      ByteSpan piece = stored.subspan(pos, std::min<size_t>(8u << 20, stored.size() - pos));
+      if (check_every_read_) copy.assign(piece.begin(), piece.end()), piece = copy;
+      hashing_sink(piece);
+    }
   } else {
     zstd_decompress_stream(stored, r.raw_len, dict_for(stored, r), what(r), hashing_sink);
   }
   if (verify && sha.finish() != r.digest) throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+}
+
+// The SHA-256 of the content `stored` (an entry's stored bytes) decodes to.
+Digest PackReader::content_digest(ByteSpan stored, const IndexRecord& r) const {
+  if (r.codec == Codec::Raw) {
+    if (stored.size() != r.raw_len) throw Corrupt(path(), r.offset, "raw object " + to_hex(r.digest) + " has " + std::to_string(stored.size()) + " stored bytes for " + std::to_string(r.raw_len));
+    return sha256(stored);
+  }
+  if (r.raw_len / 131072 > stored.size() + 1)
+    throw Corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(stored.size()) + " stored bytes");
+  Sha256 sha;
+  zstd_decompress_stream(stored, r.raw_len, dict_for(stored, r), what(r), [&](ByteSpan b) { sha.update(b); });
+  return sha.finish();
+}
+
+Bytes PackReader::stored_copy_checked(const IndexRecord& rr) const {
+  if (rr.member != kNoMember) throw Error("internal error: stored bytes of a block member: " + what(rr));
+  IndexRecord r = complete(rr);
+  ByteSpan mapped = checked_stored(r); // the header, and bounds
+  if (mapped.size() > kMaxCopyChecked)
+    throw Error(what(r) + " has " + std::to_string(mapped.size()) + " stored bytes, more than the " + std::to_string(kMaxCopyChecked >> 20) +
+                " MiB checked in memory before a copy out of a pack another user can write; left where it is");
+  Bytes copy(mapped.begin(), mapped.end());
+  if (xxh64(copy) != r.stored_xxh) throw Corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
+  if (content_digest(copy, r) != r.digest) throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+  return copy;
+}
+
+PackReader::Block PackReader::block_copy_checked(uint64_t offset, Bytes& buf) const {
+  Block mapped = checked_block(offset); // bounds
+  const uint64_t len = block_item_size(mapped.header);
+  const uint8_t* at = map_.bytes().data() + offset;
+  buf.assign(at, at + len);
+  Block bl = parse_block(buf, path(), offset);
+  Bytes raw = read_block(bl, offset);
+  uint64_t pos = 0;
+  for (const BlockMember& m : bl.members) {
+    if (sha256(ByteSpan(raw).subspan(pos, m.raw_len)) != m.digest)
+      throw Corrupt(path(), offset, "content of " + to_hex(m.digest) + " (in the block at offset " + std::to_string(offset) + ") does not match its name");
+    pos += m.raw_len;
+  }
+  return bl;
+}
+
+Catalog PackReader::load_catalog_copy(const IndexRecord& r, Bytes& stored_out) const {
+  if (r.raw_len > (1ull << 32)) throw Corrupt(path(), r.offset, "catalog larger than 4 GiB");
+  IndexRecord c = complete(r);
+  stored_out = stored_copy_checked(c);
+  Bytes raw(c.raw_len);
+  if (c.codec == Codec::Raw) raw = stored_out;
+  else zstd_decompress(stored_out, raw, dict_for(stored_out, c), what(c));
+  return decode_catalog(raw, path() + ": catalog " + to_hex(c.digest).substr(0, 12));
 }
 
 std::vector<IndexRecord> PackReader::catalog_records() const {

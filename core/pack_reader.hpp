@@ -8,6 +8,14 @@
 // header against the index record and the XXH3 of the stored bytes, and (by
 // default) the SHA-256 of the decompressed bytes against the object's name.
 // Thread-safe for concurrent reads after construction.
+//
+// A pack whose bytes someone else can change while it is mapped (another
+// member's pack of a shared library: core/pack_trust.hpp) is marked with
+// check_every_read(): then every read checks the SHA-256 of the content
+// against its name whatever `verify_digest` says, over bytes copied out of
+// the mapping first (the bytes checked are the bytes handed out: a mapping
+// follows the file), and callers that copy stored bytes verbatim (gc) use
+// the *_copy_checked methods instead of checked_stored/checked_block.
 #pragma once
 
 #include <map>
@@ -45,6 +53,8 @@ using store::index_path_for;
 
 class PackReader {
 public:
+  // The largest entry stored_copy_checked copies into memory.
+  static constexpr uint64_t kMaxCopyChecked = 256ull << 20;
   enum class IndexSource { File, Scan };
   // `use_index_file`: false forces a scan (verify and `hpak index` use this).
   // `check_index_trailer` = false skips the SHA-256 of the index file (its
@@ -69,6 +79,9 @@ public:
   const std::string& index_problem() const { return index_problem_; }
   const std::vector<ScanProblem>& damage() const { return damage_; }
   Digest stored_trailer() const;
+  // Set once, before the reader is shared (see the header).
+  void check_every_read() { check_every_read_ = true; }
+  bool checks_every_read() const { return check_every_read_; }
 
   // The record of `d`, completed (see complete()).
   std::optional<formats::IndexRecord> find(const Digest& d) const;
@@ -90,6 +103,14 @@ public:
     ByteSpan table, payload;
   };
   Block checked_block(uint64_t offset) const;
+  // An entry's stored bytes copied out of the mapping, then checked on the
+  // copy: header, stored checksum and the SHA-256 of the decoded content
+  // against its name. What a copy of another member's pack must use.
+  Bytes stored_copy_checked(const formats::IndexRecord& r) const;
+  // A v2 block copied out of the mapping into `buf`, then checked on the
+  // copy (header, table, stored checksum, every member's SHA-256); the
+  // Block's spans point into `buf`.
+  Block block_copy_checked(uint64_t offset, Bytes& buf) const;
   // All of a block's raw bytes (members concatenated in table order); the
   // members' SHA-256 are left to the caller (verify checks them all at once).
   Bytes read_block(const Block& bl, uint64_t offset) const;
@@ -111,6 +132,9 @@ public:
   // Names of all readable catalogs.
   std::vector<std::string> catalog_names() const;
   formats::Catalog load_catalog_record(const formats::IndexRecord& r, bool verify_digest = true) const;
+  // A catalog and its stored bytes, both from one copy checked by
+  // stored_copy_checked (a library keeps the stored bytes in .hpak-state).
+  formats::Catalog load_catalog_copy(const formats::IndexRecord& r, Bytes& stored_out) const;
 
   struct DecodedBlock; // a block in this thread's cache of decoded blocks (pack_reader.cpp)
 
@@ -126,6 +150,7 @@ private:
     uint64_t start; // of the member in the block's raw bytes
   };
   std::string what(const formats::IndexRecord& r) const;
+  Digest content_digest(ByteSpan stored, const formats::IndexRecord& r) const;
   void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
   DecodedBlock& load_block(uint64_t offset) const; // into this thread's decoded-block cache
   MemberAt cached_member(const formats::IndexRecord& r) const; // checks r against its (cached) block
@@ -143,6 +168,7 @@ private:
   uint16_t version_ = formats::kPackVersion;
   std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
   const uint64_t id_ = new_id(); // keys the per-thread decoded-block cache (pack_reader.cpp)
+  bool check_every_read_ = false;
 };
 
 // A v2 block from `item` (bytes from its header on, `offset` in `where`),

@@ -49,7 +49,7 @@ bool private_dir(const std::string& p) {
 
 // The remembered verdict: "ok", "bad <why>", or "" (none, or not this user's file).
 std::string read_verdict(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return {};
   Fd guard(fd);
   struct stat st;
@@ -137,9 +137,14 @@ std::string verify_pack_records(const PackReader& pack) {
   return why;
 }
 
-PackTrust::PackTrust(const PackReader& pack, bool shared) : pack_(pack) {
+bool pack_owned_safely(const PackReader& pack) {
   bool index_ok = pack.index_source() == PackReader::IndexSource::Scan || owned_safely(pack.index_map().stat());
-  if (!shared || (owned_safely(pack.map().stat()) && index_ok)) state_.store(kTrusted);
+  return owned_safely(pack.map().stat()) && index_ok;
+}
+
+PackTrust::PackTrust(PackReader& pack, bool shared) : pack_(pack) {
+  if (!shared || pack_owned_safely(pack)) state_.store(kTrusted);
+  else pack.check_every_read();
 }
 
 const char* PackTrust::state_name() const {
@@ -164,11 +169,21 @@ bool PackTrust::settle() const {
   return s == kTrusted || s == kVerified;
 }
 
+// The identity of the file mapped as `m`, stat'ed now (its mtime and ctime as
+// they are at the time of use, not as they were when it was mapped); "" when
+// its path no longer names that inode.
+static std::string fresh_identity(const MappedFile& m) {
+  struct stat st;
+  if (lstat(m.path().c_str(), &st) != 0 || st.st_dev != m.stat().st_dev || st.st_ino != m.stat().st_ino) return {};
+  return identity(st);
+}
+
 std::string PackTrust::verdict_key() const {
   std::string p = pack_.path();
-  std::string key = "hpak-trust 1\n" + p.substr(p.find_last_of('/') + 1) + "\n" + identity(pack_.map().stat()) + "\n";
-  key += pack_.index_source() == PackReader::IndexSource::File ? identity(pack_.index_map().stat()) : std::string("scan");
-  return key + "\n";
+  std::string pack_id = fresh_identity(pack_.map());
+  std::string index_id = pack_.index_source() == PackReader::IndexSource::File ? fresh_identity(pack_.index_map()) : std::string("scan");
+  if (pack_id.empty() || index_id.empty()) return {};
+  return "hpak-trust 1\n" + p.substr(p.find_last_of('/') + 1) + "\n" + pack_id + "\n" + index_id + "\n";
 }
 
 int PackTrust::decide() const {
@@ -176,8 +191,8 @@ int PackTrust::decide() const {
   std::string who = "pack '" + pack_.path() + "' (owned by " + owner_of(st) + ")";
   std::string dir = trust_cache_dir();
   std::string file;
-  if (!dir.empty()) {
-    std::string key = verdict_key();
+  std::string key = dir.empty() ? std::string() : verdict_key();
+  if (!key.empty()) {
     file = dir + "/" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(key.data()), key.size())));
     std::string v = read_verdict(file);
     if (v == "ok") return kVerified;

@@ -17,13 +17,21 @@
 //             user (an add stores its own bytes, a restore uses another copy
 //             or fails), with a one-line warning naming the pack
 //
+// A verdict only decides whether the pack's objects are visible (an add
+// dedups against them, a lookup returns them). It never vouches for bytes
+// read later: the owner can rewrite the file in place while it is mapped, so
+// an untrusted pack is marked PackReader::check_every_read() and every read
+// of it checks the SHA-256 of the bytes it hands out, over a private copy.
+//
 // Verdicts live in $XDG_CACHE_HOME/hpak/trust (or ~/.cache/hpak/trust), a
 // directory that must be owned by this user and closed to others (0700);
 // otherwise nothing is remembered and packs are verified on every run. A
 // verdict file is named by the SHA-256 of the pack's name and the identity of
-// the pack and index files as fstat reports them on the mapped descriptors
-// (device, inode, owner, mode, size, mtime, ctime): any change to either file
-// (ctime cannot be set back) voids it and the pack is verified again.
+// the pack and index files (device, inode, owner, mode, size, mtime, ctime)
+// from a fresh stat when the verdict is looked up, of the very inodes mapped
+// (a path that now names another file has no remembered verdict): any change
+// to either file (ctime cannot be set back) voids it and the pack is verified
+// again.
 #pragma once
 
 #include <atomic>
@@ -49,8 +57,9 @@ std::string user_private_dir(const char* xdg_var, const char* home_fallback, con
 
 class PackTrust {
 public:
-  // `shared`: the pack belongs to a shared library (otherwise always trusted).
-  PackTrust(const PackReader& pack, bool shared);
+  // `shared`: the pack belongs to a shared library (otherwise always
+  // trusted). An untrusted pack is marked pack.check_every_read().
+  PackTrust(PackReader& pack, bool shared);
   // May this user's lookups return objects of the pack? The first call on an
   // untrusted pack verifies it (or reads the remembered verdict); thread-safe.
   bool usable() const {
@@ -72,6 +81,11 @@ private:
   mutable std::atomic<int> state_{kUnknown};
   mutable std::once_flag once_;
 };
+
+// Whether the pack file (and the .hidx the reader uses) was, as mapped,
+// owned by this user or root and writable by no one else: the bytes cannot
+// change under this user (ACLs aside).
+bool pack_owned_safely(const PackReader& pack);
 
 // Checks every record of `pack`'s index: its entry, stored checksum and the
 // SHA-256 of its content against its name. Returns "" or the first problem.

@@ -59,6 +59,11 @@ public:
   // finish() (gc: they point into mapped source packs), so large spans are
   // not waited for; otherwise each large span is hashed before append returns.
   void hash_in_background(bool spans_outlive_writer = false);
+  // Waits until every span passed so far is hashed: a caller that promised
+  // spans_outlive_writer may then free or reuse the last ones it passed.
+  void wait_hashed() {
+    if (async_) async_->drain();
+  }
   uint64_t bytes_written() const { return offset_; }
 
   // Appends one entry whose payload is already in its stored form.

@@ -17,6 +17,7 @@
 #include "core/store/lock.hpp"
 #include "core/pack_trust.hpp"
 #include "core/signing.hpp"
+#include "core/util/diag.hpp"
 #include "core/util/file.hpp"
 #include "core/util/zstd_codec.hpp"
 #include "formats/remote_root_format.hpp"
@@ -36,17 +37,32 @@ public:
 struct RemotePack {
   RemotePackEntry entry;
   std::string url;
-  Bytes index_bytes;
+  MappedFile index_map; // LIB/remote/indexes/<name>.hidx, checked against the root
   IndexView index;
   // v2: the distinct item offsets of the index, ascending. A v2 index does
   // not give an item's length: an item ends at most where the next begins.
   std::vector<uint64_t> items;
 
-  // Where the item at `offset` ends at the latest (exactly, for v1).
+  // Where the item at `offset` ends at the latest (exactly, for v1): never
+  // past what the object's size lets its item take (max_item_bytes), so an
+  // index cannot make a range, held in memory, larger than its objects need.
   uint64_t item_end(const IndexRecord& rec) const {
-    if (index.version() == kIndexVersion) return rec.offset + kEntryHeaderSize + rec.stored_len;
+    uint64_t cap = rec.offset + max_item_bytes(rec);
+    if (index.version() == kIndexVersion) return std::min(cap, rec.offset + kEntryHeaderSize + rec.stored_len);
     auto next = std::upper_bound(items.begin(), items.end(), rec.offset);
-    return next == items.end() ? entry.size - kFooterSize - kTrailerSize : *next;
+    return std::min(cap, next == items.end() ? entry.size - kFooterSize - kTrailerSize : *next);
+  }
+
+  // The most bytes the item holding `rec` can take: an entry's header and
+  // stored bytes (at most zstd's bound for its raw size: raw_len + raw_len/128
+  // + 4 KiB is above it); a block's header, table and payload (a block holds
+  // at most kBlockMaxRaw raw bytes, and at most one member per raw byte and
+  // an empty one).
+  static uint64_t max_item_bytes(const IndexRecord& rec) {
+    auto stored_bound = [](uint64_t raw) { return raw + raw / 128 + 4096; };
+    if (rec.member != kNoMember)
+      return kBlockHeaderSize + (uint64_t(kBlockMaxRaw) + 1) * kBlockMemberSize + stored_bound(kBlockMaxRaw);
+    return kEntryHeaderSize + stored_bound(std::min<uint64_t>(rec.raw_len, uint64_t(1) << 62));
   }
 };
 
@@ -80,24 +96,43 @@ struct CheckedItem {
   Bytes block_raw;
 };
 
-void make_dirs(const std::string& p) {
+// `p` and its missing parents; in a shared library setgid and group-writable
+// like the rest of it (other members write there too).
+void make_dirs(const std::string& p, bool shared) {
+  const mode_t mode = shared ? 02775 : 0755;
   for (size_t i = 1; i <= p.size(); i++)
     if (i == p.size() || p[i] == '/') {
       std::string part = p.substr(0, i);
-      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + part + "'");
+      if (mkdir(part.c_str(), mode) == 0) {
+        if (shared) chmod(part.c_str(), mode);
+      } else if (errno != EEXIST) {
+        throw_errno("unable to create directory '" + part + "'");
+      }
     }
 }
 
-// The generation file of a remote URL under the user's private state.
-std::string generation_state(const std::string& url_shown) {
+// The generation state of a root under the user's private state: per library
+// identity for a version 2 root (the same library from any URL), per URL for
+// a version 1 root (which has no identity).
+std::string generation_state(const RemoteRoot& root, const std::string& url_shown) {
   std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations");
   if (dir.empty()) throw Error("refusing root of '" + url_shown + "': no private directory for the generations seen (set XDG_STATE_HOME)");
+  if (root.version >= 2) return dir + "/remote-library-" + root.library;
   return dir + "/remote-" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(url_shown.data()), url_shown.size())));
+}
+
+std::string show_time(uint64_t t) {
+  time_t tt = time_t(t);
+  struct tm tm {};
+  gmtime_r(&tt, &tm);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
 }
 
 // The signature policy for a root (see FetchOptions::allowed_signers): the
 // signature over the root text is checked before the text is parsed, then the
-// generation against the highest seen for the URL, which it then becomes.
+// generation against the highest seen for the library, which it then becomes.
 void check_root_signature(const RemoteRootParts& parts, const std::string& where, const std::vector<sshsig::AllowedSigner>& allowed, FetchResult& res) {
   std::string refuse = "refusing root '" + where + "': ";
   if (parts.signature.empty()) throw Error(refuse + "it is not signed (a signature is required)");
@@ -114,24 +149,40 @@ void check_root_signature(const RemoteRootParts& parts, const std::string& where
 }
 
 void check_root_generation(const RemoteRoot& root, const std::string& where, const std::string& url_shown) {
-  std::string state = generation_state(url_shown);
+  std::string state = generation_state(root, url_shown);
   uint64_t seen = 0;
-  if (path_exists(state)) {
-    struct stat st;
-    if (lstat(state.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-      throw Error("'" + state + "' is not this user's file");
-    Bytes b = read_file(state);
+  struct stat st;
+  if (Fd fd = open_regular_if_exists(state, Follow::NoLinks, 64, &st)) {
+    if (st.st_uid != geteuid()) throw Error("'" + state + "' is not this user's file");
+    Bytes b = read_fd_bounded(fd.get(), state, 64);
     seen = std::strtoull(std::string(b.begin(), b.end()).c_str(), nullptr, 10);
   }
+  std::string of = root.version >= 2 ? " for library " + root.library : " from this URL";
   if (root.generation < seen)
     throw Error("refusing root '" + where + "': generation " + std::to_string(root.generation) + " is older than generation " +
-                std::to_string(seen) + " seen before (rolled back or replayed?)");
+                std::to_string(seen) + " seen before" + of + " (rolled back or replayed?)");
   if (root.generation > seen) {
     AtomicFile f(state, 0600);
     std::string text = std::to_string(root.generation) + "\n";
     f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
     f.commit(/*durable=*/true);
   }
+}
+
+// A root past its expiry is never used; --min-generation and --max-age are
+// the client's own floor (for a client that has seen nothing yet).
+void check_root_freshness(const RemoteRoot& root, const std::string& where, const FetchOptions& o) {
+  const uint64_t now = uint64_t(::time(nullptr));
+  const std::string refuse = "refusing root '" + where + "': ";
+  const std::string which = "generation " + std::to_string(root.generation);
+  if (root.version >= 2 && now > root.expires)
+    throw Error(refuse + which + " expired at " + show_time(root.expires) + " (published " + show_time(root.time) + "); it must be published again");
+  if (root.generation < o.min_generation)
+    throw Error(refuse + which + " is below the generation " + std::to_string(o.min_generation) + " --min-generation asks for");
+  if (o.max_age_seconds < 0) return;
+  if (root.version < 2) throw Error(refuse + "it does not say when it was published (a version 1 root), which --max-age needs");
+  if (now > root.time && now - root.time > uint64_t(o.max_age_seconds))
+    throw Error(refuse + which + " was published " + show_time(root.time) + ", longer ago than --max-age " + std::to_string(o.max_age_seconds) + " s");
 }
 
 RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::string& url_shown, const FetchOptions& o,
@@ -149,6 +200,7 @@ RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::stri
   RemoteRootParts parts = split_remote_root(b);
   if (o.allowed_signers) check_root_signature(parts, r.url, *o.allowed_signers, res);
   RemoteRoot root = decode_remote_root(parts.text, r.url);
+  check_root_freshness(root, r.url, o);
   if (o.allowed_signers) check_root_generation(root, r.url, url_shown);
   return root;
 }
@@ -161,47 +213,117 @@ void list_items(RemotePack& p) {
   p.items.erase(std::unique(p.items.begin(), p.items.end()), p.items.end());
 }
 
-// Checks index bytes against the root's record of them.
-bool index_matches(const RemotePackEntry& e, const Bytes& b) { return b.size() == e.index_size && sha256(b) == e.index_sum; }
+// The cached index of `e` in LIB/remote/indexes, mapped, when it is the one
+// the root describes (size and SHA-256). A library file: hostile input (a
+// FIFO, a symlink, a device or a wrong file there is ignored, then replaced).
+std::optional<MappedFile> cached_index(const std::string& path, const RemotePackEntry& e) {
+  try {
+    MappedFile m(path, Follow::NoLinks);
+    if (m.size() == e.index_size && sha256(m.bytes()) == e.index_sum) return m;
+  } catch (const Error& e2) {
+    diag_debug([&] { return "cached index '" + path + "' ignored: " + e2.what(); });
+  }
+  return std::nullopt;
+}
+
+// An index body written to LIB/remote/indexes as it arrives: never more than
+// the size the root gives it, its header checked as soon as it is in (a
+// stream that is not that index fails at once), hashed on the way, held in no
+// buffer. finish() checks the SHA-256 and renames it into place.
+class IndexSink : public BodySink {
+public:
+  IndexSink(std::string path, const RemotePackEntry& e, std::string url, mode_t mode)
+      : path_(std::move(path)), e_(e), url_(std::move(url)), mode_(mode) {}
+  void start() override {
+    file_.reset();
+    file_.emplace(path_, mode_);
+    sha_ = std::make_unique<Sha256>();
+    got_ = 0;
+    head_.clear();
+  }
+  void data(ByteSpan piece) override {
+    if (piece.size() > e_.index_size - got_)
+      throw Error("index '" + url_ + "' is longer than the " + std::to_string(e_.index_size) + " bytes the root gives it");
+    if (head_.size() < kIndexHeaderSize) {
+      size_t n = std::min(piece.size(), kIndexHeaderSize - head_.size());
+      head_.insert(head_.end(), piece.begin(), piece.begin() + n);
+      if (head_.size() == kIndexHeaderSize) check_header();
+    }
+    sha_->update(piece);
+    file_->write(piece);
+    got_ += piece.size();
+  }
+  void finish() {
+    if (!file_ || got_ != e_.index_size || sha_->finish() != e_.index_sum)
+      throw Error("index '" + url_ + "' does not match the SHA-256 the root gives it");
+    file_->commit();
+    file_.reset();
+  }
+
+private:
+  void check_header() {
+    IndexHeader h;
+    try {
+      h = decode_index_header(head_, url_);
+    } catch (const Corrupt& c) {
+      throw Error("index '" + url_ + "' is not the index the root describes: " + c.why());
+    }
+    if (h.size != e_.index_size || h.pack_size != e_.size)
+      throw Error("index '" + url_ + "' is not the index the root describes: its header gives " + std::to_string(h.size) +
+                  " bytes for a pack of " + std::to_string(h.pack_size) + ", the root " + std::to_string(e_.index_size) + " for " +
+                  std::to_string(e_.size));
+  }
+  std::string path_;
+  const RemotePackEntry& e_;
+  std::string url_;
+  mode_t mode_;
+  std::optional<AtomicFile> file_;
+  std::unique_ptr<Sha256> sha_;
+  uint64_t got_ = 0;
+  Bytes head_;
+};
 
 // The index of every pack the root names: from LIB/remote/indexes when
-// cached there, else fetched (in parallel), checked and cached.
+// cached there, else fetched (in parallel) into it, checked as it arrives.
 std::vector<RemotePack> load_indexes(Library& lib, HttpClient& http, const std::string& base, const RemoteRoot& root,
                                      FetchResult& res) {
   std::string dir = lib.root() + "/remote/indexes";
-  make_dirs(dir);
+  make_dirs(dir, lib.shared());
   std::vector<RemotePack> packs(root.packs.size());
   std::vector<HttpRequest> reqs;
   std::vector<size_t> which;
+  std::vector<std::unique_ptr<IndexSink>> sinks;
   for (size_t i = 0; i < root.packs.size(); i++) {
     RemotePack& p = packs[i];
     p.entry = root.packs[i];
     p.url = base + "/packs/" + p.entry.name;
+    if (p.entry.index_size > max_index_size(p.entry.size))
+      throw Error("refusing root of '" + base + "': it gives pack " + p.entry.name + " (" + std::to_string(p.entry.size) + " bytes) an index of " +
+                  std::to_string(p.entry.index_size) + " bytes, more than such a pack can need");
     std::string cached = dir + "/" + pack_index_name(p.entry.name);
-    if (path_exists(cached)) {
-      Bytes b = read_file(cached);
-      if (index_matches(p.entry, b)) {
-        p.index_bytes = std::move(b);
-        continue;
-      }
+    if (auto m = cached_index(cached, p.entry)) {
+      p.index_map = std::move(*m);
+      continue;
     }
     HttpRequest r;
     r.url = base + "/packs/" + pack_index_name(p.entry.name);
     r.max_size = p.entry.index_size;
+    sinks.push_back(std::make_unique<IndexSink>(cached, p.entry, r.url, lib.shared() ? 0664 : 0644));
+    r.sink = sinks.back().get();
     reqs.push_back(r);
     which.push_back(i);
   }
-  http.run(reqs, [&](size_t k, Bytes& b) {
+  http.run(reqs, [&](size_t k, Bytes&) {
     RemotePack& p = packs[which[k]];
-    if (!index_matches(p.entry, b)) throw Error("index " + describe(reqs[k]) + " does not match the SHA-256 the root gives it");
-    AtomicFile f(dir + "/" + pack_index_name(p.entry.name), 0644);
-    f.write(b);
-    f.commit();
-    p.index_bytes = std::move(b);
+    sinks[k]->finish();
+    std::string cached = dir + "/" + pack_index_name(p.entry.name);
+    auto m = cached_index(cached, p.entry);
+    if (!m) throw Error("index '" + cached + "' changed after it was fetched");
+    p.index_map = std::move(*m);
     res.indexes_fetched++;
   });
   for (RemotePack& p : packs) {
-    p.index = IndexView(p.index_bytes, index_path_for(p.url));
+    p.index = IndexView(p.index_map.bytes(), index_path_for(p.url));
     if (p.index.pack_size() != p.entry.size) throw Error("index of '" + p.url + "' gives another pack size than the root");
     if (p.index.version() != kIndexVersion) list_items(p);
   }
@@ -511,6 +633,9 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, HttpClient& http, cons
   }
   auto w = locate_remote(r, d);
   if (!w) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is in none of the packs named by '" + r.base + "'");
+  if (w->rec.raw_len > (uint64_t(1) << 32))
+    throw Error("the index of '" + r.packs[w->pack].url + "' gives catalog '" + name + "' " + std::to_string(w->rec.raw_len) +
+                " bytes; catalogs are at most 4 GiB");
   std::vector<Range> rg = plan_ranges({*w}, r, FetchOptions{});
   HttpRequest q;
   q.url = r.packs[w->pack].url;
@@ -558,6 +683,9 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
   res.catalog_digest = c->digest;
   r.packs = load_indexes(lib, http, base, r.root, res);
   FetchedCatalog fc = get_catalog(lib, r, http, c->digest, name);
+  DigestMap<uint64_t> sizes;
+  for (const Node& n : fc.cat.nodes)
+    if (n.type == NodeType::File) sizes.emplace(n.digest, n.size);
   std::string local = o.local_name.empty() ? name : o.local_name;
   for (int round = 0;; round++) {
     std::vector<Digest> missing = missing_objects(lib, fc.cat, &res);
@@ -570,6 +698,11 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
       for (const Digest& d : missing) {
         auto w = locate_remote(r, d);
         if (!w) throw Error("object " + to_hex(d) + " of catalog '" + name + "' is in none of the packs named by '" + base + "'");
+        // The catalog (checked against its name) says how large the object is:
+        // an index may not make its range larger.
+        if (w->rec.raw_len != sizes.at(d))
+          throw Error("the index of '" + r.packs[w->pack].url + "' gives object " + to_hex(d) + " " + std::to_string(w->rec.raw_len) +
+                      " bytes, catalog '" + name + "' " + std::to_string(sizes.at(d)));
         wants.push_back(*w);
       }
       PackSink sink(lib, o.subpack_bytes);

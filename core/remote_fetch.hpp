@@ -49,9 +49,14 @@ struct FetchOptions {
   std::string local_name; // the name set in the library ("" = the remote name)
   // Set: the root must carry a valid signature (namespace "hpak") by one of
   // these signers, checked before anything in it is used, and its generation
-  // must not be below the highest seen for this URL (kept in
-  // $XDG_STATE_HOME/hpak/generations/remote-<sha256 of the URL>).
+  // must not be below the highest seen for its library (kept in
+  // $XDG_STATE_HOME/hpak/generations/remote-library-<id>; for a version 1
+  // root, which names no library, remote-<sha256 of the URL>).
   std::optional<std::vector<sshsig::AllowedSigner>> allowed_signers;
+  // Refuse a root below this generation, or published longer ago than
+  // this (seconds; < 0: any age). A root past its own expiry is always refused.
+  uint64_t min_generation = 0;
+  int64_t max_age_seconds = -1;
   Progress progress;
 };
 

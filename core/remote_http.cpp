@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <climits>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -60,6 +61,52 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
+// Scheme, host and port (the default one when none is given) of a URL.
+struct Origin {
+  std::string scheme, host, port;
+  bool ok() const { return !scheme.empty() && !host.empty(); }
+  bool operator==(const Origin& o) const { return scheme == o.scheme && host == o.host && port == o.port; }
+  std::string shown() const { return scheme + "://" + host + ":" + port; }
+};
+
+Origin origin_of(const std::string& url) {
+  Origin o;
+  CURLU* u = curl_url();
+  if (!u) return o;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    auto part = [&](CURLUPart what, unsigned flags, std::string& out) {
+      char* v = nullptr;
+      if (curl_url_get(u, what, &v, flags) == CURLUE_OK && v) out = lower(v);
+      curl_free(v);
+    };
+    part(CURLUPART_SCHEME, 0, o.scheme);
+    part(CURLUPART_HOST, 0, o.host);
+    part(CURLUPART_PORT, CURLU_DEFAULT_PORT, o.port);
+  }
+  curl_url_cleanup(u);
+  return o;
+}
+
+// Why a redirect from `from` to `to` is not followed ("" if it is): only to
+// http(s), never from https to http, and to another origin only when asked
+// (the same host moving from http to https counts as the same).
+std::string redirect_refusal(const std::string& from, const std::string& to, bool cross_origin) {
+  Origin a = origin_of(from), b = origin_of(to);
+  std::string head = "refusing its redirect to '" + to.substr(0, 200) + "'";
+  if (!b.ok() || (b.scheme != "http" && b.scheme != "https")) return head + ": not an http:// or https:// URL";
+  if (a.scheme == "https" && b.scheme == "http") return head + ": from https to http";
+  bool upgrade = a.scheme == "http" && b.scheme == "https" && a.host == b.host;
+  if (!(a == b) && !upgrade && !cross_origin)
+    return head + ": another origin than " + a.shown() + " (--follow-redirects follows it, without credentials)";
+  return "";
+}
+
+// Whether a request to `url` may carry the credentials meant for `base`.
+bool same_origin(const std::string& url, const std::string& base) {
+  Origin a = origin_of(url), b = origin_of(base);
+  return a.ok() && (a == b || (b.scheme == "http" && a.scheme == "https" && a.host == b.host));
+}
+
 } // namespace
 
 bool is_s3_url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
@@ -101,6 +148,9 @@ std::string describe(const HttpRequest& r) {
 struct HttpClient::Transfer {
   size_t index = 0;
   const HttpRequest* req = nullptr;
+  std::string url;          // req->url, or where a redirect pointed
+  int redirects = 0;
+  std::string redirect_to;  // set by outcome(): follow it (not an attempt)
   int attempt = 0;
   Clock::time_point ready{};
   CURL* easy = nullptr;
@@ -115,6 +165,15 @@ struct HttpClient::Transfer {
   bool too_long = false;
   size_t sent = 0;          // upload bytes handed to libcurl in this attempt
   std::string error_page;   // the start of an error answer's body
+  uint64_t sunk = 0;        // body bytes given to req->sink in this attempt
+  std::string sink_error;   // what the sink threw (fails the request)
+  Clock::time_point started{};
+  uint64_t min_rate = 0;
+  long timeout = 0;
+  bool cross_origin = false;
+  bool too_slow = false;
+  double slow_at = 0;       // seconds into the attempt when it was found too slow
+  uint64_t slow_bytes = 0;
   std::string userpwd, sigv4;
   char errbuf[CURL_ERROR_SIZE] = {};
 
@@ -187,9 +246,19 @@ struct HttpClient::Transfer {
     const HttpRequest& r = *t->req;
     if (!r.method.empty()) return len;          // PUT/DELETE: the answer is not kept
     if (!r.ranged) {
-      if (t->body.size() + len > r.max_size) {
+      if (t->body.size() + t->sunk + len > r.max_size) {
         t->too_long = true;
         return 0;
+      }
+      if (r.sink) {
+        try {
+          r.sink->data(ByteSpan(reinterpret_cast<const uint8_t*>(p), len));
+        } catch (const std::exception& e) {
+          t->sink_error = e.what();
+          return 0;
+        }
+        t->sunk += len;
+        return len;
       }
       t->body.insert(t->body.end(), p, p + len);
       return len;
@@ -212,9 +281,41 @@ struct HttpClient::Transfer {
     return len;
   }
 
+  // The minimum rate (see the header): after `timeout` seconds an attempt
+  // must have moved min_rate bytes for every second past it.
+  static int on_progress(void* self, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+    auto* t = static_cast<Transfer*>(self);
+    double secs = std::chrono::duration<double>(Clock::now() - t->started).count();
+    double owed = (secs - double(t->timeout)) * double(t->min_rate);
+    if (owed > 0 && double(dlnow + ulnow) < owed) {
+      t->too_slow = true;
+      t->slow_at = secs;
+      t->slow_bytes = uint64_t(dlnow + ulnow);
+      return 1; // abort
+    }
+    return 0;
+  }
+
+  // The bytes this attempt expects to move, when known (0: not known).
+  uint64_t expected_bytes() const {
+    if (req->method == "PUT") return req->upload.size();
+    if (!req->method.empty()) return 0;
+    return req->ranged ? want() : req->max_size;
+  }
+
   void start(CURLM* m, const HttpOptions& o) {
     multi = m;
     body.clear();
+    sunk = 0;
+    sink_error.clear();
+    too_slow = false;
+    started = Clock::now();
+    min_rate = std::max<uint64_t>(o.min_rate, 1);
+    timeout = o.timeout;
+    cross_origin = o.cross_origin_redirects;
+    redirect_to.clear();
+    if (url.empty()) url = req->url;
+    if (req->sink) req->sink->start();
     seen = 0;
     status = 0;
     content_range.clear();
@@ -225,15 +326,14 @@ struct HttpClient::Transfer {
     errbuf[0] = 0;
     easy = curl_easy_init();
     if (!easy) throw Error("unable to start an HTTP transfer (libcurl)");
-    curl_easy_setopt(easy, CURLOPT_URL, req->url.c_str());
+    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, this);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, this);
-    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L); // redirects: outcome() decides, run() follows
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -244,6 +344,13 @@ struct HttpClient::Transfer {
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, o.timeout);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, o.timeout);
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
+    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, this);
+    if (uint64_t n = expected_bytes()) { // the deadline the minimum rate implies for its size
+      double ms = (double(o.timeout) + double(n) / double(min_rate)) * 1000.0 + 1000.0;
+      curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(std::min(ms, double(LONG_MAX / 2))));
+    }
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));
     curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "hpak/0.1");
@@ -265,7 +372,7 @@ struct HttpClient::Transfer {
     } else if (req->method == "DELETE") {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
-    if (!o.s3.key_id.empty()) sign_s3(o.s3);
+    if (!o.s3.key_id.empty() && same_origin(url, req->url)) sign_s3(o.s3); // never credentials for another host
     if (req->no_cache) {
       headers = curl_slist_append(headers, "Cache-Control: no-cache");
       headers = curl_slist_append(headers, "Pragma: no-cache");
@@ -285,6 +392,19 @@ struct HttpClient::Transfer {
     return out;
   }
 
+  // A 3xx: "" with redirect_to set when it is followed, else why not.
+  std::string redirect() {
+    char* loc = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc);
+    if (!loc || !*loc) return http_status() + " without a Location";
+    std::string to = loc;
+    std::string why = redirect_refusal(url, to, cross_origin);
+    if (!why.empty()) return why;
+    if (redirects >= 5) return "more than 5 redirects";
+    redirect_to = to;
+    return "";
+  }
+
   // "" when the transfer delivered what was asked; else why not. Sets
   // `retry` when another attempt may succeed, throws HttpNotFound on a 404.
   std::string outcome(CURLcode rc, bool& retry) {
@@ -292,6 +412,14 @@ struct HttpClient::Transfer {
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     const HttpRequest& r = *req;
     if (rc == CURLE_WRITE_ERROR && slice_done) return "";
+    if (!sink_error.empty()) return sink_error;
+    if (too_slow) {
+      retry = true;
+      char buf[160];
+      snprintf(buf, sizeof buf, "slower than the minimum rate (%llu bytes in %.1f s; at least %llu bytes/s after the first %ld s)",
+               (unsigned long long)slow_bytes, slow_at, (unsigned long long)min_rate, timeout);
+      return buf;
+    }
     if (too_long) {
       retry = r.ranged;
       return r.ranged ? "the server sent more bytes than the range asked for" : "larger than " + std::to_string(r.max_size) + " bytes";
@@ -300,6 +428,7 @@ struct HttpClient::Transfer {
       retry = retryable(rc);
       return errbuf[0] ? std::string(errbuf) : curl_easy_strerror(rc);
     }
+    if (status >= 300 && status <= 399 && status != 304) return redirect();
     if (!r.method.empty()) { // PUT or DELETE: any 2xx (DELETE of a missing key: 204 or 404)
       if ((status >= 200 && status <= 299) || (r.method == "DELETE" && status == 404)) return "";
       retry = retryable_status(status);
@@ -385,6 +514,14 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
       bool retry = false;
       std::string why = t->outcome(msg->data.result, retry);
       t->drop();
+      if (why.empty() && !t->redirect_to.empty()) { // followed at once (not an attempt)
+        t->url = std::move(t->redirect_to);
+        t->redirect_to.clear();
+        t->redirects++;
+        t->ready = Clock::now();
+        waiting.push_front(std::move(t));
+        continue;
+      }
       if (why.empty()) {
         finished++;
         done(t->index, t->body);

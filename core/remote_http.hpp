@@ -4,11 +4,22 @@
 //  - a 200 with the whole body answering a range request: the wanted slice is
 //    kept, the rest discarded as it arrives (the transfer stops after it);
 //  - a short body, a 206 for another range, a connection reset, a timeout (no
-//    byte for `timeout` seconds), a 408, 429 or 5xx: retried with exponential
-//    backoff (Retry-After in seconds honoured, capped), `attempts` in all;
-//  - redirects followed (at most 5, http and https only);
+//    byte for `timeout` seconds, or slower than the minimum rate: see
+//    below), a 408, 429 or 5xx: retried with exponential backoff
+//    (Retry-After in seconds honoured, capped), `attempts` in all;
+//  - redirects: at most 5, http and https only, never from https to http;
+//    by default only to the same origin (scheme, host and port), where the
+//    request keeps its credentials; with `cross_origin_redirects` to another
+//    origin too, but then without any (no SigV4 signature, no S3 session
+//    token: credentials never reach another host);
 //  - a 404 or 410: HttpNotFound at once (a file a remote gc removed);
-//  - a body above the size asked for: an error (never buffered without bound).
+//  - a body above the size asked for: an error (never buffered without bound);
+//    a body given to a BodySink is not buffered at all.
+// Deadline: an attempt must have moved (received or sent) at least
+// min_rate * (t - timeout) bytes t seconds after it started, so an attempt
+// that moves N bytes ends within timeout + N / min_rate seconds whatever the
+// server does; one that expects N bytes (a range, an upload, the size asked
+// for) is given at most that long in any case.
 // Callbacks run on the calling thread; nothing here prints.
 #pragma once
 
@@ -36,8 +47,20 @@ struct HttpOptions {
   double backoff = 0.25;     // seconds before the first retry; doubles, at most 8
   double max_retry_after = 30; // cap on a server's Retry-After
   long timeout = 30;         // seconds to connect, and without a byte before giving up
+  uint64_t min_rate = 8192;  // bytes per second an attempt must average after `timeout` seconds
+  bool cross_origin_redirects = false; // follow redirects to other origins (without credentials)
   std::string ca_file;       // CA certificates (PEM) for https ("" = $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)
   S3Access s3;               // signs every request when s3.key_id is set
+};
+
+// Where a body goes instead of memory (an index written to its file as it
+// arrives). start() opens each attempt, data() takes each piece in order;
+// an Error thrown by either fails the request at once (no retry).
+class BodySink {
+public:
+  virtual ~BodySink() = default;
+  virtual void start() = 0;
+  virtual void data(ByteSpan piece) = 0;
 };
 
 struct HttpRequest {
@@ -45,6 +68,7 @@ struct HttpRequest {
   bool ranged = false;
   uint64_t start = 0, end = 0; // ranged: bytes [start, end)
   uint64_t max_size = 0;       // not ranged: refuse a longer body
+  BodySink* sink = nullptr;    // not ranged: the body goes there (done() then gets an empty one)
   bool no_cache = false;       // ask caches to revalidate (the root)
   std::string method;          // "" = GET; "PUT" (sends `upload`), "DELETE"
   ByteSpan upload;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
@@ -69,9 +70,10 @@ public:
       if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
   }
   std::string where(const std::string& rel) const override { return dir_ + "/" + rel; }
-  std::optional<Bytes> read(const std::string& rel, size_t) override {
-    if (!path_exists(where(rel))) return std::nullopt;
-    return read_file(where(rel));
+  std::optional<Bytes> read(const std::string& rel, size_t max) override {
+    Fd fd = open_regular_if_exists(where(rel), Follow::NoLinks, max);
+    if (!fd) return std::nullopt;
+    return read_fd_bounded(fd.get(), where(rel), max);
   }
   bool has(const std::string& rel, uint64_t size, bool) override {
     struct stat st;
@@ -80,10 +82,12 @@ public:
   void write(const std::string& rel, ByteSpan data, const Digest* want) override {
     AtomicFile out(where(rel), 0644);
     Sha256 sha;
+    Bytes copy; // `data` may map another member's pack: each chunk is read once, then hashed and written
     for (size_t off = 0; off < data.size(); off += 4 << 20) { // hashed as it is written: one pass
       ByteSpan chunk = data.subspan(off, std::min<size_t>(4 << 20, data.size() - off));
-      if (want) sha.update(chunk);
-      out.write(chunk);
+      copy.assign(chunk.begin(), chunk.end());
+      if (want) sha.update(copy);
+      out.write(copy);
     }
     if (want && sha.finish() != *want) not_its_name(rel);
     out.commit(/*fsync_first=*/true);
@@ -169,7 +173,7 @@ std::vector<RemotePackEntry> publish_packs(const Library& lib, Dest& dest, const
     e.name = name;
     e.size = p->bytes().size();
     std::string src_idx = lib.packs_dir() + "/" + pack_index_name(name);
-    Bytes idx = read_file(src_idx);
+    Bytes idx = read_regular(src_idx, Follow::NoLinks, max_index_size(e.size)); // a library file: hostile input
     formats::IndexView check(idx, src_idx); // a damaged index is not published
     if (check.pack_size() != e.size) throw Error("index '" + src_idx + "' does not match its pack; run 'hpak repair'");
     e.index_sum = sha256(idx);
@@ -309,6 +313,34 @@ void prune(Dest& d, int64_t grace_ms, PublishResult& res) {
   res.roots_kept = keep.size();
 }
 
+// LIB/remote/published: the highest generation this library published
+// anywhere ("N\n"); 0 when absent or unreadable (a hostile file there can
+// only make later generations higher).
+std::string published_path(const Library& lib) { return lib.root() + "/remote/published"; }
+
+uint64_t published_generation(const Library& lib) {
+  try {
+    Bytes b = read_regular(published_path(lib), Follow::NoLinks, 64);
+    return std::strtoull(std::string(b.begin(), b.end()).c_str(), nullptr, 10);
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+// Best effort: without it the next publish elsewhere counts from that
+// destination's own root.
+void record_published_generation(const Library& lib, uint64_t generation) {
+  try {
+    std::string dir = lib.root() + "/remote";
+    if (mkdir(dir.c_str(), lib.shared() ? 02775 : 0755) == 0 && lib.shared()) chmod(dir.c_str(), 02775);
+    AtomicFile f(published_path(lib), lib.shared() ? 0664 : 0644);
+    std::string text = std::to_string(generation) + "\n";
+    f.write(span_of(text));
+    f.commit(/*durable=*/true);
+  } catch (const Error&) {
+  }
+}
+
 } // namespace
 
 PublishResult publish(const Library& lib, const std::string& dest_url, const PublishOptions& opts) {
@@ -324,7 +356,13 @@ PublishResult publish(const Library& lib, const std::string& dest_url, const Pub
   if (old_bytes)
     for (auto& p : decode_remote_root(split_remote_root(*old_bytes).text, dest_url).packs) known.insert(p.name);
   RemoteRoot root;
-  root.generation = opts.generation ? opts.generation : res.previous_generation + 1;
+  root.library = library_id(lib, /*create=*/true);
+  root.time = uint64_t(::time(nullptr));
+  root.expires = root.time + uint64_t(std::max<int64_t>(opts.expires_seconds, 0));
+  // One sequence per library, wherever it is published: a client keeps the
+  // highest generation it saw per library id, not per URL.
+  const uint64_t floor = published_generation(lib);
+  root.generation = opts.generation ? opts.generation : std::max(res.previous_generation, floor) + 1;
   if (root.generation <= res.previous_generation)
     throw Error("generation " + std::to_string(root.generation) + " is not above generation " +
                 std::to_string(res.previous_generation) + " published in '" + dest_url + "'; nothing published");
@@ -343,6 +381,7 @@ PublishResult publish(const Library& lib, const std::string& dest_url, const Pub
   record_root(*dest, old_bytes, root_bytes, root.generation);
   dest->write(kRemoteRootFile, root_bytes, nullptr);
   dest->sync();
+  if (root.generation > floor) record_published_generation(lib, root.generation);
   res.generation = root.generation;
   res.packs = root.packs.size();
   res.catalogs = root.catalogs.size();

@@ -44,6 +44,7 @@ struct PublishOptions {
   std::string sign_key;    // OpenSSH Ed25519 private key: sign the root ("" = unsigned)
   bool prune = false;
   int64_t grace_seconds = 7 * 86400;
+  int64_t expires_seconds = 90 * 86400; // clients refuse the root this long after it was published
   HttpOptions http;        // an s3:// DEST: credentials, endpoint
   Progress progress;
 };

@@ -25,9 +25,7 @@ namespace {
 // Another member's pack of a shared library is never salvaged: the copy would
 // be this user's pack, which every member (and this user's restores) then
 // trusts without verifying — a forgery laundered by whoever ran repair.
-bool salvage_allowed(const Library& lib, const PackReader& p) {
-  return std::string(PackTrust(p, lib.shared()).state_name()) == "trusted";
-}
+bool salvage_allowed(const Library& lib, const PackReader& p) { return !lib.shared() || pack_owned_safely(p); }
 
 std::string owner_name(uid_t uid) {
   const passwd* pw = getpwuid(uid);
@@ -190,6 +188,10 @@ void move_to_damaged(Library& lib, const PackReader& pack, RepairResult& res) {
 void rewrite_pack(Library& lib, const Damaged& d, const DigestSet& intact_elsewhere, DigestSet& lost, const RepairOptions& opts,
                   RepairResult& res) {
   PackReader scanned(d.pack->path(), /*use_index_file=*/false, true, Follow::NoLinks);
+  // Opened again by its path: it must still be the file judged salvageable.
+  const struct stat &was = d.pack->map().stat(), &now = scanned.map().stat();
+  if (now.st_dev != was.st_dev || now.st_ino != was.st_ino || !salvage_allowed(lib, scanned))
+    throw Error("pack '" + d.pack->path() + "' was replaced while repair was checking it; nothing was copied out of it (run repair again)");
   std::optional<AtomicFile> tmp;
   std::optional<PackWriter> w;
   if (!opts.dry_run) {

@@ -29,11 +29,14 @@ const BootId& current_boot_id() {
 }
 
 std::optional<RestoreState> read_state(int target_fd) {
-  int fd = openat(target_fd, kStateName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // Hostile like any file of the target: never through a symlink, never
+  // blocking on a FIFO or a device, a regular file of bounded size only.
+  int fd = openat(target_fd, kStateName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   Fd guard(fd);
   try {
-    Bytes b = read_fd(fd, kStateName);
+    require_regular(fd, kStateName, kStateMaxSize);
+    Bytes b = read_fd_bounded(fd, kStateName, kStateMaxSize);
     if (b.size() < 8) return std::nullopt;
     if (xxh64(ByteSpan(b.data(), b.size() - 8)) != get_u64(b.data() + b.size() - 8)) return std::nullopt;
     ByteReader r(ByteSpan(b.data(), b.size() - 8), kStateName);

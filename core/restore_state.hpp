@@ -40,6 +40,10 @@
 namespace hpak {
 
 constexpr const char* kStateName = ".hpak-state";
+// The largest state read: a target's file is hostile input (a FIFO, a device,
+// a symlink or a larger file there is no state: the restore then compares
+// every file, and refuses a non-empty target without --force).
+constexpr uint64_t kStateMaxSize = (1ull << 30) + 16384;
 
 // /proc/sys/kernel/random/boot_id as 16 bytes (all zero if unreadable); read once.
 using BootId = std::array<uint8_t, 16>;

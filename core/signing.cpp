@@ -3,6 +3,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <openssl/rand.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,19 +26,41 @@ void write_atomically(const std::string& path, const std::string& text, mode_t m
   f.commit(/*fsync_first=*/true);
 }
 
-// A small file (at most `limit` bytes) or nullopt when it does not exist.
-std::optional<std::string> read_small(const std::string& path, size_t limit) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw_errno("unable to open '" + path + "'");
-  }
-  Fd guard(fd);
-  struct stat st;
-  if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + path + "'");
-  if (!S_ISREG(st.st_mode) || size_t(st.st_size) > limit) throw Error("'" + path + "' is not a small regular file");
-  Bytes b = read_fd(fd, path);
+// A small file (at most `limit` bytes) or nullopt when it does not exist:
+// hostile input (never through a symlink, never blocking on a FIFO, a
+// regular file only). `st_out`: its fstat.
+std::optional<std::string> read_small(const std::string& path, size_t limit, struct stat* st_out = nullptr) {
+  Fd fd = open_regular_if_exists(path, Follow::NoLinks, limit, st_out);
+  if (!fd) return std::nullopt;
+  Bytes b = read_fd_bounded(fd.get(), path, limit);
   return std::string(b.begin(), b.end());
+}
+
+std::string user_shown(uid_t uid) {
+  const passwd* pw = getpwuid(uid);
+  return (pw && pw->pw_name ? "'" + std::string(pw->pw_name) + "' " : std::string()) + "(uid " + std::to_string(uid) + ")";
+}
+
+// Who owns the library: the owner of its folder (a member cannot change it).
+uid_t library_owner(const Library& lib) {
+  struct stat st;
+  if (stat(lib.root().c_str(), &st) != 0) throw_errno("unable to stat library '" + lib.root() + "'");
+  return st.st_uid;
+}
+
+// LIB/id and LIB/allowed_signers, read as read_small does. In a shared
+// library any member can put a file in the library's folder, so these are
+// taken only from the library's owner or root, and writable by no one else.
+std::optional<std::string> read_owner_file(const Library& lib, const std::string& path, size_t limit) {
+  struct stat st;
+  auto text = read_small(path, limit, &st);
+  if (!text || !lib.shared()) return text;
+  uid_t owner = library_owner(lib);
+  if (st.st_uid != owner && st.st_uid != 0)
+    throw Error("refusing '" + path + "': it belongs to " + user_shown(st.st_uid) + ", not to the library's owner " + user_shown(owner) +
+                " or root (any member can put a file in a shared library's folder)");
+  if (st.st_mode & 022) throw Error("refusing '" + path + "': it is writable by others than its owner");
+  return text;
 }
 
 bool is_hex(const std::string& s, size_t n) { return s.size() == n && s.find_first_not_of("0123456789abcdef") == std::string::npos; }
@@ -114,11 +137,14 @@ sshsig::Verdict verify_pack_file(const std::string& pack_path, const std::vector
 std::string library_id(const Library& lib, bool create) {
   std::string path = lib.root() + "/id";
   for (int attempt = 0; attempt < 2; attempt++) {
-    if (auto text = read_small(path, 64)) {
+    if (auto text = read_owner_file(lib, path, 64)) {
       if (text->size() != 33 || text->back() != '\n' || !is_hex(text->substr(0, 32), 32)) throw Error("library id file '" + path + "' is malformed");
       return text->substr(0, 32);
     }
     if (!create) return {};
+    if (lib.shared() && geteuid() != 0 && geteuid() != library_owner(lib))
+      throw Error("library '" + lib.root() + "' has no id ('" + path + "') yet: its owner " + user_shown(library_owner(lib)) +
+                  " or root makes it ('hpak init --shared " + lib.root() + "')");
     uint8_t r[16];
     if (RAND_bytes(r, sizeof r) != 1) throw Error("no random bytes for a library id");
     AtomicFile f(path, 0444);
@@ -213,9 +239,9 @@ Digest enforce_name_policy(const Library& lib, const std::string& name, const st
   if (dir.empty()) throw Error("refusing catalog '" + name + "': no private directory for the generations seen (set XDG_STATE_HOME)");
   std::string state = dir + "/" + st.library + "-" + name;
   uint64_t seen = 0;
-  if (auto t = read_small(state, 64)) {
-    struct stat sst;
-    if (stat(state.c_str(), &sst) != 0 || sst.st_uid != geteuid()) throw Error("'" + state + "' is not this user's file");
+  struct stat sst;
+  if (auto t = read_small(state, 64, &sst)) {
+    if (sst.st_uid != geteuid()) throw Error("'" + state + "' is not this user's file");
     seen = std::strtoull(t->c_str(), nullptr, 10);
   }
   if (st.generation < seen)
@@ -226,9 +252,18 @@ Digest enforce_name_policy(const Library& lib, const std::string& name, const st
   return *digest_from_hex(st.catalog);
 }
 
-std::string library_policy_file(const Library& lib) {
-  std::string p = lib.root() + "/allowed_signers";
-  return path_exists(p) ? p : std::string();
+std::optional<SignaturePolicy> signature_policy(const Library& lib, const std::string& given) {
+  SignaturePolicy p;
+  if (!given.empty()) {
+    p.file = given;
+    p.signers = sshsig::load_allowed_signers(given);
+    return p;
+  }
+  p.file = lib.root() + "/allowed_signers";
+  auto text = read_owner_file(lib, p.file, 1 << 20);
+  if (!text) return std::nullopt;
+  p.signers = sshsig::parse_allowed_signers(*text, p.file);
+  return p;
 }
 
 } // namespace hpak

@@ -40,7 +40,10 @@ std::string sign_pack_file(const std::string& pack_path, const std::string& key_
 // signature is a failed verdict (never an exception).
 sshsig::Verdict verify_pack_file(const std::string& pack_path, const std::vector<sshsig::AllowedSigner>& allowed);
 
-// LIB/id, created when `create` and missing; "" when absent.
+// LIB/id, created when `create` and missing; "" when absent. In a shared
+// library LIB/id (like LIB/allowed_signers) is taken only from the library's
+// owner (the owner of its folder) or root, and writable by no one else: any
+// member can put a file in the folder. Only they may create it.
 std::string library_id(const Library& lib, bool create);
 
 struct NameStatement {
@@ -71,7 +74,14 @@ std::optional<SignedName> read_name_signature(const Library& lib, const std::str
 // Throws a one-line Error naming the reason and the signer or key.
 Digest enforce_name_policy(const Library& lib, const std::string& name, const std::vector<sshsig::AllowedSigner>& allowed);
 
-// LIB/allowed_signers when the library requires signatures, else "".
-std::string library_policy_file(const Library& lib);
+// The signature policy a command applies: the allowed_signers file `given`
+// (--allowed-signers), else LIB/allowed_signers when the library requires
+// signatures (read from one descriptor: a regular file of at most 1 MiB, in
+// a shared library its owner's or root's, see library_id); nullopt: none.
+struct SignaturePolicy {
+  std::string file;
+  std::vector<sshsig::AllowedSigner> signers;
+};
+std::optional<SignaturePolicy> signature_policy(const Library& lib, const std::string& given);
 
 } // namespace hpak

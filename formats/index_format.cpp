@@ -49,6 +49,24 @@ Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Dige
   return out;
 }
 
+uint64_t max_index_size(uint64_t pack_size) {
+  return kIndexHeaderSize + 1024 + 32 + (pack_size / kBlockMemberSize + 1) * (32 + kIndexRecordSize);
+}
+
+IndexHeader decode_index_header(ByteSpan b, const std::string& where) {
+  if (b.size() < kIndexHeaderSize) throw Corrupt(where, 0, "too short to be an HPAK index");
+  if (std::memcmp(b.data(), kIndexMagic, 4) != 0) throw Corrupt(where, 0, "not an HPAK index (bad magic)");
+  IndexHeader h;
+  h.version = get_u32(b.data() + 4);
+  if (h.version != kIndexVersion && h.version != kIndexVersion2) throw Corrupt(where, 4, "unsupported index version " + std::to_string(h.version));
+  h.count = get_u64(b.data() + 8);
+  h.pack_size = get_u64(b.data() + 16);
+  const uint64_t per = 32 + (h.version == kIndexVersion2 ? kIndexRecordSize2 : kIndexRecordSize);
+  if (h.count > (uint64_t(1) << 56) / per) throw Corrupt(where, 8, "object count " + std::to_string(h.count) + " is impossible");
+  h.size = kIndexHeaderSize + 1024 + h.count * per + 32;
+  return h;
+}
+
 IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_(b), where_(std::move(where)) {
   if (b.size() < kIndexHeaderSize + 1024 + 32) throw Corrupt(where_, 0, "too short to be an HPAK index");
   if (std::memcmp(b.data(), kIndexMagic, 4) != 0) throw Corrupt(where_, 0, "not an HPAK index (bad magic)");

@@ -66,6 +66,20 @@ struct IndexRecord {
   uint32_t member = kNoMember;
 };
 
+// The most bytes an index of a pack of `pack_size` bytes can need: each
+// object takes at least kBlockMemberSize bytes of a pack (a block member's
+// table row; an entry takes its 72-byte header) and at most 32 + 40 bytes of
+// an index.
+uint64_t max_index_size(uint64_t pack_size);
+
+// What the first kIndexHeaderSize bytes of an index say (magic and version
+// checked, or Corrupt naming `where`); `size` is the whole index's.
+struct IndexHeader {
+  uint32_t version = 0;
+  uint64_t count = 0, pack_size = 0, size = 0;
+};
+IndexHeader decode_index_header(ByteSpan head, const std::string& where);
+
 // Binary search of a sorted digest table with a 256-entry fanout (shared by
 // .hidx and .midx): the position of the first `d`, if present. O(log n).
 std::optional<uint64_t> fanout_find(const uint8_t* fanout, const uint8_t* digests, uint64_t count, const Digest& d);

@@ -70,7 +70,9 @@ Digest parse_digest(const Lines& in, std::string_view hex) {
 std::string encode_remote_root(RemoteRoot root) {
   std::sort(root.packs.begin(), root.packs.end(), [](auto& a, auto& b) { return a.name < b.name; });
   std::sort(root.catalogs.begin(), root.catalogs.end(), [](auto& a, auto& b) { return a.name < b.name; });
-  std::string s = "hpak-remote 1\ngeneration " + std::to_string(root.generation) + "\n";
+  std::string s = "hpak-remote " + std::to_string(root.version) + "\ngeneration " + std::to_string(root.generation) + "\n";
+  if (root.version >= 2)
+    s += "library " + root.library + "\ntime " + std::to_string(root.time) + "\nexpires " + std::to_string(root.expires) + "\n";
   for (auto& p : root.packs)
     s += "pack " + p.name + " " + std::to_string(p.size) + " " + to_hex(p.index_sum) + " " + std::to_string(p.index_size) + "\n";
   for (auto& c : root.catalogs) s += "catalog " + c.name + " " + to_hex(c.digest) + "\n";
@@ -91,9 +93,19 @@ RemoteRoot decode_remote_root(ByteSpan bytes, const std::string& where) {
   Lines in{std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), where};
   RemoteRoot root;
   std::string_view line;
-  if (!in.next(line) || line != "hpak-remote 1") in.bad("not an hpak remote root (expected 'hpak-remote 1')");
+  if (!in.next(line) || (line != "hpak-remote 1" && line != "hpak-remote 2"))
+    in.bad("not an hpak remote root of a version this hpak reads (expected 'hpak-remote 1' or 'hpak-remote 2')");
+  root.version = line == "hpak-remote 1" ? 1 : 2;
   if (!in.next(line) || line.rfind("generation ", 0) != 0 || !parse_u63(line.substr(11), root.generation))
     in.bad("expected 'generation N'");
+  if (root.version >= 2) {
+    if (!in.next(line) || line.rfind("library ", 0) != 0 || line.size() != 8 + 32 || !is_lower_hex(line.substr(8)))
+      in.bad("expected 'library' and 32 lower-case hex digits");
+    root.library = std::string(line.substr(8));
+    if (!in.next(line) || line.rfind("time ", 0) != 0 || !parse_u63(line.substr(5), root.time)) in.bad("expected 'time T'");
+    if (!in.next(line) || line.rfind("expires ", 0) != 0 || !parse_u63(line.substr(8), root.expires)) in.bad("expected 'expires T'");
+    if (root.expires < root.time) in.bad("it expires before it was published");
+  }
   bool ended = false;
   while (in.next(line)) {
     if (line == "end") {

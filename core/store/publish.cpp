@@ -108,11 +108,19 @@ void create_dirs(const Layout& layout, bool shared) {
     sub_created |= make_dir(p, dmode);
     if (shared) chmod(p.c_str(), dmode); // setgid + group-writable regardless of umask
   }
-  if (shared) chmod(layout.root().c_str(), dmode);
+  if (shared) chmod(layout.root().c_str(), dmode | S_ISVTX); // fails (and is left) unless the owner's or root's
   // Durability: the new folders' entries, then the library's own entry in
   // its parent (a power loss must not take back a library init reported).
   if (sub_created) sync_dir(layout.root());
   if (root_created) sync_dir(parent_dir(layout.root()));
+}
+
+bool folders_private(const Layout& layout) {
+  for (const std::string& d : {layout.root(), layout.packs_dir()}) {
+    struct stat st;
+    if (lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) return false;
+  }
+  return true;
 }
 
 void create_marker(const Layout& layout, const Marker& m) {

@@ -22,9 +22,17 @@ bool has_marker(const Layout& layout);
 // Throws a one-line Error if the marker is missing, not a marker, or another version.
 Marker read_marker(const Layout& layout);
 // Creates the library's folders that do not exist; `shared`: setgid and
-// group-writable whatever the umask. Durable: a new subfolder's entry is
-// synced in the library folder, a new library folder's in its parent.
+// group-writable whatever the umask, and the library folder itself sticky
+// (members create files there, but only a file's owner, the folder's owner
+// or root may remove or replace it: HPAKLIB, id, allowed_signers). Durable:
+// a new subfolder's entry is synced in the library folder, a new library
+// folder's in its parent.
 void create_dirs(const Layout& layout, bool shared);
+// Whether only this user (or root) can put a file in packs/: the library
+// folder and packs/ are directories owned by this user or root and writable
+// by no one else. Otherwise the library is shared whatever its marker says
+// (anyone who can write there could have rewritten the marker too).
+bool folders_private(const Layout& layout);
 // A new library's marker (durable; a marker another init wrote first is kept).
 void create_marker(const Layout& layout, const Marker& m);
 // Replaces the marker of an existing library (atomically, durably).

@@ -69,6 +69,32 @@ make_member() {
 }
 as_member() { HOME=/nonexistent setpriv --reuid="$muid" --regid="$mgid" --clear-groups -- "$@"; }
 
+# make_two_members PREFIX: two users, $alice (PREFIX<pid>a) and $mallory
+# (PREFIX<pid>m), both in one group $group (PREFIX<pid>g), removed again on
+# exit; skips (125) unless root with useradd & co. as_user NAME CMD... runs
+# CMD as NAME (that group only, umask 002, the caller's environment), e.g.
+# with HOME or XDG_* set in front.
+make_two_members() {
+  [ "$(id -u)" -eq 0 ] || { echo "$test_name: skipped: needs root (to make two users)"; exit 125; }
+  local tool
+  for tool in useradd userdel groupadd groupdel setpriv; do
+    command -v "$tool" >/dev/null || { echo "$test_name: skipped: no $tool"; exit 125; }
+  done
+  alice=$1$$a
+  mallory=$1$$m
+  group=$1$$g
+  groupadd "$group"
+  useradd -M -N -g "$group" -s /usr/sbin/nologin "$alice"
+  useradd -M -N -g "$group" -s /usr/sbin/nologin "$mallory"
+  trap 'st=$?; userdel "$alice" 2>/dev/null; userdel "$mallory" 2>/dev/null; groupdel "$group" 2>/dev/null; (exit $st); cli_cleanup' EXIT
+  mgid=$(getent group "$group" | cut -d: -f3)
+}
+as_user() {
+  local who=$1
+  shift
+  setpriv --reuid="$(id -u "$who")" --regid="$mgid" --clear-groups -- sh -c 'umask 002; exec "$@"' sh "$@"
+}
+
 # run NAME ARGS...: runs hpak; stdout/stderr in $work/NAME.out/.err, status in $rc.
 run() {
   local name=$1

@@ -7,7 +7,9 @@
 #                                    HTTP/1.1 too); CA: LOG_DIR/ca.pem (a self-signed
 #                                    certificate for 127.0.0.1, made by openssl req)
 # The access log (LOG_DIR/access.log) is "CONNECTION PROTOCOL REQUEST STATUS BYTES".
-#   start_bad MODE ROOT_DIR LOG [AFTER] -> $bad_port
+#   start_bad MODE ROOT_DIR LOG [AFTER [SERVER ARGS...]] -> $bad_port
+#                                    (SERVER ARGS: --redirect-to URL, --log-headers,
+#                                    --tls CERT KEY; see tests/tools/bad_http_server.py)
 server_pids=()
 # The system python when there is one: a pyenv shim costs seconds per start under load.
 py=$(command -v /usr/bin/python3 || command -v python3)
@@ -67,9 +69,10 @@ CONF
 
 start_bad() {
   local mode=$1 root=$2 log=$3 after=${4:-0} pf
+  shift $(($# < 4 ? $# : 4))
   pf=$(mktemp -u "${TMPDIR:-/tmp}/hpak-bad-port-XXXXXX")
   # shellcheck disable=SC2154 # $src_root is set by the sourcing script (cli_lib.sh, bench/remote.sh)
-  "$py" "$src_root/tests/tools/bad_http_server.py" --root "$root" --mode "$mode" --after "$after" --port-file "$pf" --log "$log" 2>>"$log.stderr" &
+  "$py" "$src_root/tests/tools/bad_http_server.py" --root "$root" --mode "$mode" --after "$after" --port-file "$pf" --log "$log" "$@" 2>>"$log.stderr" &
   server_pids+=($!)
   for _ in $(seq 1 200); do
     [ -s "$pf" ] && break

@@ -259,4 +259,74 @@ refused_about fifo-publock.add "locks/publish.lock" "FIFO"
 canary_ok locks
 echo "ok: refused, nothing written outside"
 
+echo "== id, allowed_signers, signatures/NAME: a FIFO, a symlink to /dev/zero (issue 27)"
+need_tool ssh-keygen
+ssh-keygen -q -t ed25519 -N '' -C hostile -f "$work/key" || fail "ssh-keygen failed"
+echo "h@example.com namespaces=\"hpak\" $(cut -d' ' -f1,2 "$work/key.pub")" >"$work/allowed"
+fresh fifo-id
+mkfifo "$L/id"
+hrun fifo-id.sign sign -k "$work/key" "$L" env
+refused_about fifo-id.sign "id" "FIFO"
+fresh zero-id
+ln -s /dev/zero "$L/id"
+hrun zero-id.sign sign -k "$work/key" "$L" env
+refused_about zero-id.sign "id" "symbolic link"
+for kind in fifo zero; do
+  fresh "$kind-policy"
+  if [ "$kind" = fifo ]; then mkfifo "$L/allowed_signers"; else ln -s /dev/zero "$L/allowed_signers"; fi
+  hrun "$kind-policy.restore" restore "$L" env "$T"
+  refused_about "$kind-policy.restore" "allowed_signers" "$([ "$kind" = fifo ] && echo FIFO || echo "symbolic link")"
+  hrun "$kind-policy.verify" verify "$L"
+  refused_about "$kind-policy.verify" "allowed_signers" ""
+done
+fresh fifo-sig
+mkdir -p "$L/signatures"
+mkfifo "$L/signatures/env"
+hrun fifo-sig.restore restore --allowed-signers "$work/allowed" "$L" env "$T"
+refused_about fifo-sig.restore "signatures/env" "FIFO"
+echo "ok: refused, nothing hangs"
+
+echo "== TARGET/.hpak-state: a FIFO, a symlink to /dev/zero, a sparse 3 GB file (issue 27)"
+for kind in fifo zero huge; do
+  fresh "$kind-state"
+  hrun "$kind-state.first" restore "$L" env "$T"
+  expect_rc "$kind-state.first" 0
+  rm "$T/.hpak-state"
+  case $kind in
+  fifo) mkfifo "$T/.hpak-state" ;;
+  zero) ln -s /dev/zero "$T/.hpak-state" ;;
+  huge) truncate -s 3G "$T/.hpak-state" ;;
+  esac
+  # No state of hpak's: a non-empty target is refused, --force restores it.
+  hrun "$kind-state.again" restore "$L" env "$T"
+  refused_about "$kind-state.again" "$T" "holds no valid restore state"
+  hrun "$kind-state.force" restore --force "$L" env "$T"
+  expect_rc "$kind-state.force" 0
+  [ -f "$T/.hpak-state" ] && [ ! -L "$T/.hpak-state" ] && [ "$(stat -c %s "$T/.hpak-state")" -lt 1000000 ] ||
+    fail "$kind-state: the state was not replaced by one of hpak's"
+  diff -r --no-dereference -q -x .hpak-state "$work/src" "$T" >/dev/null || fail "$kind-state: the target differs from env"
+done
+echo "ok: no hang, bounded memory; --force replaces it"
+
+if need_tool nginx "the remote index cases"; then
+  . "$(dirname "$0")/remote_helpers.sh"
+  trap 'status=$?; stop_servers; (exit $status); cli_cleanup; exit $status' EXIT
+  echo "== LIB/remote/indexes/X.hidx: a FIFO, a symlink to /dev/zero (issue 27)"
+  run pub publish "$base" "$work/www/pub"
+  expect_rc pub 0
+  start_nginx "$work/www" "$work/nginx" || fail "nginx did not start"
+  idx=$(sed -n 's/^pack \(pack-[0-9a-f]*\)\.hpak .*/\1.hidx/p' "$work/www/pub/HPAKROOT" | sed -n 1p)
+  for kind in fifo zero; do
+    R=$work/fetched-$kind
+    run "init-$kind" init "$R"
+    expect_rc "init-$kind" 0
+    mkdir -p "$R/remote/indexes"
+    if [ "$kind" = fifo ]; then mkfifo "$R/remote/indexes/$idx"; else ln -s /dev/zero "$R/remote/indexes/$idx"; fi
+    hrun "$kind-rindex" fetch "http://127.0.0.1:$nginx_port/pub" env --into "$R"
+    expect_rc "$kind-rindex" 0
+    [ -f "$R/remote/indexes/$idx" ] && [ ! -L "$R/remote/indexes/$idx" ] || fail "$kind-rindex: the cached index was not replaced"
+  done
+  echo "ok: ignored and replaced"
+fi
+
 echo "$test_name: all passed ($n hostile libraries)"

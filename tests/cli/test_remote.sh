@@ -34,7 +34,8 @@ www=$work/www
 run pub1 publish "$work/lib" "$www/pub" --json; expect_rc pub1 0
 [ "$(json pub1 generation)" = 1 ] || fail "first publish: generation $(json pub1 generation)"
 [ "$(json pub1 packs_copied)" = 2 ] || fail "first publish copied $(json pub1 packs_copied) packs"
-grep -q '^hpak-remote 1 generation 1 $' <<<"$(head -n 2 "$www/pub/HPAKROOT" | tr '\n' ' ')" || fail "root: $(head -2 "$www/pub/HPAKROOT")"
+grep -q "^hpak-remote 2 generation 1 library $(cat "$work/lib/id") time [0-9]* expires [0-9]* $" <<<"$(head -n 5 "$www/pub/HPAKROOT" | tr '\n' ' ')" ||
+  fail "root: $(head -n 5 "$www/pub/HPAKROOT")"
 grep -q "^catalog env1 " "$www/pub/HPAKROOT" || fail "root does not name env1"
 grep -qx end <<<"$(tail -n 1 "$www/pub/HPAKROOT")" || fail "root has no end line"
 for p in $(awk '$1=="pack"{print $2}' "$www/pub/HPAKROOT"); do

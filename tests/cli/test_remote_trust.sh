@@ -80,16 +80,17 @@ run fp_ok fetch "$base/pub" env1 --into "$work/cp"; expect_rc fp_ok 0
 run rp_uns restore "$base/unsigned" env1 "$work/t_rp" --cache "$work/cp"; refused rp_uns "refusing root .*: it is not signed"
 
 # --- generations only grow: a replayed old root is refused ---------------------
+# (One sequence per library: the publishes to unsigned/ and eve/ took 2 and 3.)
 run pub2 publish -k "$work/alice" "$work/lib" "$www/pub" --json; expect_rc pub2 0
-[ "$(json pub2 generation)" = 2 ] || fail "second publish: $(out pub2)"
+[ "$(json pub2 generation)" = 4 ] || fail "second publish: $(out pub2)"
 run f_gen2 fetch "$base/pub" env1 --into "$work/c1" --allowed-signers "$allowed" --json; expect_rc f_gen2 0
-[ "$(json f_gen2 generation)" = 2 ] || fail "gen 2 fetch: $(out f_gen2)"
-[ "$(cat "$XDG_STATE_HOME"/hpak/generations/remote-*)" = 2 ] || fail "generation state: $(cat "$XDG_STATE_HOME"/hpak/generations/remote-*)"
+[ "$(json f_gen2 generation)" = 4 ] || fail "gen 4 fetch: $(out f_gen2)"
+[ "$(cat "$XDG_STATE_HOME"/hpak/generations/remote-*)" = 4 ] || fail "generation state: $(cat "$XDG_STATE_HOME"/hpak/generations/remote-*)"
 cp "$work/root-gen1" "$www/pub/HPAKROOT" # an attacker (or a stale mirror) replays generation 1
 run replay fetch "$base/pub" env1 --into "$work/c1" --allowed-signers "$allowed"
-refused replay "generation 1 is older than generation 2 seen before"
+refused replay "generation 1 is older than generation 4 seen before"
 run replay_r restore "$base/pub" env1 "$work/t_replay" --cache "$work/c2" --allowed-signers "$allowed"
-refused replay_r "generation 1 is older than generation 2 seen before"
+refused replay_r "generation 1 is older than generation 4 seen before"
 # Another user (state) has seen nothing: generation 1 is new to them.
 XDG_STATE_HOME=$work/state2 run replay_other fetch "$base/pub" env1 --into "$work/c4" --allowed-signers "$allowed"
 expect_rc replay_other 0

@@ -16,6 +16,15 @@ Modes (--mode), applied to files under packs/ only unless said otherwise:
   gone      .hpak files: 404
   stale     the first GET of HPAKROOT answered with HPAKROOT.stale
   failafter N .hpak range requests after the first N: 500 (every attempt)
+  zeros     .hidx files: 200 claiming 10^12 bytes, then zeros until the client
+            hangs up (a root that claims such an index is the test's)
+  zeropack  .hpak range requests: 206 for the range asked, all zeros (the
+            root and index are the test's, naming a pack of any size)
+  trickle   HPAKROOT (only): its bytes at 2 per second
+  offsite   every path answered 302 to --redirect-to + PATH (another origin)
+With --log-headers each log line also says whether the request carried an
+Authorization and an x-amz-security-token header ("auth=1 token=0").
+With --tls CERT KEY it serves https.
 """
 import argparse, os, socket, struct, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +35,9 @@ ap.add_argument("--mode", default="ok")
 ap.add_argument("--after", type=int, default=0)
 ap.add_argument("--port-file", required=True)
 ap.add_argument("--log", required=True)
+ap.add_argument("--redirect-to", default="")
+ap.add_argument("--log-headers", action="store_true")
+ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -46,8 +58,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def log(self, status):
+        extra = ""
+        if args.log_headers:
+            auth = int("Authorization" in self.headers)
+            token = int("x-amz-security-token" in self.headers)
+            extra = f" auth={auth} token={token}"
         with lock, open(args.log, "a") as f:
-            f.write(f"{self.path} {self.headers.get('Range', '-')} {status}\n")
+            f.write(f"{self.path} {self.headers.get('Range', '-')} {status}{extra}\n")
 
     def send(self, status, body=b"", headers=(), length=None):
         self.log(status)
@@ -65,11 +82,17 @@ class Handler(BaseHTTPRequestHandler):
             if not path.startswith("/r/"):
                 return self.send(302, headers=[("Location", "/r" + path)])
             path = path[2:]
+        if mode == "offsite":
+            return self.send(302, headers=[("Location", args.redirect_to + path)])
         rel = os.path.normpath(path.lstrip("/"))
         if rel.startswith("..") or os.path.isabs(rel):
             return self.send(403)
         if mode == "stale" and rel == "HPAKROOT" and first_attempts("root", 1):
             rel = "HPAKROOT.stale"
+        if mode == "zeros" and rel.startswith("packs/") and rel.endswith(".hidx"):
+            return self.stream_zeros()  # whether or not there is such a file
+        if mode == "zeropack" and rel.startswith("packs/") and rel.endswith(".hpak") and self.headers.get("Range"):
+            return self.stream_zeros(self.headers.get("Range"))
         full = os.path.join(args.root, rel)
         if not os.path.isfile(full):
             return self.send(404)
@@ -78,6 +101,8 @@ class Handler(BaseHTTPRequestHandler):
         is_pack = rel.startswith("packs/")
         rng = self.headers.get("Range")
         key = (path, rng)
+        if mode == "trickle" and rel == "HPAKROOT":
+            return self.trickle(data)
         if is_pack and mode == "gone" and rel.endswith(".hpak"):
             return self.send(404)
         if is_pack and mode == "503" and first_attempts(key, 2):
@@ -123,8 +148,48 @@ class Handler(BaseHTTPRequestHandler):
         return self.send(200, data)
 
 
+    def stream_zeros(self, rng=None):
+        self.log("zeros")
+        length = 10**12
+        if rng:
+            start, end = (int(x) for x in rng.split("=")[1].split("-"))
+            length = end - start + 1
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{10**12}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
+        chunk = bytes(1 << 16)
+        try:
+            while length > 0:
+                n = min(length, len(chunk))
+                self.wfile.write(chunk[:n])
+                length -= n
+        except OSError:
+            self.close_connection = True
+
+    def trickle(self, data):
+        self.log("trickle")
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for i in range(0, len(data), 2):
+                self.wfile.write(data[i:i + 2])
+                self.wfile.flush()
+                time.sleep(1)
+        except OSError:
+            self.close_connection = True
+
+
 srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 srv.daemon_threads = True
+if args.tls:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(args.tls[0], args.tls[1])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(args.port_file + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(args.port_file + ".tmp", args.port_file)

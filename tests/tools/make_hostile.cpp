@@ -652,6 +652,26 @@ int main(int argc, char** argv) {
       "and nothing created outside the unpack target. Paths that would escape\n"
       "name harmless hpak-hostile-* canaries, never real system files.\n"
       "\n";
-  write_bytes("README", bytes_of(readme + g_readme));
+  // Cases that cannot live in git, made at run time by the suites (issue 27).
+  std::string runtime_cases =
+      "\n"
+      "Library, target and server files that cannot live in git (FIFOs, symlinks,\n"
+      "sparse files, misbehaving servers) are made at run time by the suites that\n"
+      "use them; these are the cases of issue 27:\n"
+      "\n"
+      "tests/cli/test_hostile_library.sh\n"
+      "  LIB/id, LIB/allowed_signers: a FIFO, a symlink to /dev/zero (refused, no hang)\n"
+      "  LIB/signatures/NAME: a FIFO (refused, no hang)\n"
+      "  LIB/remote/indexes/X.hidx: a FIFO, a symlink to /dev/zero (ignored, fetched again, replaced)\n"
+      "  TARGET/.hpak-state: a FIFO, a symlink to /dev/zero, a sparse 3 GB file (no state: refused, --force replaces it)\n"
+      "tests/cli/test_remote_bounds.sh (tests/tools/bad_http_server.py)\n"
+      "  a root claiming a 10^12-byte index, the index streamed as zeros (fails at its header, RSS bounded)\n"
+      "  a root claiming an index larger than its pack can need (refused before any index request)\n"
+      "  an index placing a catalog at the start of a 10^12-byte pack, the range streamed as zeros (range capped)\n"
+      "  an index giving an object more bytes than its catalog (refused)\n"
+      "  the root at 2 bytes/s; redirects to another origin, from https to http, an S3 endpoint redirecting elsewhere\n"
+      "tests/cli/test_trust_race.sh, tests/cli/test_shared_policy.sh (two users of a shared library)\n"
+      "  a member's pack rewritten in place after it was verified; a member's allowed_signers, id and marker\n";
+  write_bytes("README", bytes_of(readme + g_readme + runtime_cases));
   return 0;
 }

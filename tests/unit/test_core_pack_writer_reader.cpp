@@ -559,3 +559,52 @@ TEST_CASE("pack writer: a raw stream whose bytes changed since they were hashed 
   });
   CHECK(e.find("changed while being packed") != std::string::npos);
 }
+
+TEST_CASE("pack reader: check_every_read checks the SHA-256 of the bytes it hands out, whatever the file became") {
+  fx::TempDir dir("pr");
+  for (bool checked : {false, true}) {
+    CAPTURE(checked);
+    Written w = write_sample(dir, checked ? "checked.hpak" : "plain.hpak");
+    const Obj& o = w.objs[1]; // 700 bytes, stored raw
+    PackReader r(w.pack);
+    if (checked) r.check_every_read();
+    auto rec = r.find(o.digest);
+    REQUIRE(rec);
+    CHECK(r.read(*rec, /*verify_digest=*/false) == o.raw);
+    // The file's owner rewrites the object in place while it is mapped:
+    // other bytes, its entry header's and its index record's checksum
+    // recomputed (what another member can do to her pack of a shared library).
+    Bytes evil = o.raw;
+    for (auto& c : evil) c ^= 0x5a;
+    Fd pf(::open(w.pack.c_str(), O_WRONLY | O_CLOEXEC));
+    REQUIRE(pf);
+    pwrite_all(pf.get(), evil, off_t(rec->offset + kEntryHeaderSize), w.pack);
+    EntryHeader h = decode_entry_header(ByteSpan(fx::read_file(w.pack)).subspan(rec->offset, kEntryHeaderSize), w.pack, rec->offset);
+    h.stored_xxh = xxh64(evil);
+    uint8_t hdr[kEntryHeaderSize];
+    encode_entry_header(h, hdr);
+    pwrite_all(pf.get(), ByteSpan(hdr, sizeof hdr), off_t(rec->offset), w.pack);
+    Bytes idx = fx::read_file(w.index);
+    IndexView v(idx, w.index);
+    uint64_t i = *v.find(o.digest);
+    Fd xf(::open(w.index.c_str(), O_WRONLY | O_CLOEXEC));
+    REQUIRE(xf);
+    uint64_t x = h.stored_xxh;
+    pwrite_all(xf.get(), ByteSpan(reinterpret_cast<const uint8_t*>(&x), 8),
+               off_t(kIndexHeaderSize + 1024 + 32 * v.count() + kIndexRecordSize * i + 24), w.index);
+    auto again = r.find(o.digest);
+    REQUIRE(again);
+    if (!checked) {
+      CHECK(r.read(*again, false) == evil); // the hazard: a mapping follows the file
+      continue;
+    }
+    CHECK_THROWS_WITH_AS(r.read(*again, false), doctest::Contains("does not match its name"), Corrupt);
+    CHECK_THROWS_WITH_AS(r.read_stream(*again, [](ByteSpan) {}, false), doctest::Contains("does not match its name"), Corrupt);
+    CHECK_THROWS_WITH_AS(r.stored_copy_checked(*again), doctest::Contains("does not match its name"), Corrupt);
+    // Another object, untouched, still reads.
+    auto other = r.find(w.objs[0].digest);
+    REQUIRE(other);
+    CHECK(r.read(*other, false) == w.objs[0].raw);
+    CHECK(r.stored_copy_checked(*other).size() == other->stored_len);
+  }
+}

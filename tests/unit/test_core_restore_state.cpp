@@ -4,6 +4,7 @@
 // content, so a stale same-size file that survived a power loss is fixed.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/library.hpp"
@@ -122,4 +123,24 @@ TEST_CASE("restore state: a version 1 state (no boot id) is read, with the boot 
   CHECK(old.name == s.name);
   CHECK(old.catalog_digest == s.catalog_digest);
   CHECK_FALSE(old.fence_trusted());
+}
+
+TEST_CASE("restore state: a FIFO, a symlink or an oversized file at .hpak-state is no state (never blocks, never read whole)") {
+  Space sp;
+  Fd tfd(open(sp.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(read_state(tfd.get()));
+  const std::string st = sp.target + "/" + kStateName;
+  unlink(st.c_str());
+  REQUIRE(mkfifo(st.c_str(), 0644) == 0);
+  CHECK_FALSE(read_state(tfd.get())); // O_NONBLOCK: a FIFO nobody writes does not hang it
+  unlink(st.c_str());
+  REQUIRE(symlink("/dev/zero", st.c_str()) == 0);
+  CHECK_FALSE(read_state(tfd.get()));
+  unlink(st.c_str());
+  {
+    Fd big(open(st.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    REQUIRE(big);
+    REQUIRE(ftruncate(big.get(), off_t(kStateMaxSize + 1)) == 0); // sparse: costs no space
+  }
+  CHECK_FALSE(read_state(tfd.get()));
 }

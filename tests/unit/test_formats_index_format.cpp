@@ -292,3 +292,29 @@ TEST_CASE("index: damage is refused") {
     }
   }
 }
+
+TEST_CASE("index: the header alone says the index's size; max_index_size bounds it by the pack's") {
+  for (uint32_t version : {kIndexVersion, kIndexVersion2}) {
+    std::vector<IndexRecord> recs = make_records(37, version);
+    if (version == kIndexVersion2)
+      for (auto& r : recs) r.stored_len = r.stored_xxh = 0;
+    Bytes b = encode_index(recs, kFakePackSize, some_sum(), version);
+    IndexHeader h = decode_index_header(ByteSpan(b).first(kIndexHeaderSize), "test.hidx");
+    CHECK(h.version == version);
+    CHECK(h.count == 37);
+    CHECK(h.pack_size == kFakePackSize);
+    CHECK(h.size == b.size());
+    CHECK(b.size() <= max_index_size(kFakePackSize));
+  }
+  Bytes zeros(kIndexHeaderSize, 0);
+  CHECK_THROWS_AS(decode_index_header(zeros, "z"), Corrupt);
+  CHECK_THROWS_AS(decode_index_header(ByteSpan(zeros).first(10), "z"), Corrupt);
+  Bytes huge = encode_index({}, 100, some_sum());
+  uint64_t count = uint64_t(1) << 60;
+  std::memcpy(huge.data() + 8, &count, 8);
+  CHECK_THROWS_AS(decode_index_header(ByteSpan(huge).first(kIndexHeaderSize), "h"), Corrupt);
+  // The bound: 72 index bytes for every 36 of the pack, and the fixed parts.
+  CHECK(max_index_size(0) == kIndexHeaderSize + 1024 + 32 + 72);
+  CHECK(max_index_size(36000) == kIndexHeaderSize + 1024 + 32 + 1001 * 72);
+  CHECK(max_index_size(uint64_t(1) << 62) > (uint64_t(1) << 62)); // no overflow
+}
