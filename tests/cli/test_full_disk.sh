@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# A full disk (issue 28), on small ext4 file systems of the test's own (loop
+# devices, tests/faults/loopfs.sh):
+#  0. an add whose pack write fails with ENOSPC mid-pack (large spans queued
+#     for the background hash) fails cleanly: exit 2, one line, no crash
+#     (a use after free of those spans was a SIGSEGV), no temp file left;
+# ctest runs: bash test_full_disk.sh <hpak-binary> <source-root>.
+source "$(dirname "$0")/../faults/lib.sh" "$@"
+source "$src_root/tests/faults/loopfs.sh"
+[ -f "$faultfs" ] || { echo "$test_name: skipped: no $faultfs (build the hpak_faultfs target)"; exit 125; }
+preload=(env LD_PRELOAD="$faultfs" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+H() { "$hpak" -q "$@"; }
+
+# rand_file PATH KB: incompressible bytes.
+rand_file() { head -c "$(($2 * 1024))" /dev/urandom >"$1"; }
+# text_file PATH MB SEED: compressible (to about 70%), but not to nothing:
+# its zstd frame is far over the 512 KiB that PackWriter hashes beside the write.
+text_file() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import random, sys
+r = random.Random(int(sys.argv[3]))
+alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789 \n"
+with open(sys.argv[1], "wb") as f:
+    for _ in range(int(sys.argv[2])):
+        f.write(bytes(r.choice(alphabet) for _ in range(1 << 20)))
+PY
+}
+# one_error FILE PATTERN: exactly one stderr line, an hpak error matching PATTERN, no crash.
+one_error() {
+  [ "$(wc -l <"$1")" -eq 1 ] && grep -q '^hpak: error: ' "$1" && grep -qE -- "$2" "$1" && no_crash_output "$1"
+}
+empty_dir() { [ -z "$(ls -A "$1" 2>/dev/null)" ]; }
+names_of() { "$hpak" catalogs "$1" --names 2>/dev/null | tr '\n' ' '; }
+visible_packs() { ls "$1"/packs/*.hidx 2>/dev/null | wc -l; }
+restores() { rm_tree "$W/rt"; H restore "$1" "$2" "$W/rt" >/dev/null 2>&1 && diff -r -x .hpak-state "$3" "$W/rt" >/dev/null; }
+
+# ---------------------------------------------------------------------------
+echo "== 0. an add failing with ENOSPC while large spans are hashed in the background"
+mkdir -p "$W/big"
+for i in 0 1 2 3; do text_file "$W/big/t$i" 6 "$i"; done
+# The second write of the pack fails, and every one after it: a disk that
+# filled up. With the spans' hash still running on the helper thread, the
+# unwinding freed them under it (SIGSEGV, exit 139, 6 of 6 runs before the fix).
+crashes=0
+for try in 1 2 3 4 5 6; do
+  rm_tree "$W/f0"
+  "${preload[@]}" FAULT_CALL=write FAULT_PATH_SUBSTR=/tmp/.tmp-pack FAULT_NTH=2 FAULT_PERSIST=1 \
+    "$hpak" -q pack "$W/big" --into "$W/f0" --name big >"$W/f0.out" 2>"$W/f0.err"
+  rc=$?
+  if [ "$rc" -ne 2 ] || ! one_error "$W/f0.err" "unable to write '.*/tmp/\.tmp-pack-.*': No space left on device"; then
+    crashes=$((crashes + 1))
+    echo "  try $try: exit $rc: $(head -c 300 "$W/f0.err")"
+  fi
+  empty_dir "$W/f0/tmp" || { crashes=$((crashes + 1)); echo "  try $try left $(ls "$W/f0/tmp")"; }
+done
+expect_eq "6 adds failing mid-pack (faultfs ENOSPC): exit 2, one line, nothing left in tmp/" 0 "$crashes"
+
+# The same on a real full file system: the add's pack does not fit.
+loop_fs small 48
+rm -f "$W/small/filler."*
+H init "$W/small/lib" >/dev/null || fail "init on the loop file system"
+fill_fs "$W/small" 6144 || fail "filling the loop file system"
+crashes=0
+for try in 1 2 3; do
+  "$hpak" -q pack "$W/big" --into "$W/small/lib" --name big >"$W/f0b.out" 2>"$W/f0b.err"
+  rc=$?
+  if [ "$rc" -ne 2 ] || ! one_error "$W/f0b.err" "No space left on device"; then
+    crashes=$((crashes + 1))
+    echo "  try $try: exit $rc: $(head -c 300 "$W/f0b.err")"
+  fi
+  empty_dir "$W/small/lib/tmp" || { crashes=$((crashes + 1)); echo "  try $try left $(ls "$W/small/lib/tmp")"; }
+done
+expect_eq "3 adds into a full ext4: exit 2 with one 'No space left on device' line, nothing left in tmp/" 0 "$crashes"
+check "the library is intact after them" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$W/small/lib"
+loop_cleanup
+
+done_tests
