@@ -67,7 +67,7 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
   for (auto& name : lib.catalog_names()) {
     if (opts.unused_seconds >= 0 && now - lib.last_used(name) > opts.unused_seconds) {
       res.dropped_catalogs.push_back(name);
-      if (!opts.dry_run) lib.remove_catalog(name);
+      if (!opts.dry_run) lib.remove_catalog(name, /*durable=*/false); // synced once, below
     } else {
       kept_names.push_back(name);
     }
@@ -341,6 +341,10 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
   mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
+  // Every removal the two marks saw (a `catalogs rm`, an older hpak's, not
+  // yet synced) is made durable before the objects it freed are condemned:
+  // a power loss must not bring back a name whose objects are gone.
+  sync_dir(lib.layout().catalogs_dir());
   std::set<std::string> superseded;
   for (size_t i : plan.sources)
     if (plan.packs[i].pack != repacked.new_name) superseded.insert(plan.packs[i].pack); // (our output may be identical to a source)
@@ -368,9 +372,10 @@ void delete_condemned(const std::vector<const PackReader*>& packs) {
   for (const PackReader* p : packs) store::delete_condemned(p->path());
 }
 
-// Step 7: the midx over the packs that remain, and their count and size.
+// Step 7: the midx over the packs that remain, and their count and size. The
+// midx is disposable: one that cannot be written (a full disk) is a warning.
 void rebuild_midx(Library& lib, GcResult& res) {
-  lib.write_midx();
+  lib.write_midx_or_warn(res.warnings);
   lib.refresh();
   res.packs_after = 0;
   for (const PackReader* p : lib.packs()) {

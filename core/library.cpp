@@ -276,13 +276,16 @@ void Library::set_catalog(const std::string& name, const Digest& d) {
   touch_used(name);
 }
 
-bool Library::remove_catalog(const std::string& name) {
+bool Library::remove_catalog(const std::string& name, bool durable) {
   if (!check_catalog_name(name).empty()) return false;
   if (unlink(layout_.catalog_path(name).c_str()) != 0) {
     if (errno == ENOENT) return false;
     throw_errno("unable to remove catalog '" + name + "'");
   }
   unlink(layout_.used_path(name).c_str());
+  // Before the removal is reported, or a gc collects the name's objects: a
+  // power loss must not bring the name back without them.
+  if (durable) sync_dir(layout_.catalogs_dir());
   return true;
 }
 
@@ -338,6 +341,14 @@ void Library::write_midx() {
   f.write(encode_midx(names, std::move(entries)));
   f.commit();
   refresh();
+}
+
+void Library::write_midx_or_warn(std::vector<std::string>& warnings) {
+  try {
+    write_midx();
+  } catch (const Error& e) {
+    warnings.push_back(std::string(e.what()) + "; the multi-pack index was not rewritten (lookups use the packs' own indexes until a later add or gc rewrites it)");
+  }
 }
 
 } // namespace hpak

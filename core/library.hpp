@@ -82,8 +82,12 @@ public:
   // Throws a clear Error naming the close matches if `name` does not exist.
   formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr,
                                 bool verify_digest = true) const;
+  // Sets the name durably (store::write_name_file); if it throws, the name
+  // is as it was before.
   void set_catalog(const std::string& name, const Digest& d);
-  bool remove_catalog(const std::string& name);
+  // Removes a name file; `durable`: catalogs/ is synced before it returns
+  // (gc --unused syncs once for all the names it drops).
+  bool remove_catalog(const std::string& name, bool durable = true);
   void touch_used(const std::string& name) const;
   // Seconds since the epoch of the last restore (or of the name's creation).
   int64_t last_used(const std::string& name) const;
@@ -94,6 +98,7 @@ public:
     std::string pack_name; // empty when nothing new had to be written
     uint64_t pack_size = 0;
     int repairs = 0;       // extra packs written because gc raced the add
+    std::vector<std::string> warnings; // after the name was set (the midx could not be rewritten)
   };
   // `hpak pack DIR --into LIB --name NAME`.
   AddResult add_tree(const std::string& src, const std::string& name, PackOptions opts);
@@ -116,6 +121,7 @@ public:
     uint64_t objects_written = 0;        // blobs in the new pack
     uint64_t objects_present = 0;        // distinct blobs the library already had
     int repairs = 0;
+    std::vector<std::string> warnings;   // after the names were set
   };
   AddSetResult add_set(const std::vector<NamedCatalog>& catalogs, const ObjectWriter& write_objects, int level);
 
@@ -123,6 +129,9 @@ public:
   std::string publish_pack(const std::string& tmp_path, const PackResult& r);
   // Rewrites packs/multi.midx to cover every visible pack.
   void write_midx();
+  // The same, for a command whose result is already durable: the midx is
+  // disposable, so a failure (a full disk) is a warning appended to `warnings`.
+  void write_midx_or_warn(std::vector<std::string>& warnings);
 
   // The packs and midx loaded (core/library.cpp).
   struct Loaded;

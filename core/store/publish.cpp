@@ -165,10 +165,47 @@ std::string publish_pack(const Layout& layout, bool shared, const std::string& t
   return formats::pack_file_name(file_sum);
 }
 
+namespace {
+
+// A name set by a write_name_file that fails before it is durable goes back
+// to what it was: the digest it named before, or no name — unless another
+// writer replaced it meanwhile. Best effort: the failure is reported anyway.
+void take_back_name(const Layout& layout, bool shared, const std::string& name, const Digest& d, const std::optional<Digest>& before) {
+  try {
+    if (read_name_file(layout, name) != d) return; // another writer's now
+    if (!before) {
+      unlink(layout.catalog_path(name).c_str());
+      return;
+    }
+    AtomicFile f(layout.catalog_path(name), shared ? 0664 : 0644);
+    f.write(text_bytes(kNameFileHead + to_hex(*before) + "\n"));
+    f.commit();
+  } catch (const Error&) {
+  }
+}
+
+std::optional<Digest> name_before(const Layout& layout, const std::string& name) {
+  try {
+    return read_name_file(layout, name);
+  } catch (const Error&) {
+    return std::nullopt; // junk there: replaced like a missing name
+  }
+}
+
+} // namespace
+
 void write_name_file(const Layout& layout, bool shared, const std::string& name, const Digest& d) {
+  const std::optional<Digest> before = name_before(layout, name);
   AtomicFile f(layout.catalog_path(name), shared ? 0664 : 0644);
   f.write(text_bytes(kNameFileHead + to_hex(d) + "\n"));
-  f.commit(/*durable=*/true); // the name's text, then catalogs/, before success is reported
+  sync_fd(f.fd(), f.temp_path()); // the name's text, durable before it is renamed in
+  f.commit();
+  try {
+    sync_dir(layout.catalogs_dir()); // then catalogs/, before success is reported
+  } catch (const Error& e) {
+    if (before != d) take_back_name(layout, shared, name, d, before);
+    throw Error(std::string(e.what()) + "; catalog '" + name + "' not set");
+  }
 }
 
 std::optional<Digest> read_name_file(const Layout& layout, const std::string& name) {

@@ -38,6 +38,9 @@ std::string publish_pack(const Layout& layout, bool shared, const std::string& t
                          const Bytes& index_bytes);
 
 // LIB/catalogs/NAME: "hpak-catalog 1\n<hex digest>\n". `name` must be valid.
+// Durable when it returns (text synced, renamed in, catalogs/ synced); if the
+// sync of catalogs/ fails after the rename, the name is put back as it was
+// (the digest it named, or no name) before the error is thrown.
 void write_name_file(const Layout& layout, bool shared, const std::string& name, const Digest& d);
 // The digest NAME names, or nullopt when there is no such name. Throws on a
 // malformed file; never blocks on a FIFO or follows a link.

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# A full disk (issue 28), on small ext4 file systems of the test's own (loop
-# devices, tests/faults/loopfs.sh):
+# A full disk (issue 28), on small ext4 file systems of the test's
+# own (loop devices, tests/faults/loopfs.sh):
 #  0. an add whose pack write fails with ENOSPC mid-pack (large spans queued
 #     for the background hash) fails cleanly: exit 2, one line, no crash
 #     (a use after free of those spans was a SIGSEGV), no temp file left;
+#  2. an add whose name is durable exits 0 when the multi-pack index cannot
+#     be written (a warning); an add that fails before its name is durable
+#     leaves no name.
 # ctest runs: bash test_full_disk.sh <hpak-binary> <source-root>.
 source "$(dirname "$0")/../faults/lib.sh" "$@"
 source "$src_root/tests/faults/loopfs.sh"
@@ -73,5 +76,66 @@ done
 expect_eq "3 adds into a full ext4: exit 2 with one 'No space left on device' line, nothing left in tmp/" 0 "$crashes"
 check "the library is intact after them" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$W/small/lib"
 loop_cleanup
+
+# ---------------------------------------------------------------------------
+echo "== 2a. an add whose name is durable: the multi-pack index cannot be written"
+loop_fs midx 24
+L=$W/midx/lib
+H init "$L" >/dev/null || fail "init"
+# 9 packs of 400 objects each: a multi-pack index of about 130 KiB.
+for p in 1 2 3 4 5 6 7 8 9; do
+  python3 - "$W/s/p$p" "$p" <<'PY'
+import os, sys
+os.makedirs(sys.argv[1])
+for i in range(400):
+    with open(f"{sys.argv[1]}/f{i}", "w") as f:
+        f.write(f"pack {sys.argv[2]} file {i}\n")
+PY
+  "$hpak" -q pack "$W/s/p$p" --into "$L" --name "p$p" >/dev/null || fail "add p$p"
+done
+rm -f "$L/packs/multi.midx" # disposable: now every pack is outside it
+mkdir -p "$W/s/tiny" && echo tiny >"$W/s/tiny/t"
+fill_fs "$W/midx" 64 || fail "filling"
+"$hpak" -q pack "$W/s/tiny" --into "$L" --name tiny >"$W/a2.out" 2>"$W/a2.err"
+rc=$?
+echo "  add: exit $rc: $(cat "$W/a2.err")"
+expect_eq "the add exits 0" 0 "$rc"
+check "with one warning about the multi-pack index" \
+  grep -qE "^hpak: warning: unable to write '.*packs/\.tmp-multi\.midx-.*': No space left on device; the multi-pack index was not rewritten" "$W/a2.err"
+check "and nothing else on stderr" test "$(wc -l <"$W/a2.err")" -eq 1
+check "the name is set" grep -qw tiny <<<"$(names_of "$L")"
+check "and restores" restores "$L" tiny "$W/s/tiny"
+check "no temp file is left in packs/" test -z "$(ls -A "$L/packs" | grep '^\.tmp-')"
+check "the library verifies" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$L"
+loop_cleanup
+
+echo "== 2b. an add that fails before its name is durable leaves no name"
+L=$W/l2b
+H init "$L" >/dev/null || fail "init"
+mkdir -p "$W/s/n2" && echo two >"$W/s/n2/f"
+# The fsync of catalogs/ after the name is renamed in fails (EIO): the add
+# fails, and the name must not be there (it is not durable).
+"${preload[@]}" FAULT_CALL=fsync FAULT_PATH_SUBSTR="$L/catalogs" FAULT_LOG="$W/fsync.log" \
+  "$hpak" -q pack "$W/s/n2" --into "$L" --name n2 >/dev/null 2>&1 || fail "counting the fsyncs"
+nth=$(awk -v d="$L/catalogs" '$3 == d {print $1; exit}' "$W/fsync.log")
+[ -n "$nth" ] || fail "no fsync of '$L/catalogs' recorded: $(cat "$W/fsync.log")"
+H catalogs rm "$L" n2 >/dev/null
+"${preload[@]}" FAULT_CALL=fsync FAULT_PATH_SUBSTR="$L/catalogs" FAULT_NTH="$nth" FAULT_ERRNO=EIO \
+  "$hpak" -q pack "$W/s/n2" --into "$L" --name n2 >"$W/b2.out" 2>"$W/b2.err"
+rc=$?
+expect_eq "the add exits 2" 2 "$rc"
+check "one line: the sync that failed, and the name not set ($(cat "$W/b2.err"))" \
+  one_error "$W/b2.err" "unable to sync directory '$L/catalogs': Input/output error; catalog 'n2' not set"
+check "the name is not there" test ! -e "$L/catalogs/n2"
+# Over an existing name: the old digest stays.
+mkdir -p "$W/s/n3" && echo three >"$W/s/n3/f"
+H pack "$W/s/n2" --into "$L" --name keep >/dev/null || fail "add keep"
+old=$(cat "$L/catalogs/keep")
+"${preload[@]}" FAULT_CALL=fsync FAULT_PATH_SUBSTR="$L/catalogs" FAULT_NTH="$nth" FAULT_ERRNO=EIO \
+  "$hpak" -q pack "$W/s/n3" --into "$L" --name keep >/dev/null 2>"$W/b3.err"
+expect_eq "replacing a name: the add exits 2" 2 $?
+expect_eq "and the name still names the old catalog" "$old" "$(cat "$L/catalogs/keep")"
+check "which restores" restores "$L" keep "$W/s/n2"
+check "the library verifies" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$L"
 
 done_tests
