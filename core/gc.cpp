@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <map>
 #include <set>
+#include <optional>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/pack_writer.hpp"
@@ -284,6 +286,7 @@ struct Repacked {
 Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
                         const GcOptions& opts, GcResult& res) {
   Repacked out;
+  const uint64_t copied_before = res.copied_objects;
   AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), packs[plan.sources[0]]->level());
   w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
@@ -298,7 +301,7 @@ Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& pack
     size_t i = plan.sources[k];
     out.pinned.push_back(damaged[k] && pinned_by_damage(*packs[i], plan.packs[i].pack, plan, live, w, res));
   }
-  if (res.copied_objects > 0) {
+  if (res.copied_objects > copied_before) {
     PackResult written = w.finish();
     tmp.commit_as(tmp.temp_path() + ".done");
     out.new_name = lib.publish_pack(tmp.final_path(), written); // durable: pack, index, packs/ before any condemn
@@ -311,7 +314,7 @@ Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const
                 const GcOptions& opts, GcResult& res) {
   auto t0 = std::chrono::steady_clock::now();
   Repacked out = write_new_pack(lib, packs, plan, live, opts, res);
-  res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 
@@ -367,9 +370,12 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   return out;
 }
 
-// After the publish lock is released: gc deletes only `.condemned` names.
-void delete_condemned(const std::vector<const PackReader*>& packs) {
+// After the publish lock is released: gc deletes only `.condemned` names,
+// then unmaps them (their space is freed only then: a full disk needs it for
+// what comes next). The readers are gone afterwards.
+void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs) {
   for (const PackReader* p : packs) store::delete_condemned(p->path());
+  lib.unmap_gone(packs);
 }
 
 // Step 7: the midx over the packs that remain, and their count and size. The
@@ -464,6 +470,127 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
   else remove_orphans(lib, orphans, opts, res);
 }
 
+// ---- carrying the plan out, dead packs first (a full disk, issue 28) ----
+
+// What the file system of `dir` can still take from this process (root may
+// use the blocks reserved for it), or nullopt when it cannot be told.
+std::optional<uint64_t> free_space(const std::string& dir) {
+  struct statvfs v;
+  if (statvfs(dir.c_str(), &v) != 0) return std::nullopt;
+  const uint64_t blocks = geteuid() == 0 ? v.f_bfree : v.f_bavail;
+  return blocks * (v.f_frsize ? v.f_frsize : v.f_bsize);
+}
+
+// Room the new pack of `sources` takes, generously: their live objects as
+// stored, an entry header and an index record each, block and file slack.
+uint64_t space_for(const GcPlan& plan, const std::vector<size_t>& sources) {
+  uint64_t need = 64 << 10;
+  for (size_t i : sources) need += plan.packs[i].live_bytes + plan.packs[i].live_bytes / 64 + 128 * plan.packs[i].live_objects;
+  return need;
+}
+
+// False (and the figures recorded) when the file system has less free space
+// than the new pack of `sources` takes: writing it would only fill the disk.
+bool room_for(const Library& lib, const GcPlan& plan, const std::vector<size_t>& sources, GcResult& res) {
+  std::optional<uint64_t> room = free_space(lib.tmp_dir());
+  uint64_t need = space_for(plan, sources);
+  if (!room || need <= *room) return true;
+  res.space_needed = need;
+  res.space_free = *room;
+  return false;
+}
+
+// Step 6 for packs with no live object: nothing to copy, so they go before
+// any new pack is written (on a full disk their space may be the room it
+// needs), under the same re-mark and condemn; a dead pack holding the only
+// copy of an object a name set meanwhile needs is kept.
+void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan dead;
+  dead.packs = plan.packs;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].action == GcAction::Delete) dead.sources.push_back(i);
+  if (dead.sources.empty()) return;
+  Repacked none;
+  none.pinned.assign(dead.sources.size(), false);
+  std::vector<const PackReader*> condemned_packs = condemn(lib, packs, dead, none, live, opts, res);
+  step(opts, "dead-condemned");
+  delete_condemned(lib, condemned_packs);
+  step(opts, "dead-deleted");
+}
+
+// Steps 5 and 6 for `part` of the plan (its sources; the objects of packs
+// outside it are in its kept_objects): copy, publish, re-mark and condemn,
+// delete. False, with nothing changed, when the new pack could not be
+// written for lack of space.
+bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  const uint64_t objects = res.copied_objects, bytes = res.copied_bytes;
+  const size_t warnings = res.warnings.size();
+  Repacked repacked;
+  try {
+    repacked = repack(lib, packs, part, live, opts, res);
+  } catch (const Error& e) {
+    if (!is_out_of_space(e)) throw;
+    res.copied_objects = objects; // the temp file is gone, and with it what was copied
+    res.copied_bytes = bytes;
+    res.warnings.resize(warnings);
+    res.space_needed = space_for(part, part.sources);
+    res.space_free = free_space(lib.tmp_dir()).value_or(0);
+    res.space_error = e.what();
+    return false;
+  }
+  step(opts, "published");
+  std::vector<const PackReader*> condemned_packs = condemn(lib, packs, part, repacked, live, opts, res);
+  step(opts, "condemned");
+  delete_condemned(lib, condemned_packs);
+  step(opts, "deleted");
+  return true;
+}
+
+// A source left as it is for lack of space: its garbage stays.
+void leave_for_space(const GcPlan& plan, size_t i, GcResult& res) {
+  res.left_for_space.push_back(plan.packs[i].pack);
+  res.objects_dropped -= plan.packs[i].objects - plan.packs[i].live_objects;
+  res.packs[i].why += "; left: no room to copy its live objects";
+}
+
+// No room for one new pack with every source's live objects: one pack at a
+// time, those with garbage only (a merge or upgrade frees nothing), the
+// cheapest to copy first, so that each frees its garbage before the next
+// needs room. What does not fit is left as it is.
+void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, DigestSet& live,
+                        const GcOptions& opts, GcResult& res) {
+  std::vector<size_t> order = rest.sources;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rest.packs[a].live_bytes < rest.packs[b].live_bytes; });
+  for (size_t i : order) {
+    bool done = false;
+    if (rest.packs[i].live_objects < rest.packs[i].objects) {
+      lib.refresh();
+      GcPlan one;
+      one.packs = rest.packs;
+      one.sources = {i};
+      one.kept_objects = objects_outside(lib, {rest.packs[i].pack}); // every other pack stays, for now
+      done = room_for(lib, one, one.sources, res) && rewrite_part(lib, packs, one, live, opts, res);
+    }
+    if (!done) leave_for_space(rest, i, res);
+  }
+}
+
+// Steps 5 and 6 for the sources with live objects: one new pack for all of
+// them when there is room, otherwise pack by pack.
+void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan rest = std::move(plan);
+  std::vector<size_t> sources;
+  for (size_t i : rest.sources)
+    if (rest.packs[i].action != GcAction::Delete) sources.push_back(i);
+  rest.sources = std::move(sources);
+  if (rest.sources.empty()) return;
+  if (room_for(lib, rest, rest.sources, res) && rewrite_part(lib, packs, rest, live, opts, res)) return;
+  rewrite_one_by_one(lib, packs, rest, live, opts, res);
+}
+
 GcPlanOptions plan_options(const GcOptions& opts) {
   GcPlanOptions o;
   o.grace_seconds = opts.grace_seconds;
@@ -491,18 +618,14 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   res.objects_kept = plan.objects_kept;
   res.objects_dropped = plan.objects_dropped;
 
-  if (plan.sources.empty() || opts.dry_run) {
-    predict_after(plan, opts, res);
-  } else {
-    Repacked repacked = repack(lib, packs, plan, live, opts, res);
-    step(opts, "published");
-    std::vector<const PackReader*> condemned_packs = condemn(lib, packs, plan, repacked, live, opts, res);
-    step(opts, "condemned");
-    delete_condemned(condemned_packs);
-    step(opts, "deleted");
+  const bool act = !plan.sources.empty() && !opts.dry_run;
+  if (!act) predict_after(plan, opts, res);
+  if (act) collect_dead(lib, packs, plan, live, opts, res); // 6, for packs with nothing to copy
+  sweep_leftovers(lib, opts, now, res); // 8, before any copy: a dead writer's leftovers may be the room it needs
+  if (act) {
+    rewrite_rest(lib, packs, std::move(plan), live, opts, res); // 5 and 6 for the others
     rebuild_midx(lib, res);
   }
-  sweep_leftovers(lib, opts, now, res);
   return res;
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -182,6 +183,19 @@ bool Library::pack_usable(const PackReader* p) const {
       if (loaded_->packs[i].get() == p) t = loaded_->trust[i];
   }
   return t && t->usable();
+}
+
+void Library::unmap_gone(const std::vector<const PackReader*>& gone) {
+  std::unique_lock lk(mu_);
+  load_locked();
+  std::set<const PackReader*> drop(gone.begin(), gone.end());
+  for (auto& p : loaded_->packs) drop.erase(p.get()); // visible again (an identical pack re-added): kept
+  for (auto& l : retired_)
+    for (size_t i = 0; i < l->packs.size(); i++)
+      if (l->packs[i] && drop.count(l->packs[i].get())) {
+        l->trust[i].reset(); // refers to the reader: goes first
+        l->packs[i].reset();
+      }
 }
 
 size_t Library::uncovered_packs() const {

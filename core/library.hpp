@@ -58,8 +58,13 @@ public:
 
   // Visible packs not covered by the midx (each costs a lookup of its own).
   size_t uncovered_packs() const;
-  // Visible packs (stable pointers).
+  // Visible packs (stable pointers: kept alive across rescans, see unmap_gone).
   std::vector<const PackReader*> packs() const;
+  // Rescans, then drops this Library's readers of the packs in `gone` that
+  // are no longer visible (gc, once it deleted them): a deleted file's space
+  // is freed only when nobody maps it any more, which on a full disk is the
+  // point of deleting it. Pointers to those readers are invalid afterwards.
+  void unmap_gone(const std::vector<const PackReader*>& gone);
   // May this user take bytes from `p` (a visible pack)? Always in a private
   // library; in a shared one, see core/pack_trust.hpp. locate() skips the
   // packs it may not.

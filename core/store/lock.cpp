@@ -89,11 +89,15 @@ std::string describe_gc_holder(int fd, const std::string& p) {
   return holder;
 }
 
-void record_holder(int fd, const std::string& p) {
+// Best effort: the line only names the holder in another gc's error. On a
+// full disk it cannot be written, and gc must run all the same (it is what
+// frees the space).
+void record_holder(int fd) {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   std::string who = "host " + std::string(host) + " pid " + std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) == 0) pwrite_all(fd, ByteSpan(reinterpret_cast<const uint8_t*>(who.data()), who.size()), 0, p);
+  if (ftruncate(fd, 0) == 0 && pwrite(fd, who.data(), who.size(), 0) < 0) {
+  }
 }
 
 void report_wait(int fd, const std::string& p, const char* mode) {
@@ -142,7 +146,7 @@ GcLock::GcLock(const Layout& layout, bool shared_library) {
     std::string holder = describe_gc_holder(fd_.get(), p);
     throw Error("another gc or repair is running on '" + layout.root() + "'" + (holder.empty() ? "" : " (" + holder + ")"));
   }
-  record_holder(fd_.get(), p);
+  record_holder(fd_.get());
 }
 
 PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusive) {

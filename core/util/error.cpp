@@ -19,7 +19,12 @@ Corrupt::Corrupt(const std::string& where, uint64_t offset, const std::string& w
 void throw_errno(const std::string& what) { throw_errno(what, errno); }
 
 void throw_errno(const std::string& what, int err) {
-  throw Error(what + ": " + std::strerror(err));
+  throw SystemError(what + ": " + std::strerror(err), err);
+}
+
+bool is_out_of_space(const std::exception& e) {
+  auto* s = dynamic_cast<const SystemError*>(&e);
+  return s && (s->code() == ENOSPC || s->code() == EDQUOT);
 }
 
 } // namespace hpak

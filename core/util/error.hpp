@@ -32,8 +32,22 @@ private:
   std::string why_;
 };
 
-// Throws Error("<what>: <strerror(errno)>").
+// A failed system call: the message, and the errno it failed with (so a
+// caller can tell a full disk from other failures).
+class SystemError : public Error {
+public:
+  SystemError(const std::string& message, int err) : Error(message), err_(err) {}
+  int code() const { return err_; }
+
+private:
+  int err_;
+};
+
+// Throws SystemError("<what>: <strerror(errno)>").
 [[noreturn]] void throw_errno(const std::string& what);
 [[noreturn]] void throw_errno(const std::string& what, int err);
+
+// True when `e` is a SystemError for lack of space (ENOSPC, EDQUOT).
+bool is_out_of_space(const std::exception& e);
 
 } // namespace hpak

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# A full disk (issue 28), on small ext4 file systems of the test's
+# A full disk (issue 28, items 0-2), on small ext4 file systems of the test's
 # own (loop devices, tests/faults/loopfs.sh):
 #  0. an add whose pack write fails with ENOSPC mid-pack (large spans queued
 #     for the background hash) fails cleanly: exit 2, one line, no crash
 #     (a use after free of those spans was a SIGSEGV), no temp file left;
+#  1. gc on a full library frees space: packs with no live object go first,
+#     without any new pack; when the new pack does not fit, what can be freed
+#     is, the rest is left and said (exit 1), and a later gc with room
+#     finishes; the library stays intact throughout;
 #  2. an add whose name is durable exits 0 when the multi-pack index cannot
 #     be written (a warning); an add that fails before its name is durable
 #     leaves no name.
@@ -75,6 +79,84 @@ for try in 1 2 3; do
 done
 expect_eq "3 adds into a full ext4: exit 2 with one 'No space left on device' line, nothing left in tmp/" 0 "$crashes"
 check "the library is intact after them" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$W/small/lib"
+loop_cleanup
+
+# ---------------------------------------------------------------------------
+echo "== 1a. gc of a library that filled its file system: the dead packs go"
+loop_fs gc64 64
+L=$W/gc64/lib
+H init "$L" >/dev/null || fail "init"
+n=0
+while :; do
+  n=$((n + 1))
+  mkdir -p "$W/e/e$n"
+  rand_file "$W/e/e$n/data" 3072
+  echo "env $n" >"$W/e/e$n/README"
+  "$hpak" -q pack "$W/e/e$n" --into "$L" --name "e$n" >/dev/null 2>"$W/fill.err" || break
+  [ "$n" -lt 40 ] || break
+done
+check "the adds filled the file system (add $n: $(head -c 200 "$W/fill.err"))" grep -q "No space left on device" "$W/fill.err"
+added=$((n - 1))
+echo "  $added environments added, $(free_kb "$W/gc64") KiB free"
+for i in 1 2 3 4 5 6 7; do H catalogs rm "$L" "e$i" >/dev/null || fail "catalogs rm e$i"; done
+packs_before=$(visible_packs "$L")
+free_before=$(free_kb "$W/gc64")
+"$hpak" -q gc "$L" --grace 0 >"$W/gc1.out" 2>"$W/gc1.err"
+rc=$?
+echo "  gc: exit $rc; $(tail -n 1 "$W/gc1.out"); $(head -c 400 "$W/gc1.err")"
+check "gc --grace 0 on the full disk does not fail (exit $rc)" test "$rc" -eq 0 -o "$rc" -eq 1
+check "no crash" no_crash_output "$W/gc1.err"
+free_after=$(free_kb "$W/gc64")
+check "it freed the 7 removed environments' packs ($free_before -> $free_after KiB free)" test "$free_after" -ge $((free_before + 7 * 3000))
+check "7 fewer visible packs ($packs_before before, $(visible_packs "$L") after; the merge may add one)" \
+  test "$(visible_packs "$L")" -le $((packs_before - 6))
+check "the library verifies" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$L"
+for i in 8 "$added"; do check "e$i still restores" restores "$L" "e$i" "$W/e/e$i"; done
+check "tmp/ holds nothing (the failed add's leftover went too)" empty_dir "$L/tmp"
+loop_cleanup
+
+# ---------------------------------------------------------------------------
+echo "== 1b. gc with no room for the new pack: frees what it can, says what it left"
+loop_fs gc48 48
+L=$W/gc48/lib
+mkdir -p "$W/m/a" "$W/m/b" "$W/m/c"
+rand_file "$W/m/a/shared" 12288
+rand_file "$W/m/a/dead" 12288
+cp "$W/m/a/shared" "$W/m/b/shared"
+rand_file "$W/m/c/alone" 3072
+H init "$L" >/dev/null || fail "init"
+for e in a b c; do "$hpak" -q pack "$W/m/$e" --into "$L" --name "$e" >/dev/null || fail "add $e"; done
+a_pack=$(ls -t "$L"/packs/*.hpak | tail -n 1) # the first add's: shared and dead
+H catalogs rm "$L" a c >/dev/null || fail "catalogs rm a c"
+# a's pack: 12 MiB live (b uses it), 12 MiB dead: rewriting it needs 12 MiB;
+# c's pack is dead. Leave 6 MiB: c's 3 MiB do not make room for the copy.
+fill_fs "$W/gc48" 6144 || fail "filling"
+free_before=$(free_kb "$W/gc48")
+"$hpak" -q gc "$L" --grace 0 >"$W/gc2.out" 2>"$W/gc2.err"
+rc=$?
+echo "  gc: exit $rc; $(tail -n 1 "$W/gc2.out")"
+sed 's/^/  /' "$W/gc2.err"
+expect_eq "gc exits 1: it left packs for lack of space" 1 "$rc"
+check "no crash" no_crash_output "$W/gc2.err"
+check "one warning says what it left, why, and what to do" \
+  grep -qE "^hpak: warning: [0-9]+ packs? left as (it was|they were) for lack of space in '$L': copying (its|their) live objects needs [0-9.]+ MiB, the file system has [0-9.]+ (KiB|MiB) free; free some space \(or grow the file system\) and run gc again$" "$W/gc2.err"
+check "the pack table marks a's pack left" grep -q "left: no room to copy its live objects" "$W/gc2.out"
+check "a's pack is still there" test -e "$a_pack"
+check "c's dead pack was deleted ($free_before -> $(free_kb "$W/gc48") KiB free)" test "$(free_kb "$W/gc48")" -ge $((free_before + 3000))
+check "tmp/ holds nothing (no half-written pack)" empty_dir "$L/tmp"
+check "the library verifies" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$L"
+check "b restores" restores "$L" b "$W/m/b"
+"$hpak" -q gc "$L" --grace 0 --json >"$W/gc2.json" 2>/dev/null
+check "--json lists the packs left and the figures" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["left_for_space"] and r["space_needed"] > r["space_free"] > 0, r' "$W/gc2.json"
+rm -f "$W/gc48"/filler.*
+"$hpak" -q gc "$L" --grace 0 >"$W/gc3.out" 2>"$W/gc3.err"
+expect_eq "with room again, gc exits 0 ($(head -c 300 "$W/gc3.err"))" 0 $?
+check "and a's pack is rewritten (gone)" test ! -e "$a_pack"
+check "b still restores" restores "$L" b "$W/m/b"
+check "the library verifies" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$L"
 loop_cleanup
 
 # ---------------------------------------------------------------------------
