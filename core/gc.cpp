@@ -16,6 +16,7 @@
 #include "core/store/dir_stream.hpp"
 #include "core/store/lock.hpp"
 #include "core/store/packs_listing.hpp"
+#include "core/store/quarantine.hpp"
 #include "core/util/file.hpp"
 #include "core/util/compress_rule.hpp"
 
@@ -394,6 +395,7 @@ void rebuild_midx(Library& lib, GcResult& res) {
 
 // A leftover (temp file, pack without index) younger than this may belong to
 // an add in progress, whatever --grace says: removing it fails that add.
+// Unless its writer is known to be gone (see sweep_leftovers).
 constexpr int64_t kLeftoverMinAge = 3600;
 
 bool has_index(const std::string& pack) {
@@ -437,10 +439,19 @@ void remove_orphans(const Library& lib, const std::vector<std::string>& orphans,
 // index comes after the condemn checks its objects under the shared lock,
 // finds the pack gone and writes them again. Only `.condemned` names are
 // deleted, after the lock is released.
+// A leftover goes when it is older than the grace period and an hour, or at
+// once when its writer is known to be gone: a temp file whose name records a
+// process of this host that no longer exists and whose flock nobody holds
+// (core/util/file.hpp, AtomicFile); an orphan pack whose flock nobody holds
+// (its writer holds the lock of the temp file it linked in until its index is
+// published).
 void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
   auto old_enough = [&](const std::string& p) {
     struct stat st;
     return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
+  };
+  auto stale_temp = [&](const std::string& dir, const std::string& name) {
+    return old_enough(dir + "/" + name) || store::temp_writer_gone(dir, name);
   };
   auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
     struct stat st;
@@ -452,17 +463,17 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
   };
   const store::Layout& layout = lib.layout();
   for (auto& name : store::list_dir(layout.tmp_dir()))
-    if (old_enough(layout.tmp_dir() + "/" + name)) remove_leftover(layout.tmp_dir() + "/" + name);
+    if (stale_temp(layout.tmp_dir(), name)) remove_leftover(layout.tmp_dir() + "/" + name);
   const store::PacksListing packs = store::list_packs(layout);
   for (auto& name : packs.temps)
-    if (old_enough(layout.packs_dir() + "/" + name)) remove_leftover(layout.packs_dir() + "/" + name);
+    if (stale_temp(layout.packs_dir(), name)) remove_leftover(layout.packs_dir() + "/" + name);
   for (const std::string& dir : {layout.catalogs_dir(), layout.used_dir()})
     for (auto& name : store::list_dir(dir))
-      if (store::is_temp_name(name) && old_enough(dir + "/" + name)) remove_leftover(dir + "/" + name);
+      if (store::is_temp_name(name) && stale_temp(dir, name)) remove_leftover(dir + "/" + name);
   std::vector<std::string> orphans;
   for (const Digest& d : packs.pack_files) {
     const std::string p = layout.pack_path(d);
-    if (is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
+    if (is_regular(p) && !has_index(p) && (old_enough(p) || unlocked_regular_file(p))) orphans.push_back(p);
   }
   step(opts, "sweep");
   if (orphans.empty()) return;
