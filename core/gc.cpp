@@ -42,7 +42,12 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
     try {
       d = lib.catalog_digest(name);
     } catch (const Error& e) {
-      throw Error(std::string(e.what()) + "; gc aborted, nothing deleted");
+      // Junk under a valid name (a directory, a link, a malformed file): it
+      // may name any object, so nothing may go while it is there; the
+      // operator moves it aside.
+      throw Error(std::string(e.what()) + "; gc aborted, nothing deleted (an unreadable name may refer to any object): 'hpak repair " +
+                  lib.root() + "' moves it into '" + lib.layout().quarantine_dir() + "', as does 'hpak catalogs rm " + lib.root() + " " +
+                  name + "'");
     }
     if (!d) continue; // removed concurrently
     if (!live.insert(*d).second) continue;

@@ -10,8 +10,9 @@
 // any that are not, and only then renames the catalog name into place — see
 // core/gc.hpp for the protocol.
 // Readers load the visible packs, look up through the midx and each uncovered
-// pack's index (O(log n) each), and rescan the directory on a miss, so a pack
-// published a moment ago is found. Lookups are thread-safe; PackReaders handed
+// pack's index (O(log n) each), and on a miss search every pack's own index
+// (a midx that misses what a pack it covers holds is wrong: it is not used
+// again) and rescan the directory, so a pack published a moment ago is found. Lookups are thread-safe; PackReaders handed
 // out stay valid for the Library's lifetime even across rescans.
 #pragma once
 
@@ -19,6 +20,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "core/object_source.hpp"
@@ -93,6 +95,13 @@ public:
   // Removes a name file; `durable`: catalogs/ is synced before it returns
   // (gc --unused syncs once for all the names it drops).
   bool remove_catalog(const std::string& name, bool durable = true);
+  // What catalogs/NAME holds: nothing, a name file, or junk (a directory, a
+  // symlink, a FIFO, a malformed or oversized file: `why` says what).
+  enum class CatalogEntry { Absent, Name, Junk };
+  CatalogEntry catalog_entry(const std::string& name, std::string* why = nullptr) const;
+  // Moves a junk entry of catalogs/ into LIB/quarantine/ (core/store/quarantine.hpp);
+  // returns where it went.
+  std::string quarantine_catalog(const std::string& name);
   void touch_used(const std::string& name) const;
   // Seconds since the epoch of the last restore (or of the name's creation).
   int64_t last_used(const std::string& name) const;
@@ -137,9 +146,22 @@ public:
   // The same, for a command whose result is already durable: the midx is
   // disposable, so a failure (a full disk) is a warning appended to `warnings`.
   void write_midx_or_warn(std::vector<std::string>& warnings);
+  // Why packs/multi.midx is not fit for lookups ("" when it is absent or
+  // agrees with the packs' own indexes): unreadable (not a regular file, too
+  // large, malformed), or a digest a covered pack holds that it does not find
+  // or sends to a pack without it. One that names a pack that is gone is only
+  // stale (readers ignore it): `stale_out` says so. Reads every covered index.
+  std::string midx_problem(std::string* stale_out = nullptr) const;
 
   // The packs and midx loaded (core/library.cpp).
   struct Loaded;
+  // A file's identity (the midx found wrong is not trusted again).
+  struct FileId {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    int64_t size = -1, mtime_ns = 0;
+    bool operator==(const FileId&) const = default;
+  };
 
 private:
   store::Layout layout_;
@@ -149,7 +171,11 @@ private:
   mutable std::shared_mutex mu_;
   mutable std::unique_ptr<Loaded> loaded_;
   mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive
+  // A midx found wrong (it missed what a covered pack holds): its identity,
+  // so that a rescan does not trust the same file again.
+  mutable std::optional<FileId> distrusted_midx_;
   void load_locked() const;
+  std::optional<ObjectRef> locate_past_midx(const Digest& d) const;
 };
 
 } // namespace hpak

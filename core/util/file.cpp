@@ -100,9 +100,9 @@ Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size) {
   return out;
 }
 
-MappedFile::MappedFile(const std::string& path, Follow follow) : path_(path) {
+MappedFile::MappedFile(const std::string& path, Follow follow, uint64_t max_size) : path_(path) {
   struct stat st;
-  Fd fd = open_regular(path, follow, kAnySize, &st);
+  Fd fd = open_regular(path, follow, max_size, &st);
   st_ = st;
   size_ = size_t(st.st_size);
   if (size_ == 0) return;

@@ -77,7 +77,8 @@ public:
   MappedFile() = default;
   // Maps a regular file (opened with open_regular: never blocks on a FIFO;
   // `follow` = Follow::NoLinks for files inside a library).
-  explicit MappedFile(const std::string& path, Follow follow = Follow::Links);
+  // A file larger than `max_size` is refused (open_regular's one-line error).
+  explicit MappedFile(const std::string& path, Follow follow = Follow::Links, uint64_t max_size = kAnySize);
   ~MappedFile();
   MappedFile(MappedFile&& o) noexcept;
   MappedFile& operator=(MappedFile&& o) noexcept;
