@@ -16,6 +16,7 @@
 #include "core/util/diag.hpp"
 #include "core/util/edit_distance.hpp"
 #include "core/util/file.hpp"
+#include "formats/catalog_name.hpp"
 #include "formats/pack_name.hpp"
 
 namespace hpak {
@@ -264,15 +265,7 @@ std::vector<const PackReader*> Library::packs() const {
   return out;
 }
 
-std::string Library::check_catalog_name(const std::string& name) {
-  if (name.empty()) return "catalog name is empty";
-  if (name.size() > 128) return "catalog name is longer than 128 characters";
-  if (name[0] == '.' || name[0] == '-') return "catalog name may not start with '.' or '-'";
-  for (unsigned char c : name)
-    if (!(isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+' || c == '@'))
-      return "catalog name '" + name + "' has a character outside [A-Za-z0-9._+@-]";
-  return {};
-}
+std::string Library::check_catalog_name(const std::string& name) { return catalog_name_problem(name); }
 
 std::vector<std::string> Library::catalog_names() const {
   std::vector<std::string> out;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -46,10 +47,27 @@ std::string comm_of(const std::string& pid) {
 // symlink (gc would write its holder line wherever one points) or blocking on
 // a FIFO, and only if it is a regular file. `read_only_ok`: fall back to
 // read-only for another user's file (flock needs no write access).
+// EACCES on a lock file of a shared library: almost always a member who ran
+// hpak with umask 022 created it without group write (man/hpak-library.7,
+// PERMISSIONS). Says so, and how to fix it.
+[[noreturn]] void throw_lock_access_error(const std::string& p, bool shared_library) {
+  struct stat st;
+  if (!shared_library || lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWGRP))
+    throw_open_error(p, EACCES, Follow::NoLinks);
+  char mode[8];
+  snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+  const passwd* pw = getpwuid(st.st_uid);
+  std::string owner = pw && pw->pw_name ? std::string(pw->pw_name) : "uid " + std::to_string(st.st_uid);
+  throw Error("unable to open '" + p + "' for writing: Permission denied; it is not group-writable (mode " + mode + ", owner '" +
+              owner + "'), so it was created with umask 022 or stricter, while members of a shared library must run hpak with umask 002: '" +
+              owner + "' or root can fix it with 'chmod g+w " + p + "'");
+}
+
 Fd open_lock_file(const std::string& p, bool shared_library, bool read_only_ok) {
   const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   int fd = open(p.c_str(), O_RDWR | O_CREAT | flags, shared_library ? 0664 : 0644);
   if (fd < 0 && errno == EACCES && read_only_ok) fd = open(p.c_str(), O_RDONLY | flags);
+  if (fd < 0 && errno == EACCES) throw_lock_access_error(p, shared_library);
   if (fd < 0) throw_open_error(p, errno, Follow::NoLinks);
   Fd guard(fd);
   require_regular(fd, p);

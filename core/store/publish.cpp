@@ -76,14 +76,21 @@ bool link_pack(const std::string& tmp_path, const std::string& final_pack, uint6
 
 } // namespace
 
-bool has_marker(const Layout& layout) { return path_exists(layout.marker()); }
+bool has_marker(const Layout& layout) {
+  struct stat st;
+  if (lstat(layout.marker().c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  // Not "no library here" (an add would then try to create one): the read
+  // that failed, named (EIO on a failing disk, EACCES).
+  throw_errno("unable to look for the library marker '" + layout.marker() + "'");
+}
 
 Marker read_marker(const Layout& layout) {
   const std::string root = layout.root(), marker = layout.marker();
   struct stat st;
   if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
   if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
-  if (!path_exists(marker)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
+  if (!has_marker(layout)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
   Bytes b = read_regular(marker, Follow::NoLinks, kMaxMarkerSize);
   std::string text(b.begin(), b.end());
   if (text.rfind("hpak-library ", 0) != 0) throw Error("'" + marker + "' is not an hpak library marker");

@@ -18,6 +18,7 @@ struct Marker {
   int level = -1; // default zstd level of adds, or -1 (unset)
 };
 constexpr const char* kMarkerLine = "hpak-library 1";
+// Throws (naming the failed read) when it cannot be told: an I/O error is not "no library".
 bool has_marker(const Layout& layout);
 // Throws a one-line Error if the marker is missing, not a marker, or another version.
 Marker read_marker(const Layout& layout);
