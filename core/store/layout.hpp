@@ -46,6 +46,11 @@ public:
   std::string locks_dir() const { return root_ + "/locks"; }
   std::string damaged_dir() const { return root_ + "/damaged"; }
   std::string quarantine_dir() const { return root_ + "/quarantine"; }
+  // Where a junk entry catalogs/NAME goes, moved aside at `stamp` (UTC,
+  // YYYYMMDDTHHMMSSZ); `n` > 0 when that name is taken already.
+  std::string quarantined_catalog(const std::string& name, const std::string& stamp, int n = 0) const {
+    return quarantine_dir() + "/catalogs." + name + "." + stamp + (n ? "." + std::to_string(n) : "");
+  }
 
   std::string pack_path(const Digest& file_sum) const;
   std::string index_path(const Digest& file_sum) const;

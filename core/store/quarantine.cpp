@@ -46,9 +46,9 @@ std::string utc_stamp() {
 std::string quarantine_catalog_entry(const Layout& layout, bool shared, const std::string& name) {
   make_quarantine_dir(layout, shared);
   const std::string from = layout.catalog_path(name);
-  const std::string base = layout.quarantine_dir() + "/catalogs." + name + "." + utc_stamp();
-  std::string to = base;
-  for (int n = 1; path_exists(to); n++) to = base + "." + std::to_string(n);
+  const std::string stamp = utc_stamp();
+  std::string to = layout.quarantined_catalog(name, stamp);
+  for (int n = 1; path_exists(to); n++) to = layout.quarantined_catalog(name, stamp, n);
   if (rename(from.c_str(), to.c_str()) != 0) throw_errno("unable to move '" + from + "' to '" + to + "'");
   sync_dir(layout.quarantine_dir());
   sync_dir(layout.catalogs_dir());
