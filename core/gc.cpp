@@ -607,6 +607,19 @@ void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcP
   rewrite_one_by_one(lib, packs, rest, live, opts, res);
 }
 
+// A dry run says when the new pack would not fit (a real run then goes pack
+// by pack and may leave some: see rewrite_rest).
+void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
+  std::vector<size_t> sources;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].action != GcAction::Delete) sources.push_back(i);
+  GcResult probe;
+  if (sources.empty() || room_for(lib, plan, sources, probe)) return;
+  res.warnings.push_back("the new pack would need about " + std::to_string(probe.space_needed >> 20) + " MiB, and the file system has " +
+                         std::to_string(probe.space_free >> 20) + " MiB free: gc would delete the packs with no live object, then "
+                         "rewrite the others one at a time, leaving what does not fit");
+}
+
 GcPlanOptions plan_options(const GcOptions& opts) {
   GcPlanOptions o;
   o.grace_seconds = opts.grace_seconds;
@@ -636,6 +649,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
 
   const bool act = !plan.sources.empty() && !opts.dry_run;
   if (!act) predict_after(plan, opts, res);
+  if (opts.dry_run) warn_if_no_room(lib, plan, res);
   if (act) collect_dead(lib, packs, plan, live, opts, res); // 6, for packs with nothing to copy
   sweep_leftovers(lib, opts, now, res); // 8, before any copy: a dead writer's leftovers may be the room it needs
   if (act) {

@@ -135,6 +135,10 @@ H catalogs rm "$L" a c >/dev/null || fail "catalogs rm a c"
 # c's pack is dead. Leave 6 MiB: c's 3 MiB do not make room for the copy.
 fill_fs "$W/gc48" 6144 || fail "filling"
 free_before=$(free_kb "$W/gc48")
+"$hpak" -q gc -n "$L" --grace 0 >"$W/gc2n.out" 2>"$W/gc2n.err"
+expect_eq "a dry run exits 0" 0 $?
+check "and warns that the new pack would not fit: $(cat "$W/gc2n.err")" \
+  grep -q "^hpak: warning: the new pack would need about [0-9]* MiB, and the file system has [0-9]* MiB free: gc would delete" "$W/gc2n.err"
 "$hpak" -q gc "$L" --grace 0 >"$W/gc2.out" 2>"$W/gc2.err"
 rc=$?
 echo "  gc: exit $rc; $(tail -n 1 "$W/gc2.out")"
