@@ -23,19 +23,39 @@ void setup(CLI::App& app) {
   app.add_flag("--names", o.names, "Only the names, one a line, catalogs not read (for scripts and shell completion)");
 }
 
+// `catalogs rm LIB NAME`: a name file is removed (durably: catalogs/ synced
+// before it is reported); junk under a valid name (a directory, a link, a
+// malformed file) is moved into LIB/quarantine/ instead, as it is. False
+// (after a one-line error) when there is nothing of that name.
+bool remove_one(Library& lib, const std::string& name) {
+  std::string why = Library::check_catalog_name(name);
+  if (!why.empty()) {
+    fprintf(stderr, "hpak: error: %s\n", why.c_str());
+    return false;
+  }
+  std::string junk;
+  switch (lib.catalog_entry(name, &junk)) {
+  case Library::CatalogEntry::Absent: break;
+  case Library::CatalogEntry::Junk:
+    printf("moved '%s' to '%s' (it is not a name file: %s)\n", lib.layout().catalog_path(name).c_str(), lib.quarantine_catalog(name).c_str(),
+           escape_controls(junk).c_str());
+    return true;
+  case Library::CatalogEntry::Name:
+    if (!lib.remove_catalog(name)) break; // removed meanwhile
+    printf("removed catalog '%s' (its objects go at the next gc)\n", name.c_str());
+    return true;
+  }
+  fprintf(stderr, "hpak: error: no catalog named '%s' in library '%s'\n", name.c_str(), escape_controls(lib.root()).c_str());
+  return false;
+}
+
 int run() {
   if (o.args[0] == "rm") {
     if (o.args.size() < 3) throw Error("usage: hpak catalogs rm LIB NAME...");
     Library lib(o.args[1]);
     int rc = kExitOk;
-    for (size_t i = 2; i < o.args.size(); i++) {
-      if (lib.remove_catalog(o.args[i])) {
-        printf("removed catalog '%s' (its objects go at the next gc)\n", o.args[i].c_str());
-      } else {
-        fprintf(stderr, "hpak: error: no catalog named '%s'\n", o.args[i].c_str());
-        rc = kExitError;
-      }
-    }
+    for (size_t i = 2; i < o.args.size(); i++)
+      if (!remove_one(lib, o.args[i])) rc = kExitError;
     return rc;
   }
   if (o.args.size() != 1) throw Error("usage: hpak catalogs LIB");

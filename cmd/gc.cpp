@@ -40,6 +40,8 @@ void print_json(const GcResult& r, double secs) {
   w.field("copied_objects", r.copied_objects).field("copied_bytes", r.copied_bytes);
   w.key("copy_seconds").fixed(r.copy_seconds, 6).key("seconds").fixed(secs, 3).field("tmp_removed", r.tmp_removed);
   w.key("dropped_catalogs").strings(r.dropped_catalogs);
+  w.key("left_for_space").strings(r.left_for_space).field("space_needed", r.space_needed).field("space_free", r.space_free);
+  w.key("space_error").value_or_null(r.space_error);
   w.key("packs").begin_array();
   for (auto& p : r.packs) {
     w.begin_object().field("pack", p.pack).field("action", to_string(p.action)).field("why", p.why).field("bytes", p.size);
@@ -63,7 +65,8 @@ int run() {
   // stops it (SIGSTOP) there until the test continues it. Steps: published,
   // condemned, deleted, sweep (orphan packs chosen, before they are removed),
   // orphan-condemned (an orphan pack condemned, before its index is looked
-  // for again).
+  // for again), dead-condemned and dead-deleted (the packs with no live
+  // object condemned, deleted: before any copy).
   const char* kill_at = getenv("HPAK_TEST_GC_KILL_AT");
   const char* stop_at = getenv("HPAK_TEST_GC_STOP_AT");
   if (kill_at || stop_at) {
@@ -78,15 +81,24 @@ int run() {
   double secs = now_seconds() - t0;
   clear_progress();
   for (auto& w : r.warnings) spdlog::warn("{}", w);
+  if (!r.left_for_space.empty()) {
+    const bool one = r.left_for_space.size() == 1;
+    std::string why = "copying " + std::string(one ? "its" : "their") + " live objects needs " + human_bytes(r.space_needed) +
+                      ", the file system has " + human_bytes(r.space_free) + " free";
+    if (!r.space_error.empty()) why = r.space_error + " (" + why + ")";
+    spdlog::warn("{} pack{} left as {} for lack of space in '{}': {}; free some space (or grow the file system) and run gc again",
+                 r.left_for_space.size(), one ? "" : "s", one ? "it was" : "they were", o.lib, why);
+  }
   for (auto& p : r.packs)
     spdlog::debug("gc: pack '{}': {} ({}); {}/{} objects live, {}/{} bytes", p.pack, to_string(p.action), p.why, p.live_objects, p.objects,
                   p.live_bytes, p.size);
   spdlog::debug("gc: {} packs -> {}, {} objects kept, {} dropped, {} catalogs dropped, {} objects ({} bytes) copied in {:.3f} s",
                 r.packs_before, r.packs_after, r.objects_kept, r.objects_dropped, r.dropped_catalogs.size(), r.copied_objects,
                 r.copied_bytes, r.copy_seconds);
+  const int rc = r.left_for_space.empty() ? kExitOk : kExitProblem; // it freed what it could, not all
   if (o.json) {
     print_json(r, secs);
-    return kExitOk;
+    return rc;
   }
   for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
   for (auto& p : r.packs)
@@ -96,7 +108,7 @@ int run() {
          (unsigned long long)r.packs_before, (unsigned long long)r.packs_after, human_bytes(r.bytes_before).c_str(),
          human_bytes(r.bytes_after).c_str(), human_bytes(r.bytes_before - std::min(r.bytes_before, r.bytes_after)).c_str(),
          (unsigned long long)r.objects_dropped, secs);
-  return kExitOk;
+  return rc;
 }
 } // namespace
 

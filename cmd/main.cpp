@@ -48,13 +48,45 @@ static int run_command(const Command& c) {
   end_phases();
   if (!error.empty()) {
     clear_progress();
-    fprintf(stderr, "hpak: error: %s\n", error.c_str());
+    // One line whatever a path or name in it holds (a newline, a terminal escape).
+    fprintf(stderr, "hpak: error: %s\n", hpak::escape_controls(error).c_str());
     rc = kExitError;
   } else if (!finish_stdout()) {
     rc = kExitError;
   }
   spdlog::debug("command '{}' took {:.3f} s, exit status {}", c.name, now_seconds() - t0, rc);
   return rc;
+}
+
+// The first argument after the command that looks like an option but is none
+// of the command's (CLI11 then reports a missing positional, or an argument
+// not expected): "" if there is none, or it comes after "--".
+static std::string unknown_dash_argument(const CLI::App& sub, const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); i++) {
+    const std::string& a = args[i];
+    if (a == "--") return {};
+    if (a.size() < 2 || a[0] != '-') continue;
+    std::string name = a.substr(0, a.find('='));
+    if (name.size() > 2 && name[1] != '-') name = name.substr(0, 2); // -j4
+    bool known = false;
+    for (const CLI::Option* opt : sub.get_options()) known |= opt->check_name(name);
+    if (!known && name != "-h" && name != "--help") return a;
+  }
+  return {};
+}
+
+// A parse error, with the way out when an argument that starts with '-' was
+// meant as a name or a path: "--" ends the options.
+static std::string parse_error_text(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  std::string text = e.what();
+  if (args.empty()) return text;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    std::string dash = unknown_dash_argument(*sub, args);
+    if (!dash.empty())
+      return hpak::quoted(dash) + " is not an option of 'hpak " + sub->get_name() + "' (" + text +
+             "); to pass an argument that starts with '-', put '--' before it: 'hpak " + sub->get_name() + " ... -- " + dash + "'";
+  }
+  return text;
 }
 
 int main(int argc, char** argv) {
@@ -80,6 +112,7 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c->name, c->summary);
     if (c->hidden) sub->group("");
     c->setup(*sub);
+    sub->footer("Arguments after '--' are never options (a target or catalog starting with '-': hpak " + std::string(c->name) + " ... -- -x).");
     sub->callback([c, &chosen] { chosen = c; });
   }
   if (!args.empty() && args[0][0] != '-') {
@@ -105,7 +138,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    fprintf(stderr, "hpak: error: %s\n", e.what());
+    fprintf(stderr, "hpak: error: %s\n", hpak::escape_controls(parse_error_text(app, args, e)).c_str());
     return kExitError;
   }
   set_verbosity(global().verbose);

@@ -75,6 +75,7 @@ int run_into(PackOptions& po) {
   spdlog::debug("pack: new pack '{}' ({} bytes), {} extra pack(s) for objects a concurrent gc took away", r.pack_name.empty() ? "none" : r.pack_name,
                 r.pack_size, r.repairs);
   warn_skipped(s);
+  for (auto& w : r.warnings) spdlog::warn("{}", w); // the name is set: exit 0 all the same
   if (o.json) {
     JsonWriter w;
     w.begin_object().field("library", o.into).field("catalog", o.name).field("catalog_digest", to_hex(r.catalog_digest));

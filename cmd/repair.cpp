@@ -37,11 +37,14 @@ int run() {
     w.begin_object().field("dry_run", o.dry_run).field("packs_checked", r.packs_checked).field("packs_rewritten", r.packs_rewritten);
     w.field("indexes_rebuilt", r.indexes_rebuilt).field("objects_salvaged", r.objects_salvaged);
     w.field("objects_elsewhere", r.objects_elsewhere).key("broken_catalogs").strings(r.broken_catalogs);
+    w.key("quarantined").strings(r.quarantined).key("midx_rebuilt").value_or_null(r.midx_rebuilt);
     w.key("lost").begin_array();
     for (auto& l : r.lost) w.begin_object().field("digest", l.digest).key("paths").strings(l.paths).end();
     w.end().end().newline().print(stdout);
   } else {
     for (auto& n : r.notes) printf("%s\n", n.c_str());
+    for (auto& q : r.quarantined) printf("%s %s (not a name file; gc refuses to run while it is in catalogs/)\n", o.dry_run ? "would move" : "moved", escape_controls(q).c_str());
+    if (!r.midx_rebuilt.empty()) printf("%s the multi-pack index: %s\n", o.dry_run ? "would rewrite" : "rewrote", r.midx_rebuilt.c_str());
     for (auto& m : r.moved) printf("moved damaged pack to '%s'\n", m.c_str());
     for (auto& l : r.lost) {
       printf("LOST object %s\n", l.digest.c_str());

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <map>
 #include <set>
+#include <optional>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/pack_writer.hpp"
@@ -14,6 +16,7 @@
 #include "core/store/dir_stream.hpp"
 #include "core/store/lock.hpp"
 #include "core/store/packs_listing.hpp"
+#include "core/store/quarantine.hpp"
 #include "core/util/file.hpp"
 #include "core/util/compress_rule.hpp"
 
@@ -39,7 +42,12 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
     try {
       d = lib.catalog_digest(name);
     } catch (const Error& e) {
-      throw Error(std::string(e.what()) + "; gc aborted, nothing deleted");
+      // Junk under a valid name (a directory, a link, a malformed file): it
+      // may name any object, so nothing may go while it is there; the
+      // operator moves it aside.
+      throw Error(std::string(e.what()) + "; gc aborted, nothing deleted (an unreadable name may refer to any object): 'hpak repair " +
+                  lib.root() + "' moves it into '" + lib.layout().quarantine_dir() + "', as does 'hpak catalogs rm " + lib.root() + " " +
+                  name + "'");
     }
     if (!d) continue; // removed concurrently
     if (!live.insert(*d).second) continue;
@@ -67,7 +75,7 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
   for (auto& name : lib.catalog_names()) {
     if (opts.unused_seconds >= 0 && now - lib.last_used(name) > opts.unused_seconds) {
       res.dropped_catalogs.push_back(name);
-      if (!opts.dry_run) lib.remove_catalog(name);
+      if (!opts.dry_run) lib.remove_catalog(name, /*durable=*/false); // synced once, below
     } else {
       kept_names.push_back(name);
     }
@@ -288,6 +296,7 @@ struct Repacked {
 Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
                         const GcOptions& opts, GcResult& res) {
   Repacked out;
+  const uint64_t copied_before = res.copied_objects;
   AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), packs[plan.sources[0]]->level());
   w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
@@ -302,7 +311,7 @@ Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& pack
     size_t i = plan.sources[k];
     out.pinned.push_back(damaged[k] && pinned_by_damage(*packs[i], plan.packs[i].pack, plan, live, w, res));
   }
-  if (res.copied_objects > 0) {
+  if (res.copied_objects > copied_before) {
     PackResult written = w.finish();
     tmp.commit_as(tmp.temp_path() + ".done");
     out.new_name = lib.publish_pack(tmp.final_path(), written); // durable: pack, index, packs/ before any condemn
@@ -315,7 +324,7 @@ Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const
                 const GcOptions& opts, GcResult& res) {
   auto t0 = std::chrono::steady_clock::now();
   Repacked out = write_new_pack(lib, packs, plan, live, opts, res);
-  res.copy_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 
@@ -345,6 +354,10 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
   mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
+  // Every removal the two marks saw (a `catalogs rm`, an older hpak's, not
+  // yet synced) is made durable before the objects it freed are condemned:
+  // a power loss must not bring back a name whose objects are gone.
+  sync_dir(lib.layout().catalogs_dir());
   std::set<std::string> superseded;
   for (size_t i : plan.sources)
     if (plan.packs[i].pack != repacked.new_name) superseded.insert(plan.packs[i].pack); // (our output may be identical to a source)
@@ -367,14 +380,18 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   return out;
 }
 
-// After the publish lock is released: gc deletes only `.condemned` names.
-void delete_condemned(const std::vector<const PackReader*>& packs) {
+// After the publish lock is released: gc deletes only `.condemned` names,
+// then unmaps them (their space is freed only then: a full disk needs it for
+// what comes next). The readers are gone afterwards.
+void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs) {
   for (const PackReader* p : packs) store::delete_condemned(p->path());
+  lib.unmap_gone(packs);
 }
 
-// Step 7: the midx over the packs that remain, and their count and size.
+// Step 7: the midx over the packs that remain, and their count and size. The
+// midx is disposable: one that cannot be written (a full disk) is a warning.
 void rebuild_midx(Library& lib, GcResult& res) {
-  lib.write_midx();
+  lib.write_midx_or_warn(res.warnings);
   lib.refresh();
   res.packs_after = 0;
   for (const PackReader* p : lib.packs()) {
@@ -387,6 +404,7 @@ void rebuild_midx(Library& lib, GcResult& res) {
 
 // A leftover (temp file, pack without index) younger than this may belong to
 // an add in progress, whatever --grace says: removing it fails that add.
+// Unless its writer is known to be gone (see sweep_leftovers).
 constexpr int64_t kLeftoverMinAge = 3600;
 
 bool has_index(const std::string& pack) {
@@ -430,10 +448,19 @@ void remove_orphans(const Library& lib, const std::vector<std::string>& orphans,
 // index comes after the condemn checks its objects under the shared lock,
 // finds the pack gone and writes them again. Only `.condemned` names are
 // deleted, after the lock is released.
+// A leftover goes when it is older than the grace period and an hour, or at
+// once when its writer is known to be gone: a temp file whose name records a
+// process of this host that no longer exists and whose flock nobody holds
+// (core/util/file.hpp, AtomicFile); an orphan pack whose flock nobody holds
+// (its writer holds the lock of the temp file it linked in until its index is
+// published).
 void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
   auto old_enough = [&](const std::string& p) {
     struct stat st;
     return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
+  };
+  auto stale_temp = [&](const std::string& dir, const std::string& name) {
+    return old_enough(dir + "/" + name) || store::temp_writer_gone(dir, name);
   };
   auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
     struct stat st;
@@ -445,22 +472,156 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
   };
   const store::Layout& layout = lib.layout();
   for (auto& name : store::list_dir(layout.tmp_dir()))
-    if (old_enough(layout.tmp_dir() + "/" + name)) remove_leftover(layout.tmp_dir() + "/" + name);
+    if (stale_temp(layout.tmp_dir(), name)) remove_leftover(layout.tmp_dir() + "/" + name);
   const store::PacksListing packs = store::list_packs(layout);
   for (auto& name : packs.temps)
-    if (old_enough(layout.packs_dir() + "/" + name)) remove_leftover(layout.packs_dir() + "/" + name);
+    if (stale_temp(layout.packs_dir(), name)) remove_leftover(layout.packs_dir() + "/" + name);
   for (const std::string& dir : {layout.catalogs_dir(), layout.used_dir()})
     for (auto& name : store::list_dir(dir))
-      if (store::is_temp_name(name) && old_enough(dir + "/" + name)) remove_leftover(dir + "/" + name);
+      if (store::is_temp_name(name) && stale_temp(dir, name)) remove_leftover(dir + "/" + name);
   std::vector<std::string> orphans;
   for (const Digest& d : packs.pack_files) {
     const std::string p = layout.pack_path(d);
-    if (is_regular(p) && !has_index(p) && old_enough(p)) orphans.push_back(p);
+    if (is_regular(p) && !has_index(p) && (old_enough(p) || unlocked_regular_file(p))) orphans.push_back(p);
   }
   step(opts, "sweep");
   if (orphans.empty()) return;
   if (opts.dry_run) res.tmp_removed += orphans.size();
   else remove_orphans(lib, orphans, opts, res);
+}
+
+// ---- carrying the plan out, dead packs first (a full disk, issue 28) ----
+
+// What the file system of `dir` can still take from this process (root may
+// use the blocks reserved for it), or nullopt when it cannot be told.
+std::optional<uint64_t> free_space(const std::string& dir) {
+  struct statvfs v;
+  if (statvfs(dir.c_str(), &v) != 0) return std::nullopt;
+  const uint64_t blocks = geteuid() == 0 ? v.f_bfree : v.f_bavail;
+  return blocks * (v.f_frsize ? v.f_frsize : v.f_bsize);
+}
+
+// Room the new pack of `sources` takes, generously: their live objects as
+// stored, an entry header and an index record each, block and file slack.
+uint64_t space_for(const GcPlan& plan, const std::vector<size_t>& sources) {
+  uint64_t need = 64 << 10;
+  for (size_t i : sources) need += plan.packs[i].live_bytes + plan.packs[i].live_bytes / 64 + 128 * plan.packs[i].live_objects;
+  return need;
+}
+
+// False (and the figures recorded) when the file system has less free space
+// than the new pack of `sources` takes: writing it would only fill the disk.
+bool room_for(const Library& lib, const GcPlan& plan, const std::vector<size_t>& sources, GcResult& res) {
+  std::optional<uint64_t> room = free_space(lib.tmp_dir());
+  uint64_t need = space_for(plan, sources);
+  if (!room || need <= *room) return true;
+  res.space_needed = need;
+  res.space_free = *room;
+  return false;
+}
+
+// Step 6 for packs with no live object: nothing to copy, so they go before
+// any new pack is written (on a full disk their space may be the room it
+// needs), under the same re-mark and condemn; a dead pack holding the only
+// copy of an object a name set meanwhile needs is kept.
+void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan dead;
+  dead.packs = plan.packs;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].action == GcAction::Delete) dead.sources.push_back(i);
+  if (dead.sources.empty()) return;
+  Repacked none;
+  none.pinned.assign(dead.sources.size(), false);
+  std::vector<const PackReader*> condemned_packs = condemn(lib, packs, dead, none, live, opts, res);
+  step(opts, "dead-condemned");
+  delete_condemned(lib, condemned_packs);
+  step(opts, "dead-deleted");
+}
+
+// Steps 5 and 6 for `part` of the plan (its sources; the objects of packs
+// outside it are in its kept_objects): copy, publish, re-mark and condemn,
+// delete. False, with nothing changed, when the new pack could not be
+// written for lack of space.
+bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  const uint64_t objects = res.copied_objects, bytes = res.copied_bytes;
+  const size_t warnings = res.warnings.size();
+  Repacked repacked;
+  try {
+    repacked = repack(lib, packs, part, live, opts, res);
+  } catch (const Error& e) {
+    if (!is_out_of_space(e)) throw;
+    res.copied_objects = objects; // the temp file is gone, and with it what was copied
+    res.copied_bytes = bytes;
+    res.warnings.resize(warnings);
+    res.space_needed = space_for(part, part.sources);
+    res.space_free = free_space(lib.tmp_dir()).value_or(0);
+    res.space_error = e.what();
+    return false;
+  }
+  step(opts, "published");
+  std::vector<const PackReader*> condemned_packs = condemn(lib, packs, part, repacked, live, opts, res);
+  step(opts, "condemned");
+  delete_condemned(lib, condemned_packs);
+  step(opts, "deleted");
+  return true;
+}
+
+// A source left as it is for lack of space: its garbage stays.
+void leave_for_space(const GcPlan& plan, size_t i, GcResult& res) {
+  res.left_for_space.push_back(plan.packs[i].pack);
+  res.objects_dropped -= plan.packs[i].objects - plan.packs[i].live_objects;
+  res.packs[i].why += "; left: no room to copy its live objects";
+}
+
+// No room for one new pack with every source's live objects: one pack at a
+// time, those with garbage only (a merge or upgrade frees nothing), the
+// cheapest to copy first, so that each frees its garbage before the next
+// needs room. What does not fit is left as it is.
+void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, DigestSet& live,
+                        const GcOptions& opts, GcResult& res) {
+  std::vector<size_t> order = rest.sources;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rest.packs[a].live_bytes < rest.packs[b].live_bytes; });
+  for (size_t i : order) {
+    bool done = false;
+    if (rest.packs[i].live_objects < rest.packs[i].objects) {
+      lib.refresh();
+      GcPlan one;
+      one.packs = rest.packs;
+      one.sources = {i};
+      one.kept_objects = objects_outside(lib, {rest.packs[i].pack}); // every other pack stays, for now
+      done = room_for(lib, one, one.sources, res) && rewrite_part(lib, packs, one, live, opts, res);
+    }
+    if (!done) leave_for_space(rest, i, res);
+  }
+}
+
+// Steps 5 and 6 for the sources with live objects: one new pack for all of
+// them when there is room, otherwise pack by pack.
+void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan rest = std::move(plan);
+  std::vector<size_t> sources;
+  for (size_t i : rest.sources)
+    if (rest.packs[i].action != GcAction::Delete) sources.push_back(i);
+  rest.sources = std::move(sources);
+  if (rest.sources.empty()) return;
+  if (room_for(lib, rest, rest.sources, res) && rewrite_part(lib, packs, rest, live, opts, res)) return;
+  rewrite_one_by_one(lib, packs, rest, live, opts, res);
+}
+
+// A dry run says when the new pack would not fit (a real run then goes pack
+// by pack and may leave some: see rewrite_rest).
+void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
+  std::vector<size_t> sources;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].action != GcAction::Delete) sources.push_back(i);
+  GcResult probe;
+  if (sources.empty() || room_for(lib, plan, sources, probe)) return;
+  res.warnings.push_back("the new pack would need about " + std::to_string(probe.space_needed >> 20) + " MiB, and the file system has " +
+                         std::to_string(probe.space_free >> 20) + " MiB free: gc would delete the packs with no live object, then "
+                         "rewrite the others one at a time, leaving what does not fit");
 }
 
 GcPlanOptions plan_options(const GcOptions& opts) {
@@ -490,18 +651,15 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   res.objects_kept = plan.objects_kept;
   res.objects_dropped = plan.objects_dropped;
 
-  if (plan.sources.empty() || opts.dry_run) {
-    predict_after(plan, opts, res);
-  } else {
-    Repacked repacked = repack(lib, packs, plan, live, opts, res);
-    step(opts, "published");
-    std::vector<const PackReader*> condemned_packs = condemn(lib, packs, plan, repacked, live, opts, res);
-    step(opts, "condemned");
-    delete_condemned(condemned_packs);
-    step(opts, "deleted");
+  const bool act = !plan.sources.empty() && !opts.dry_run;
+  if (!act) predict_after(plan, opts, res);
+  if (opts.dry_run) warn_if_no_room(lib, plan, res);
+  if (act) collect_dead(lib, packs, plan, live, opts, res); // 6, for packs with nothing to copy
+  sweep_leftovers(lib, opts, now, res); // 8, before any copy: a dead writer's leftovers may be the room it needs
+  if (act) {
+    rewrite_rest(lib, packs, std::move(plan), live, opts, res); // 5 and 6 for the others
     rebuild_midx(lib, res);
   }
-  sweep_leftovers(lib, opts, now, res);
   return res;
 }
 

@@ -4,16 +4,19 @@
 #include <fcntl.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/pack_trust.hpp"
 #include "core/store/dir_stream.hpp"
+#include "core/store/quarantine.hpp"
 #include "core/store/packs_listing.hpp"
 #include "core/store/publish.hpp"
 #include "core/util/diag.hpp"
 #include "core/util/edit_distance.hpp"
 #include "core/util/file.hpp"
+#include "formats/catalog_name.hpp"
 #include "formats/pack_name.hpp"
 
 namespace hpak {
@@ -27,6 +30,7 @@ struct Library::Loaded {
   MappedFile midx_map;
   MidxView midx;
   bool midx_ok = false;
+  Library::FileId midx_id;
   std::vector<int> midx_to_pack;      // midx pack id -> index in packs (-1 if gone)
   std::vector<size_t> uncovered;      // packs not in the midx
 };
@@ -86,14 +90,38 @@ void open_packs(const store::Layout& layout, const store::PacksListing& listing,
   }
 }
 
-// packs/multi.midx, when it names only packs that are open; otherwise every
-// pack is looked up through its own index.
-void attach_midx(const store::Layout& layout, Library::Loaded& l) {
+// The largest midx the open packs can justify: every pack named, every digest
+// of their indexes listed once (formats/midx_format.hpp).
+uint64_t midx_size_bound(const Library::Loaded& l) {
+  uint64_t digests = 0;
+  for (auto& p : l.packs) digests += p->index().count();
+  return 24 + 32 * uint64_t(l.packs.size()) + 1024 + 36 * digests + 32;
+}
+
+Library::FileId file_id(const struct stat& st) {
+  return {st.st_dev, st.st_ino, int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// packs/multi.midx, mapped and parsed: never through a symlink, never
+// blocking on a FIFO, a regular file no larger than the packs justify.
+void map_midx(const store::Layout& layout, Library::Loaded& l) {
+  l.midx_map = MappedFile(layout.midx_path(), Follow::NoLinks, midx_size_bound(l));
+  l.midx_id = file_id(l.midx_map.stat());
+  l.midx = MidxView(l.midx_map.bytes(), layout.midx_path());
+}
+
+// packs/multi.midx, when it names only packs that are open (and was not found
+// wrong before: `distrusted`); otherwise every pack is looked up through its
+// own index.
+void attach_midx(const store::Layout& layout, const std::optional<Library::FileId>& distrusted, Library::Loaded& l) {
   const std::string midx_path = layout.midx_path();
   if (!path_exists(midx_path)) return;
   try {
-    l.midx_map = MappedFile(midx_path, Follow::NoLinks); // a FIFO or symlink there: ignored like a bad midx
-    l.midx = MidxView(l.midx_map.bytes(), midx_path);
+    map_midx(layout, l); // a FIFO or symlink there: ignored like a bad midx
+    if (distrusted && *distrusted == l.midx_id) {
+      diag_debug([&] { return "midx '" + midx_path + "' ignored: it missed objects its packs hold"; });
+      return;
+    }
     l.midx_ok = true;
     for (auto& name : l.midx.packs()) {
       auto it = std::lower_bound(l.names.begin(), l.names.end(), name);
@@ -123,7 +151,7 @@ void find_uncovered(Library::Loaded& l) {
 void Library::load_locked() const {
   auto l = std::make_unique<Loaded>();
   open_packs(layout_, store::list_packs(layout_), loaded_.get(), shared_, check_index_trailers_, *l);
-  attach_midx(layout_, *l);
+  attach_midx(layout_, distrusted_midx_, *l);
   find_uncovered(*l);
   if (loaded_) retired_.push_back(std::move(loaded_));
   loaded_ = std::move(l);
@@ -160,8 +188,35 @@ std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
   return std::nullopt;
 }
 
+// A miss through the midx and the uncovered packs: every pack's own index. A
+// hit there means the midx is wrong (valid, but missing digests): it is not
+// used again by this Library, and `hpak verify` reports it.
+std::optional<ObjectRef> Library::locate_past_midx(const Digest& d) const {
+  std::optional<ObjectRef> found;
+  const Loaded* seen = nullptr;
+  {
+    std::shared_lock lk(mu_);
+    const Loaded& l = *loaded_;
+    if (!l.midx_ok) return std::nullopt;
+    for (size_t i = 0; i < l.packs.size() && !found; i++)
+      if (auto r = l.packs[i]->find(d); r && l.trust[i]->usable()) found = ObjectRef{l.packs[i].get(), *r};
+    seen = &l;
+  }
+  if (!found) return std::nullopt;
+  std::unique_lock lk(mu_);
+  if (loaded_.get() == seen && loaded_->midx_ok) {
+    diag_debug([&] { return "midx '" + layout_.midx_path() + "' ignored from now on: it misses object " + to_hex(d) + ", which a pack it covers holds"; });
+    distrusted_midx_ = loaded_->midx_id;
+    loaded_->midx_ok = false;
+    loaded_->uncovered.clear();
+    for (size_t i = 0; i < loaded_->packs.size(); i++) loaded_->uncovered.push_back(i);
+  }
+  return found;
+}
+
 std::optional<ObjectRef> Library::locate(const Digest& d) const {
   if (auto r = locate_loaded(d)) return r;
+  if (auto r = locate_past_midx(d)) return r;
   // A pack may have been published (or repacked by gc) since we loaded. A
   // rescan that overlaps gc's publish-then-condemn can list the packs before
   // the new one appeared and open the old one after it was condemned, and see
@@ -170,6 +225,7 @@ std::optional<ObjectRef> Library::locate(const Digest& d) const {
     diag_trace([&] { return "object " + to_hex(d) + " not in the packs loaded: rescanning '" + layout_.packs_dir() + "'"; });
     refresh();
     if (auto r = locate_loaded(d)) return r;
+    if (auto r = locate_past_midx(d)) return r;
   }
   return std::nullopt;
 }
@@ -184,6 +240,19 @@ bool Library::pack_usable(const PackReader* p) const {
   return t && t->usable();
 }
 
+void Library::unmap_gone(const std::vector<const PackReader*>& gone) {
+  std::unique_lock lk(mu_);
+  load_locked();
+  std::set<const PackReader*> drop(gone.begin(), gone.end());
+  for (auto& p : loaded_->packs) drop.erase(p.get()); // visible again (an identical pack re-added): kept
+  for (auto& l : retired_)
+    for (size_t i = 0; i < l->packs.size(); i++)
+      if (l->packs[i] && drop.count(l->packs[i].get())) {
+        l->trust[i].reset(); // refers to the reader: goes first
+        l->packs[i].reset();
+      }
+}
+
 size_t Library::uncovered_packs() const {
   std::shared_lock lk(mu_);
   return loaded_->uncovered.size();
@@ -196,15 +265,7 @@ std::vector<const PackReader*> Library::packs() const {
   return out;
 }
 
-std::string Library::check_catalog_name(const std::string& name) {
-  if (name.empty()) return "catalog name is empty";
-  if (name.size() > 128) return "catalog name is longer than 128 characters";
-  if (name[0] == '.' || name[0] == '-') return "catalog name may not start with '.' or '-'";
-  for (unsigned char c : name)
-    if (!(isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+' || c == '@'))
-      return "catalog name '" + name + "' has a character outside [A-Za-z0-9._+@-]";
-  return {};
-}
+std::string Library::check_catalog_name(const std::string& name) { return catalog_name_problem(name); }
 
 std::vector<std::string> Library::catalog_names() const {
   std::vector<std::string> out;
@@ -283,14 +344,37 @@ void Library::set_catalog(const std::string& name, const Digest& d) {
   touch_used(name);
 }
 
-bool Library::remove_catalog(const std::string& name) {
+bool Library::remove_catalog(const std::string& name, bool durable) {
   if (!check_catalog_name(name).empty()) return false;
   if (unlink(layout_.catalog_path(name).c_str()) != 0) {
     if (errno == ENOENT) return false;
     throw_errno("unable to remove catalog '" + name + "'");
   }
   unlink(layout_.used_path(name).c_str());
+  // Before the removal is reported, or a gc collects the name's objects: a
+  // power loss must not bring the name back without them.
+  if (durable) sync_dir(layout_.catalogs_dir());
   return true;
+}
+
+Library::CatalogEntry Library::catalog_entry(const std::string& name, std::string* why) const {
+  if (!check_catalog_name(name).empty()) return CatalogEntry::Absent;
+  try {
+    if (store::read_name_file(layout_, name)) return CatalogEntry::Name;
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return CatalogEntry::Junk;
+  }
+  // read_name_file found nothing to open; a dangling symlink is still there.
+  if (!path_exists(layout_.catalog_path(name))) return CatalogEntry::Absent;
+  if (why) *why = "'" + layout_.catalog_path(name) + "' is " + store::describe_entry(layout_.catalog_path(name));
+  return CatalogEntry::Junk;
+}
+
+std::string Library::quarantine_catalog(const std::string& name) {
+  std::string why = check_catalog_name(name);
+  if (!why.empty()) throw Error(why);
+  return store::quarantine_catalog_entry(layout_, shared_, name);
 }
 
 // Best effort: last-use tracking must never fail a restore. Never through a
@@ -345,6 +429,52 @@ void Library::write_midx() {
   f.write(encode_midx(names, std::move(entries)));
   f.commit();
   refresh();
+}
+
+void Library::write_midx_or_warn(std::vector<std::string>& warnings) {
+  try {
+    write_midx();
+  } catch (const Error& e) {
+    warnings.push_back(std::string(e.what()) + "; the multi-pack index was not rewritten (lookups use the packs' own indexes until a later add or gc rewrites it)");
+  }
+}
+
+std::string Library::midx_problem(std::string* stale_out) const {
+  const std::string path = layout_.midx_path();
+  if (!path_exists(path)) return {};
+  std::shared_lock lk(mu_);
+  const Loaded& cur = *loaded_;
+  Loaded l; // a fresh mapping: not the loaded one, which a lookup may have given up on
+  l.packs = cur.packs;
+  try {
+    map_midx(layout_, l);
+  } catch (const Error& e) {
+    return std::string(e.what()) + " (readers ignore it; 'hpak repair' or the next gc rewrites it)";
+  }
+  std::vector<int> to_pack; // midx pack id -> index in cur.packs, -1 if not visible
+  for (auto& name : l.midx.packs()) {
+    auto it = std::lower_bound(cur.names.begin(), cur.names.end(), name);
+    bool visible = it != cur.names.end() && *it == name;
+    to_pack.push_back(visible ? int(it - cur.names.begin()) : -1);
+    if (!visible && stale_out && stale_out->empty())
+      *stale_out = "multi-pack index '" + path + "' names pack " + to_hex(name) + ", which is not visible: readers ignore it until it is rewritten";
+  }
+  for (size_t id = 0; id < to_pack.size(); id++) {
+    if (to_pack[id] < 0) continue;
+    const IndexView& v = cur.packs[size_t(to_pack[id])]->index();
+    for (uint64_t i = 0; i < v.count(); i++) {
+      const Digest d = v.digest_at(i);
+      auto hit = l.midx.find(d);
+      if (!hit)
+        return "multi-pack index '" + path + "' does not list object " + to_hex(d) + ", which pack " + to_hex(cur.names[size_t(to_pack[id])]) +
+               " it covers holds ('hpak repair' rewrites it)";
+      int at = *hit < to_pack.size() ? to_pack[*hit] : -1;
+      if (at >= 0 && !cur.packs[size_t(at)]->find(d))
+        return "multi-pack index '" + path + "' sends object " + to_hex(d) + " to pack " + to_hex(cur.names[size_t(at)]) +
+               ", which does not hold it ('hpak repair' rewrites it)";
+    }
+  }
+  return {};
 }
 
 } // namespace hpak

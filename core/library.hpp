@@ -10,8 +10,9 @@
 // any that are not, and only then renames the catalog name into place — see
 // core/gc.hpp for the protocol.
 // Readers load the visible packs, look up through the midx and each uncovered
-// pack's index (O(log n) each), and rescan the directory on a miss, so a pack
-// published a moment ago is found. Lookups are thread-safe; PackReaders handed
+// pack's index (O(log n) each), and on a miss search every pack's own index
+// (a midx that misses what a pack it covers holds is wrong: it is not used
+// again) and rescan the directory, so a pack published a moment ago is found. Lookups are thread-safe; PackReaders handed
 // out stay valid for the Library's lifetime even across rescans.
 #pragma once
 
@@ -19,6 +20,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "core/object_source.hpp"
@@ -58,8 +60,13 @@ public:
 
   // Visible packs not covered by the midx (each costs a lookup of its own).
   size_t uncovered_packs() const;
-  // Visible packs (stable pointers).
+  // Visible packs (stable pointers: kept alive across rescans, see unmap_gone).
   std::vector<const PackReader*> packs() const;
+  // Rescans, then drops this Library's readers of the packs in `gone` that
+  // are no longer visible (gc, once it deleted them): a deleted file's space
+  // is freed only when nobody maps it any more, which on a full disk is the
+  // point of deleting it. Pointers to those readers are invalid afterwards.
+  void unmap_gone(const std::vector<const PackReader*>& gone);
   // May this user take bytes from `p` (a visible pack)? Always in a private
   // library; in a shared one, see core/pack_trust.hpp. locate() skips the
   // packs it may not.
@@ -82,8 +89,19 @@ public:
   // Throws a clear Error naming the close matches if `name` does not exist.
   formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr,
                                 bool verify_digest = true) const;
+  // Sets the name durably (store::write_name_file); if it throws, the name
+  // is as it was before.
   void set_catalog(const std::string& name, const Digest& d);
-  bool remove_catalog(const std::string& name);
+  // Removes a name file; `durable`: catalogs/ is synced before it returns
+  // (gc --unused syncs once for all the names it drops).
+  bool remove_catalog(const std::string& name, bool durable = true);
+  // What catalogs/NAME holds: nothing, a name file, or junk (a directory, a
+  // symlink, a FIFO, a malformed or oversized file: `why` says what).
+  enum class CatalogEntry { Absent, Name, Junk };
+  CatalogEntry catalog_entry(const std::string& name, std::string* why = nullptr) const;
+  // Moves a junk entry of catalogs/ into LIB/quarantine/ (core/store/quarantine.hpp);
+  // returns where it went.
+  std::string quarantine_catalog(const std::string& name);
   void touch_used(const std::string& name) const;
   // Seconds since the epoch of the last restore (or of the name's creation).
   int64_t last_used(const std::string& name) const;
@@ -94,6 +112,7 @@ public:
     std::string pack_name; // empty when nothing new had to be written
     uint64_t pack_size = 0;
     int repairs = 0;       // extra packs written because gc raced the add
+    std::vector<std::string> warnings; // after the name was set (the midx could not be rewritten)
   };
   // `hpak pack DIR --into LIB --name NAME`.
   AddResult add_tree(const std::string& src, const std::string& name, PackOptions opts);
@@ -116,6 +135,7 @@ public:
     uint64_t objects_written = 0;        // blobs in the new pack
     uint64_t objects_present = 0;        // distinct blobs the library already had
     int repairs = 0;
+    std::vector<std::string> warnings;   // after the names were set
   };
   AddSetResult add_set(const std::vector<NamedCatalog>& catalogs, const ObjectWriter& write_objects, int level);
 
@@ -123,9 +143,25 @@ public:
   std::string publish_pack(const std::string& tmp_path, const PackResult& r);
   // Rewrites packs/multi.midx to cover every visible pack.
   void write_midx();
+  // The same, for a command whose result is already durable: the midx is
+  // disposable, so a failure (a full disk) is a warning appended to `warnings`.
+  void write_midx_or_warn(std::vector<std::string>& warnings);
+  // Why packs/multi.midx is not fit for lookups ("" when it is absent or
+  // agrees with the packs' own indexes): unreadable (not a regular file, too
+  // large, malformed), or a digest a covered pack holds that it does not find
+  // or sends to a pack without it. One that names a pack that is gone is only
+  // stale (readers ignore it): `stale_out` says so. Reads every covered index.
+  std::string midx_problem(std::string* stale_out = nullptr) const;
 
   // The packs and midx loaded (core/library.cpp).
   struct Loaded;
+  // A file's identity (the midx found wrong is not trusted again).
+  struct FileId {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    int64_t size = -1, mtime_ns = 0;
+    bool operator==(const FileId&) const = default;
+  };
 
 private:
   store::Layout layout_;
@@ -135,7 +171,11 @@ private:
   mutable std::shared_mutex mu_;
   mutable std::unique_ptr<Loaded> loaded_;
   mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive
+  // A midx found wrong (it missed what a covered pack holds): its identity,
+  // so that a rescan does not trust the same file again.
+  mutable std::optional<FileId> distrusted_midx_;
   void load_locked() const;
+  std::optional<ObjectRef> locate_past_midx(const Digest& d) const;
 };
 
 } // namespace hpak

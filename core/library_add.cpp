@@ -1,5 +1,6 @@
 // Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
 #include <fcntl.h>
+#include <optional>
 #include <unistd.h>
 
 #include "core/gc.hpp"
@@ -14,10 +15,12 @@ using namespace formats;
 
 namespace {
 
-// Writes the objects of `missing` (found under `src` by catalog path) to a new pack.
+// Writes the objects of `missing` (found under `src` by catalog path) to a new
+// pack in `tmp`, which the caller keeps until the pack is published: while it
+// lives, the file is locked, so no gc takes it for a dead writer's leftover.
 PackResult write_missing(Library& lib, const std::string& src, const Catalog& cat, const DigestSet& missing, int level,
-                         std::string& tmp_path_out) {
-  AtomicFile tmp(lib.layout().temp_pack("pack"), 0644);
+                         std::optional<AtomicFile>& tmp_out) {
+  AtomicFile& tmp = tmp_out.emplace(lib.layout().temp_pack("pack"), 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), level);
   int rootfd = open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
@@ -36,7 +39,6 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
   if (missing.count(sha256(encode_catalog(cat, cat.version)))) append_catalog(w, cat, level);
   PackResult r = w.finish();
   tmp.commit_as(tmp.temp_path() + ".done"); // keep the file; the caller publishes it
-  tmp_path_out = tmp.final_path();
   return r;
 }
 
@@ -84,9 +86,9 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
       if (round == 5)
         throw Error("catalog '" + name + "' not set: " + std::to_string(missing.size()) +
                     " of its objects keep disappearing from the library; add it again");
-      std::string tmp_path;
-      PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp_path);
-      publish_pack(tmp_path, r);
+      std::optional<AtomicFile> tmp;
+      PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp);
+      publish_pack(tmp->final_path(), r);
       res.repairs++;
     }
     // Every object is in a pack published (and synced: publish_pack) by this
@@ -95,8 +97,10 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
     if (res.pack_name.empty() && res.repairs == 0) sync_dir(packs_dir());
     set_catalog(name, res.catalog_digest);
   }
-  // Keep lookups O(log n): fold the packs into the midx once enough are outside it.
-  if (uncovered_packs() > 8) write_midx();
+  // Keep lookups O(log n): fold the packs into the midx once enough are
+  // outside it. The name is durable now: a midx that cannot be written (a
+  // full disk) is a warning, not a failed add.
+  if (uncovered_packs() > 8) write_midx_or_warn(res.warnings);
   return res;
 }
 

@@ -86,9 +86,14 @@ void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, u
   uint64_t needed = sat_add(need.bytes, per_entry);
   uint64_t has = vfs.f_bavail > UINT64_MAX / block ? UINT64_MAX : uint64_t(vfs.f_bavail) * block;
   has = sat_add(has, freed);
+  std::string needs = human_size(needed), free = human_size(has);
+  if (needs == free) { // "needs 2.7 MiB, has 2.7 MiB" says nothing: the exact figures
+    needs += " (" + std::to_string(needed) + " bytes)";
+    free += " (" + std::to_string(has) + " bytes)";
+  }
   if (needed > has)
-    throw Error("not enough space in '" + shown + "': needs " + human_size(needed) + ", has " + human_size(has) + " (" +
-                std::to_string(need.entries) + " entries, " + human_size(need.bytes) + " of file content)");
+    throw Error("not enough space in '" + shown + "': needs " + needs + ", has " + free + " (" + std::to_string(need.entries) + " entries, " +
+                human_size(need.bytes) + " of file content)");
   if (vfs.f_files != 0 && need.entries > vfs.f_favail) // f_files 0: the file system does not count inodes
     throw Error("not enough inodes in '" + shown + "': needs " + std::to_string(need.entries) + ", has " + std::to_string(vfs.f_favail));
 }

@@ -47,13 +47,20 @@ struct Scanner {
   bool v2;
   uint64_t end;
 
+  // A problem once: the resync after an unreadable aligned entry lands on
+  // that entry's header again and meets the same problem there.
+  void problem(ScanProblem p) {
+    if (!res.problems.empty() && res.problems.back().offset == p.offset && res.problems.back().why == p.why) return;
+    res.problems.push_back(std::move(p));
+  }
+
   // Consumes the item at `pos` if it is one; returns its end, or 0.
   uint64_t item_at(uint64_t pos) {
     ByteSpan rest = b.subspan(pos, end - pos);
     if (looks_like_entry_header(rest)) return entry_at(pos, rest);
     if (v2 && looks_like_block_header(rest)) return block_at(pos, rest);
     if (v2 && rest.size() > 0 && rest[0] == 0) return padded_entry_at(pos);
-    res.problems.push_back({pos, "no valid entry header here"});
+    problem({pos, "no valid entry header here"});
     return 0;
   }
 
@@ -64,11 +71,11 @@ struct Scanner {
     } catch (const Corrupt& e) {
       // Self-consistent but invalid (e.g. a raw entry whose sizes differ):
       // damage like any other, never a reason to give up on the whole pack.
-      res.problems.push_back({pos, e.why()});
+      problem({pos, e.why()});
       return 0;
     }
     if (h.stored_len > end - pos - kEntryHeaderSize) {
-      res.problems.push_back({pos, "entry extends past the end of the pack (truncated?)"});
+      problem({pos, "entry extends past the end of the pack (truncated?)"});
       return 0;
     }
     if (v2) check_alignment(pos, h);
@@ -81,8 +88,8 @@ struct Scanner {
   void check_alignment(uint64_t pos, const EntryHeader& h) {
     bool should = h.kind == Kind::Blob && h.codec == Codec::Raw && h.raw_len >= kAlignMinRaw;
     bool is = (h.eflags & kEflagAligned) != 0;
-    if (should != is) res.problems.push_back({pos, is ? "entry marked aligned that should not be" : "large raw entry is not marked aligned"});
-    else if (is && (pos + kEntryHeaderSize) % kAlign != 0) res.problems.push_back({pos, "aligned entry's payload is not at a multiple of 4096"});
+    if (should != is) problem({pos, is ? "entry marked aligned that should not be" : "large raw entry is not marked aligned"});
+    else if (is && (pos + kEntryHeaderSize) % kAlign != 0) problem({pos, "aligned entry's payload is not at a multiple of 4096"});
   }
 
   // Zero padding, then an aligned entry exactly where the padding rule puts it.
@@ -92,14 +99,14 @@ struct Scanner {
       ByteSpan rest = b.subspan(pos + pad, end - pos - pad);
       if (looks_like_entry_header(rest) && (get_u16(rest.data() + 6) & kEflagAligned)) return entry_at(pos + pad, rest);
     }
-    res.problems.push_back({pos, "bad padding (zero bytes not followed by an aligned entry where the padding rule puts it)"});
+    problem({pos, "bad padding (zero bytes not followed by an aligned entry where the padding rule puts it)"});
     return 0;
   }
 
   uint64_t block_at(uint64_t pos, ByteSpan rest) {
     BlockHeader h = decode_block_header(rest, where, pos); // looks_like_block_header held
     if (block_item_size(h) > end - pos) {
-      res.problems.push_back({pos, "block extends past the end of the pack (truncated?)"});
+      problem({pos, "block extends past the end of the pack (truncated?)"});
       return 0;
     }
     uint64_t tpos = pos + kBlockHeaderSize;
@@ -111,7 +118,7 @@ struct Scanner {
         res.records.push_back(r);
       }
     } catch (const Corrupt& e) {
-      res.problems.push_back({e.offset(), e.why()}); // the block's objects are lost; its extent is known
+      problem({e.offset(), e.why()}); // the block's objects are lost; its extent is known
     }
     return pos + block_item_size(h);
   }

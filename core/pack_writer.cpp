@@ -23,7 +23,11 @@ PackWriter::PackWriter(int fd, std::string where, int level, uint16_t version)
   emit(ByteSpan(hdr, sizeof hdr));
 }
 
-PackWriter::~PackWriter() = default;
+// Before any buffer (or the caller's spans) goes: the helper thread stops
+// reading (spans still queued are dropped, the one being hashed finishes).
+PackWriter::~PackWriter() {
+  if (async_) async_->cancel();
+}
 
 void PackWriter::hash_in_background(bool spans_outlive_writer) {
   if (async_) return;
@@ -59,7 +63,14 @@ void PackWriter::emit(ByteSpan data) {
   if (data.size() >= (1 << 19)) {
     flush();
     uint64_t ticket = async_ ? async_->submit(data) : 0; // hashed while it is written
-    write_all(fd_, data, where_);
+    try {
+      write_all(fd_, data, where_);
+    } catch (...) {
+      // The caller frees `data` as the exception unwinds: the helper must be
+      // done with it first. The pack is unusable anyway.
+      if (async_) async_->cancel();
+      throw;
+    }
     if (async_ && !spans_outlive_writer_) async_->wait(ticket);
     return;
   }

@@ -1,5 +1,7 @@
 #include "core/rcc_import.hpp"
 
+#include "core/pack_trust.hpp"
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -463,6 +465,7 @@ RccImportResult import_rcc(Library& lib, const std::vector<std::string>& sources
   res.pack_name = added.pack_name;
   res.pack_size = added.pack_size;
   res.repairs = added.repairs;
+  for (auto& w : added.warnings) warn(w); // after the names were set (core/pack_trust.hpp's sink)
   return res;
 }
 

@@ -722,7 +722,9 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
       break;
     }
   }
-  if (lib.uncovered_packs() > 8) lib.write_midx();
+  std::vector<std::string> midx_warnings; // the name is durable: a midx not rewritten is a warning
+  if (lib.uncovered_packs() > 8) lib.write_midx_or_warn(midx_warnings);
+  for (auto& w : midx_warnings) warn(w);
   return res;
 }
 

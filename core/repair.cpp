@@ -251,6 +251,28 @@ void name_lost(Library& lib, const DigestSet& lost, RepairResult& res) {
   }
 }
 
+// Junk under valid names in catalogs/, moved into LIB/quarantine/ (as it is:
+// renamed, never followed or deleted), so that gc can run again.
+void quarantine_junk_names(Library& lib, const RepairOptions& opts, RepairResult& res) {
+  for (auto& name : lib.catalog_names()) {
+    std::string why;
+    if (lib.catalog_entry(name, &why) != Library::CatalogEntry::Junk) continue;
+    const std::string from = lib.layout().catalog_path(name);
+    std::string to = opts.dry_run ? lib.layout().quarantine_dir() + "/" : lib.quarantine_catalog(name);
+    res.quarantined.push_back("'" + from + "' (" + why + ") -> '" + to + "'");
+  }
+}
+
+// The multi-pack index, rewritten when it is unusable or wrong (after any
+// pack was rewritten it is rewritten anyway).
+void check_midx(Library& lib, const RepairOptions& opts, RepairResult& res) {
+  lib.refresh();
+  std::string stale, why = lib.midx_problem(&stale);
+  if (why.empty() && stale.empty() && !res.packs_rewritten) return;
+  res.midx_rebuilt = !why.empty() ? why : !stale.empty() ? stale : "packs were rewritten";
+  if (!opts.dry_run) lib.write_midx();
+}
+
 } // namespace
 
 PackRepair pack_repair_for(const VerifyReport& r) {
@@ -267,6 +289,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
   store::GcLock lock(lib.layout(), lib.shared());
   RepairResult res;
   if (!opts.dry_run) store::recover_condemned(lib.layout());
+  quarantine_junk_names(lib, opts, res);
   lib.refresh();
   Survey survey = survey_packs(lib, opts, res);
   DigestSet lost;
@@ -277,7 +300,7 @@ RepairResult repair(Library& lib, const RepairOptions& opts) {
   if (!opts.dry_run)
     for (auto it = lost.begin(); it != lost.end();) it = lib.locate_loaded(*it) ? lost.erase(it) : std::next(it);
   name_lost(lib, lost, res);
-  if (!opts.dry_run && res.packs_rewritten) lib.write_midx();
+  check_midx(lib, opts, res);
   return res;
 }
 

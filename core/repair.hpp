@@ -8,6 +8,10 @@
 // another pack nothing is lost, otherwise the object is reported lost with
 // every catalog path that used it. The damaged pack is not deleted but moved
 // to LIB/damaged/ (nothing good is thrown away; gc never touches it).
+// Junk in catalogs/ under a valid name (a directory, a symlink, a FIFO, a
+// malformed or oversized file: gc refuses to run while it is there) is moved
+// into LIB/quarantine/ (core/store/quarantine.hpp). A multi-pack index that
+// is unreadable or disagrees with the packs' indexes is rewritten.
 // Holds the gc lock, so it never races a gc.
 #pragma once
 
@@ -30,6 +34,9 @@ struct RepairResult {
   std::vector<LostObject> lost;
   std::vector<std::string> broken_catalogs;
   std::vector<std::string> moved; // damaged packs moved to damaged/
+  // "'LIB/catalogs/x' (why) -> 'LIB/quarantine/catalogs.x.<time>'" (dry run: nothing moved)
+  std::vector<std::string> quarantined;
+  std::string midx_rebuilt; // why the multi-pack index was (would be) rewritten, or ""
   std::vector<std::string> notes;
 };
 

@@ -37,6 +37,7 @@ enum class ProblemKind : uint8_t {
   // verify_library (core/verify_library.hpp): the library around the packs.
   PackUnreadable, // a pack that cannot be examined at all
   IndexRejected,  // a pack with an index beside it that readers cannot open
+  MidxBad,        // packs/multi.midx unreadable, or at odds with the packs' indexes
 };
 
 // IndexForeign, IndexStale, IndexUnreadable: the .hidx is wrong, and rebuilding

@@ -106,6 +106,15 @@ public:
     rep_.objects = blobs_visible_.size();
   }
 
+  // 1b. The multi-pack index against the packs' own indexes: a bad one is
+  // ignored by readers, but a valid one that misses digests hides objects
+  // from every lookup that trusts it.
+  void check_midx() {
+    std::string stale, why = lib_.midx_problem(&stale);
+    if (!why.empty()) rep_.problems.push_back({ProblemKind::MidxBad, why});
+    else if (!stale.empty()) rep_.notes.push_back(stale);
+  }
+
   // 2. Every catalog: name file, catalog object, every object it needs.
   void check_catalogs() {
     for (auto& name : lib_.catalog_names()) check_catalog(name);
@@ -248,7 +257,7 @@ private:
     try {
       d = lib_.catalog_digest(name);
     } catch (const Error& e) {
-      c.error = e.what();
+      c.error = std::string(e.what()) + " (not a name file: 'hpak repair' moves it into '" + lib_.layout().quarantine_dir() + "')";
       rep_.catalogs.push_back(std::move(c));
       return;
     }
@@ -310,6 +319,7 @@ LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions&
   LibraryVerifyReport rep;
   LibraryAudit audit(root, rep);
   audit.check_packs(opts);
+  audit.check_midx();
   audit.check_catalogs();
   audit.settle_lost();
   return rep;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/util/error.hpp"
+#include "formats/catalog_name.hpp"
 
 namespace hpak::formats {
 
@@ -11,13 +12,6 @@ namespace {
 
 bool is_lower_hex(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
-bool is_catalog_name(std::string_view n) {
-  if (n.empty() || n.size() > 128 || n[0] == '.' || n[0] == '-') return false;
-  return std::all_of(n.begin(), n.end(), [](unsigned char c) {
-    return isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+' || c == '@';
-  });
 }
 
 struct Lines {
@@ -125,7 +119,7 @@ RemoteRoot decode_remote_root(ByteSpan bytes, const std::string& where) {
     } else if (f[0] == "catalog" && f.size() == 3) {
       RemoteCatalogEntry c;
       c.name = std::string(f[1]);
-      if (!is_catalog_name(c.name)) in.bad("'" + c.name.substr(0, 80) + "' is not a catalog name");
+      if (!is_catalog_name(c.name)) in.bad(catalog_name_problem(c.name));
       if (!root.catalogs.empty() && root.catalogs.back().name >= c.name) in.bad("catalogs out of order or repeated");
       c.digest = parse_digest(in, f[2]);
       root.catalogs.push_back(std::move(c));

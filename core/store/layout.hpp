@@ -14,6 +14,9 @@
 //   LIB/locks/gc.lock                held by a running gc (or repair)
 //   LIB/locks/publish.lock           shared by adds setting a name, exclusive by gc
 //   LIB/damaged/                     packs `hpak repair` moved out of packs/ (made on demand)
+//   LIB/quarantine/                  entries of catalogs/ that are not name files (a directory,
+//                                    a link, a malformed file), moved aside by `hpak repair` or
+//                                    `hpak catalogs rm` as catalogs.<name>.<time> (made on demand)
 //   */.tmp-*                         AtomicFile temp names (core/util/file.hpp)
 #pragma once
 
@@ -42,6 +45,12 @@ public:
   std::string tmp_dir() const { return root_ + "/tmp"; }
   std::string locks_dir() const { return root_ + "/locks"; }
   std::string damaged_dir() const { return root_ + "/damaged"; }
+  std::string quarantine_dir() const { return root_ + "/quarantine"; }
+  // Where a junk entry catalogs/NAME goes, moved aside at `stamp` (UTC,
+  // YYYYMMDDTHHMMSSZ); `n` > 0 when that name is taken already.
+  std::string quarantined_catalog(const std::string& name, const std::string& stamp, int n = 0) const {
+    return quarantine_dir() + "/catalogs." + name + "." + stamp + (n ? "." + std::to_string(n) : "");
+  }
 
   std::string pack_path(const Digest& file_sum) const;
   std::string index_path(const Digest& file_sum) const;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -46,10 +47,27 @@ std::string comm_of(const std::string& pid) {
 // symlink (gc would write its holder line wherever one points) or blocking on
 // a FIFO, and only if it is a regular file. `read_only_ok`: fall back to
 // read-only for another user's file (flock needs no write access).
+// EACCES on a lock file of a shared library: almost always a member who ran
+// hpak with umask 022 created it without group write (man/hpak-library.7,
+// PERMISSIONS). Says so, and how to fix it.
+[[noreturn]] void throw_lock_access_error(const std::string& p, bool shared_library) {
+  struct stat st;
+  if (!shared_library || lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWGRP))
+    throw_open_error(p, EACCES, Follow::NoLinks);
+  char mode[8];
+  snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+  const passwd* pw = getpwuid(st.st_uid);
+  std::string owner = pw && pw->pw_name ? std::string(pw->pw_name) : "uid " + std::to_string(st.st_uid);
+  throw Error("unable to open '" + p + "' for writing: Permission denied; it is not group-writable (mode " + mode + ", owner '" +
+              owner + "'), so it was created with umask 022 or stricter, while members of a shared library must run hpak with umask 002: '" +
+              owner + "' or root can fix it with 'chmod g+w " + p + "'");
+}
+
 Fd open_lock_file(const std::string& p, bool shared_library, bool read_only_ok) {
   const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
   int fd = open(p.c_str(), O_RDWR | O_CREAT | flags, shared_library ? 0664 : 0644);
   if (fd < 0 && errno == EACCES && read_only_ok) fd = open(p.c_str(), O_RDONLY | flags);
+  if (fd < 0 && errno == EACCES) throw_lock_access_error(p, shared_library);
   if (fd < 0) throw_open_error(p, errno, Follow::NoLinks);
   Fd guard(fd);
   require_regular(fd, p);
@@ -89,11 +107,15 @@ std::string describe_gc_holder(int fd, const std::string& p) {
   return holder;
 }
 
-void record_holder(int fd, const std::string& p) {
+// Best effort: the line only names the holder in another gc's error. On a
+// full disk it cannot be written, and gc must run all the same (it is what
+// frees the space).
+void record_holder(int fd) {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   std::string who = "host " + std::string(host) + " pid " + std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) == 0) pwrite_all(fd, ByteSpan(reinterpret_cast<const uint8_t*>(who.data()), who.size()), 0, p);
+  if (ftruncate(fd, 0) == 0 && pwrite(fd, who.data(), who.size(), 0) < 0) {
+  }
 }
 
 void report_wait(int fd, const std::string& p, const char* mode) {
@@ -142,7 +164,7 @@ GcLock::GcLock(const Layout& layout, bool shared_library) {
     std::string holder = describe_gc_holder(fd_.get(), p);
     throw Error("another gc or repair is running on '" + layout.root() + "'" + (holder.empty() ? "" : " (" + holder + ")"));
   }
-  record_holder(fd_.get(), p);
+  record_holder(fd_.get());
 }
 
 PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusive) {

@@ -76,14 +76,21 @@ bool link_pack(const std::string& tmp_path, const std::string& final_pack, uint6
 
 } // namespace
 
-bool has_marker(const Layout& layout) { return path_exists(layout.marker()); }
+bool has_marker(const Layout& layout) {
+  struct stat st;
+  if (lstat(layout.marker().c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  // Not "no library here" (an add would then try to create one): the read
+  // that failed, named (EIO on a failing disk, EACCES).
+  throw_errno("unable to look for the library marker '" + layout.marker() + "'");
+}
 
 Marker read_marker(const Layout& layout) {
   const std::string root = layout.root(), marker = layout.marker();
   struct stat st;
   if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
   if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
-  if (!path_exists(marker)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
+  if (!has_marker(layout)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
   Bytes b = read_regular(marker, Follow::NoLinks, kMaxMarkerSize);
   std::string text(b.begin(), b.end());
   if (text.rfind("hpak-library ", 0) != 0) throw Error("'" + marker + "' is not an hpak library marker");
@@ -173,10 +180,47 @@ std::string publish_pack(const Layout& layout, bool shared, const std::string& t
   return formats::pack_file_name(file_sum);
 }
 
+namespace {
+
+// A name set by a write_name_file that fails before it is durable goes back
+// to what it was: the digest it named before, or no name — unless another
+// writer replaced it meanwhile. Best effort: the failure is reported anyway.
+void take_back_name(const Layout& layout, bool shared, const std::string& name, const Digest& d, const std::optional<Digest>& before) {
+  try {
+    if (read_name_file(layout, name) != d) return; // another writer's now
+    if (!before) {
+      unlink(layout.catalog_path(name).c_str());
+      return;
+    }
+    AtomicFile f(layout.catalog_path(name), shared ? 0664 : 0644);
+    f.write(text_bytes(kNameFileHead + to_hex(*before) + "\n"));
+    f.commit();
+  } catch (const Error&) {
+  }
+}
+
+std::optional<Digest> name_before(const Layout& layout, const std::string& name) {
+  try {
+    return read_name_file(layout, name);
+  } catch (const Error&) {
+    return std::nullopt; // junk there: replaced like a missing name
+  }
+}
+
+} // namespace
+
 void write_name_file(const Layout& layout, bool shared, const std::string& name, const Digest& d) {
+  const std::optional<Digest> before = name_before(layout, name);
   AtomicFile f(layout.catalog_path(name), shared ? 0664 : 0644);
   f.write(text_bytes(kNameFileHead + to_hex(d) + "\n"));
-  f.commit(/*durable=*/true); // the name's text, then catalogs/, before success is reported
+  sync_fd(f.fd(), f.temp_path()); // the name's text, durable before it is renamed in
+  f.commit();
+  try {
+    sync_dir(layout.catalogs_dir()); // then catalogs/, before success is reported
+  } catch (const Error& e) {
+    if (before != d) take_back_name(layout, shared, name, d, before);
+    throw Error(std::string(e.what()) + "; catalog '" + name + "' not set");
+  }
 }
 
 std::optional<Digest> read_name_file(const Layout& layout, const std::string& name) {

@@ -18,6 +18,7 @@ struct Marker {
   int level = -1; // default zstd level of adds, or -1 (unset)
 };
 constexpr const char* kMarkerLine = "hpak-library 1";
+// Throws (naming the failed read) when it cannot be told: an I/O error is not "no library".
 bool has_marker(const Layout& layout);
 // Throws a one-line Error if the marker is missing, not a marker, or another version.
 Marker read_marker(const Layout& layout);
@@ -46,6 +47,9 @@ std::string publish_pack(const Layout& layout, bool shared, const std::string& t
                          const Bytes& index_bytes);
 
 // LIB/catalogs/NAME: "hpak-catalog 1\n<hex digest>\n". `name` must be valid.
+// Durable when it returns (text synced, renamed in, catalogs/ synced); if the
+// sync of catalogs/ fails after the rename, the name is put back as it was
+// (the digest it named, or no name) before the error is thrown.
 void write_name_file(const Layout& layout, bool shared, const std::string& name, const Digest& d);
 // The digest NAME names, or nullopt when there is no such name. Throws on a
 // malformed file; never blocks on a FIFO or follows a link.

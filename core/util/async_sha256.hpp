@@ -3,7 +3,10 @@
 // hashing with its own work instead of paying for both in turn.
 //
 // submit() queues a span; the caller keeps its bytes valid and unchanged
-// until wait(ticket) or drain() returns. Spans are hashed in submission order.
+// until wait(ticket), drain() or cancel() returns. Spans are hashed in
+// submission order. The destructor cancels: spans still queued are dropped,
+// not hashed, so no span is read after its owner gave up on the hash (an
+// exception unwinding past the writer frees the bytes).
 #pragma once
 
 #include <condition_variable>
@@ -26,8 +29,12 @@ public:
   uint64_t submit(ByteSpan data); // returns a ticket
   void wait(uint64_t ticket);     // until that span (and all before it) is hashed
   void drain();                   // until everything submitted is hashed
+  // Drops the spans not yet started and waits for the one being hashed: once
+  // it returns, no span submitted so far is read again. The hash is then
+  // unusable (state() throws).
+  void cancel() noexcept;
   // The hash state; use only after drain(), from the submitting thread.
-  Sha256& state() { return sha_; }
+  Sha256& state();
 
 private:
   void run();
@@ -36,7 +43,7 @@ private:
   std::condition_variable cv_;
   std::deque<ByteSpan> queue_;
   uint64_t submitted_ = 0, done_ = 0;
-  bool stop_ = false;
+  bool stop_ = false, cancelled_ = false, busy_ = false;
   std::thread worker_;
 };
 

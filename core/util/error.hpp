@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace hpak {
 
@@ -32,8 +33,32 @@ private:
   std::string why_;
 };
 
-// Throws Error("<what>: <strerror(errno)>").
+// A failed system call: the message, and the errno it failed with (so a
+// caller can tell a full disk from other failures).
+class SystemError : public Error {
+public:
+  SystemError(const std::string& message, int err) : Error(message), err_(err) {}
+  int code() const { return err_; }
+
+private:
+  int err_;
+};
+
+// Throws SystemError("<what>: <strerror(errno)>").
 [[noreturn]] void throw_errno(const std::string& what);
 [[noreturn]] void throw_errno(const std::string& what, int err);
+
+// True when `e` is a SystemError for lack of space (ENOSPC, EDQUOT).
+bool is_out_of_space(const std::exception& e);
+
+// A string as a message shows it: between single quotes, every control
+// character escaped (\n, \t, \xNN), and when it is longer than `max_chars`
+// bytes, its first `max_chars` and its length ("'aaa...' (5000 bytes)"), so
+// that whatever a user or a hostile file put in a name, the message stays one
+// short line.
+std::string quoted(std::string_view s, size_t max_chars = 80);
+// `s` with its control characters escaped as quoted() does (no quotes, no
+// truncation): a message made of pieces that were not all quoted stays one line.
+std::string escape_controls(std::string_view s);
 
 } // namespace hpak

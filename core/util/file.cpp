@@ -1,5 +1,7 @@
 #include "core/util/file.hpp"
 
+#include "core/util/hash.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -7,6 +9,9 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <random>
+#include <csignal>
+#include <cstring>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -95,9 +100,9 @@ Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size) {
   return out;
 }
 
-MappedFile::MappedFile(const std::string& path, Follow follow) : path_(path) {
+MappedFile::MappedFile(const std::string& path, Follow follow, uint64_t max_size) : path_(path) {
   struct stat st;
-  Fd fd = open_regular(path, follow, kAnySize, &st);
+  Fd fd = open_regular(path, follow, max_size, &st);
   st_ = st;
   size_ = size_t(st.st_size);
   if (size_ == 0) return;
@@ -206,12 +211,52 @@ static std::string random_suffix() {
   return buf;
 }
 
+// 8 hex digits of the SHA-256 of this host's name: in temp names, to tell
+// this host's writers from others' (on a shared file system).
+static const std::string& host_tag() {
+  static const std::string tag = [] {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(host), strlen(host)))).substr(0, 8);
+  }();
+  return tag;
+}
+
+static std::string writer_suffix() { return "-w" + std::to_string(getpid()) + "h" + host_tag(); }
+
+std::optional<TempWriter> temp_writer_of(std::string_view name) {
+  if (name.substr(0, kTempPrefix.size()) != kTempPrefix) return std::nullopt;
+  for (size_t at = name.rfind("-w"); at != std::string_view::npos; at = at == 0 ? std::string_view::npos : name.rfind("-w", at - 1)) {
+    size_t digits = at + 2, d = digits;
+    while (d < name.size() && isdigit(static_cast<unsigned char>(name[d]))) d++;
+    if (d == digits || d - digits > 10 || d >= name.size() || name[d] != 'h') continue;
+    std::string_view tag = name.substr(d + 1, 8);
+    if (tag.size() != 8 || tag.find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
+    size_t end = d + 9;
+    if (end != name.size() && name[end] != '.') continue;
+    return TempWriter{std::stol(std::string(name.substr(digits, d - digits))), tag == host_tag()};
+  }
+  return std::nullopt;
+}
+
+bool unlocked_regular_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  Fd guard(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return flock(fd, LOCK_EX | LOCK_NB) == 0; // released with the descriptor
+}
+
+bool process_gone(long pid) { return pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
+
 AtomicFile::AtomicFile(std::string final_path, mode_t mode) : final_(std::move(final_path)) {
   for (int attempt = 0; attempt < 16; attempt++) {
-    temp_ = dir_name(final_) + "/" + std::string(kTempPrefix) + base_name(final_) + "-" + random_suffix();
+    temp_ = dir_name(final_) + "/" + std::string(kTempPrefix) + base_name(final_) + "-" + random_suffix() + writer_suffix();
     int fd = ::open(temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd >= 0) {
       fd_.reset(fd);
+      flock(fd, LOCK_EX | LOCK_NB); // best effort: where locks do not work, sweeps go by age alone
       return;
     }
     if (errno != EEXIST) throw_errno("unable to create '" + temp_ + "'");
@@ -220,10 +265,7 @@ AtomicFile::AtomicFile(std::string final_path, mode_t mode) : final_(std::move(f
 }
 
 AtomicFile::~AtomicFile() {
-  if (!committed_) {
-    fd_.reset();
-    ::unlink(temp_.c_str());
-  }
+  if (!committed_) ::unlink(temp_.c_str()); // while still locked: no sweep sees it unowned
 }
 
 bool fsync_enabled() {
@@ -259,6 +301,7 @@ void sync_dir(const std::string& dir) {
 
 void AtomicFile::commit(bool durable, bool no_replace) {
   if (durable) sync_fd(fd_.get(), temp_);
+  lock_.reset(fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0)); // the flock stays with the file description until we are destroyed
   if (::close(fd_.release()) != 0) throw_errno("unable to close '" + temp_ + "'");
   if (no_replace) {
     // link(2) fails with EEXIST instead of replacing, and (unlike renameat2's

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -76,7 +77,8 @@ public:
   MappedFile() = default;
   // Maps a regular file (opened with open_regular: never blocks on a FIFO;
   // `follow` = Follow::NoLinks for files inside a library).
-  explicit MappedFile(const std::string& path, Follow follow = Follow::Links);
+  // A file larger than `max_size` is refused (open_regular's one-line error).
+  explicit MappedFile(const std::string& path, Follow follow = Follow::Links, uint64_t max_size = kAnySize);
   ~MappedFile();
   MappedFile(MappedFile&& o) noexcept;
   MappedFile& operator=(MappedFile&& o) noexcept;
@@ -112,9 +114,31 @@ bool path_exists(const std::string& path);
 // The prefix of AtomicFile's temp names.
 constexpr std::string_view kTempPrefix = ".tmp-";
 
+// Who made a temp name: AtomicFile writes its process id and a tag of its
+// host (8 hex digits of the SHA-256 of the host name) into it, so that a
+// sweep can tell a writer that is gone (man/hpak-gc.1, step 8).
+struct TempWriter {
+  long pid = 0;
+  bool this_host = false;
+};
+// The writer recorded in a temp name (AtomicFile's, possibly with a suffix
+// after it such as ".done"); nullopt for a name without one (an older hpak's).
+std::optional<TempWriter> temp_writer_of(std::string_view name);
+// True when `path` is a regular file on which nobody holds a flock(2) (an
+// AtomicFile holds one from its creation until it is destroyed); false when
+// someone does, or it cannot be told (not openable, not a regular file, a
+// file system without locks).
+bool unlocked_regular_file(const std::string& path);
+// True when no process `pid` exists on this host (kill(pid, 0) fails with ESRCH).
+bool process_gone(long pid);
+
 class AtomicFile {
 public:
-  // Creates `<dir of final>/.tmp-<name>-<random>` with `mode` (subject to umask).
+  // Creates `<dir of final>/.tmp-<name>-<random>-w<pid>h<host tag>` with
+  // `mode` (subject to umask), and takes a flock(2) on it (best effort) that
+  // it keeps, across commit, until it is destroyed: while the AtomicFile
+  // lives, its file (also under the name it was committed or linked to) is
+  // known to have a writer.
   explicit AtomicFile(std::string final_path, mode_t mode = 0644);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
@@ -138,6 +162,7 @@ private:
   std::string final_;
   std::string temp_;
   Fd fd_;
+  Fd lock_; // the flock's descriptor once fd_ is closed by a commit
   bool committed_ = false;
 };
 

@@ -35,4 +35,39 @@ env LD_PRELOAD="$crashlog" CRASHLOG_LOG="$W/ops.log" CRASHLOG_BLOBS="$W/blobs" C
 check "the re-add fsyncs the orphan pack it found before relying on it" \
   grep -qE "^fsync	$L/packs/pack-[0-9a-f]{64}\.hpak	" "$W/ops.log"
 check "and restores" "$hpak" -q restore "$L" env "$W/t"
+
+# A removed name must not come back after a power loss without its objects
+# (issue 28, item 6): `catalogs rm` syncs catalogs/ after the unlink, before it
+# reports the removal; gc syncs catalogs/ after it read the names and before
+# it condemns (renames to .condemned) what they no longer need, so that a
+# removal another process has not synced yet is durable first.
+L=$W/rmlib
+make_tree "$W/src2" b
+"$hpak" -q pack "$W/src" --into "$L" --name keep >/dev/null && "$hpak" -q pack "$W/src2" --into "$L" --name gone >/dev/null ||
+  fail "setting up a library with two names"
+record() { # record LOG CMD...: CMD's operations under $L into LOG
+  : >"$1"
+  local log=$1
+  shift
+  env LD_PRELOAD="$crashlog" CRASHLOG_LOG="$log" CRASHLOG_BLOBS="$W/blobs" CRASHLOG_ROOT="$L" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" "$@"
+}
+record "$W/rm.log" "$hpak" -q catalogs rm "$L" gone >/dev/null || fail "catalogs rm"
+check "catalogs rm: the unlink of the name, then an fsync of catalogs/" \
+  python3 -c '
+import sys
+ops = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+at = [i for i, o in enumerate(ops) if o[0] == "unlink" and o[1] == sys.argv[2] + "/catalogs/gone"]
+assert at, ops
+assert any(o[:2] == ["dsync", sys.argv[2] + "/catalogs"] for o in ops[at[0]:]), ops' "$W/rm.log" "$L"
+# An older hpak's removal, not synced: gc makes it durable before condemning.
+record "$W/gc.log" "$hpak" -q gc "$L" --grace 0 >/dev/null || fail "gc"
+check "gc: catalogs/ synced before the first pack is condemned" \
+  python3 -c '
+import sys
+ops = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+cond = [i for i, o in enumerate(ops) if o[0] == "rename" and o[2].endswith(".condemned")]
+assert cond, "nothing condemned: %r" % ops
+assert any(o[:2] == ["dsync", sys.argv[2] + "/catalogs"] for o in ops[:cond[0]]), ops' "$W/gc.log" "$L"
+check "keep restores after the gc" "$hpak" -q restore "$L" keep "$W/t-keep"
 done_tests

@@ -89,7 +89,11 @@ hrun fifo-cat.catalogs catalogs "$L"
 expect_rc fifo-cat.catalogs 0
 grep -q '^x .*BROKEN.*FIFO' "$work/fifo-cat.catalogs.out" || fail "fifo-cat: catalogs does not show 'x' as broken: $(out fifo-cat.catalogs)"
 hrun fifo-cat.repair repair "$L"
-[ "$rc" -ne 0 ] || fail "fifo-cat: repair did not report the broken name"
+expect_rc fifo-cat.repair 0 # it moves the FIFO aside (issue 28), and says so
+grep -q "^moved '$L/catalogs/x' (.*FIFO.*) -> '$L/quarantine/catalogs\.x\." "$work/fifo-cat.repair.out" ||
+  fail "fifo-cat: repair did not report moving the FIFO into quarantine: $(out fifo-cat.repair)"
+[ -p "$L"/quarantine/catalogs.x.* ] || fail "fifo-cat: the FIFO is not in quarantine/ as it was"
+mkfifo "$L/catalogs/x" # again, for the add below
 hrun fifo-cat.add pack "$work/src2" --into "$L" --name x
 expect_rc fifo-cat.add 0
 [ -f "$L/catalogs/x" ] && [ ! -p "$L/catalogs/x" ] || fail "fifo-cat: setting the name did not replace the FIFO with a name file"

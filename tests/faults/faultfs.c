@@ -11,10 +11,12 @@
  *   fsync      fsync, fdatasync
  *   truncate   ftruncate
  *   flock      flock (a file system without working locks: FAULT_ERRNO=ENOLCK)
+ *   stat       stat, lstat, fstatat, statx and their 64 variants, by path (a
+ *              failing disk: FAULT_ERRNO=EIO)
  *
  * Environment:
  *   FAULT_CALL         comma-separated kinds (or function names) to match;
- *                      unset, empty or "all": every kind above but flock
+ *                      unset, empty or "all": every kind above but flock and stat
  *   FAULT_PATH_SUBSTR  match only calls whose path (for fd calls, the fd's
  *                      path from /proc/self/fd; for renames, either path)
  *                      contains this string
@@ -47,10 +49,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { K_WRITE = 1, K_OPEN = 2, K_MKDIR = 4, K_RENAME = 8, K_LINK = 16, K_FSYNC = 32, K_TRUNCATE = 64, K_FLOCK = 128 };
+enum { K_WRITE = 1, K_OPEN = 2, K_MKDIR = 4, K_RENAME = 8, K_LINK = 16, K_FSYNC = 32, K_TRUNCATE = 64, K_FLOCK = 128, K_STAT = 256 };
 
 static int cfg_ready;
-static unsigned cfg_kinds = ~0u & ~(unsigned)K_FLOCK;
+static unsigned cfg_kinds = ~0u & ~(unsigned)(K_FLOCK | K_STAT);
 static char cfg_names[512]; /* ",name1,name2," for function-name matches */
 static const char* cfg_substr;
 static long cfg_nth;
@@ -106,6 +108,7 @@ static void configure(void) {
       else if (!strcmp(tok, "fsync")) cfg_kinds |= K_FSYNC;
       else if (!strcmp(tok, "truncate")) cfg_kinds |= K_TRUNCATE;
       else if (!strcmp(tok, "flock")) cfg_kinds |= K_FLOCK;
+      else if (!strcmp(tok, "stat")) cfg_kinds |= K_STAT;
       else if (used + strlen(tok) + 2 < sizeof cfg_names) {
         used += (size_t)snprintf(cfg_names + used, sizeof cfg_names - used, "%s,", tok);
       }
@@ -372,4 +375,41 @@ REAL(int, flock, int, int)
 int flock(int fd, int op) {
   if (fd_fails(K_FLOCK, "flock", fd)) return -1;
   return get_flock()(fd, op);
+}
+
+/* ---- stat (reads: only with FAULT_CALL=stat) ---- */
+REAL(int, stat, const char*, struct stat*)
+int stat(const char* path, struct stat* st) {
+  if (at_fails(K_STAT, "stat", AT_FDCWD, path)) return -1;
+  return get_stat()(path, st);
+}
+REAL(int, lstat, const char*, struct stat*)
+int lstat(const char* path, struct stat* st) {
+  if (at_fails(K_STAT, "lstat", AT_FDCWD, path)) return -1;
+  return get_lstat()(path, st);
+}
+REAL(int, stat64, const char*, struct stat64*)
+int stat64(const char* path, struct stat64* st) {
+  if (at_fails(K_STAT, "stat", AT_FDCWD, path)) return -1;
+  return get_stat64()(path, st);
+}
+REAL(int, lstat64, const char*, struct stat64*)
+int lstat64(const char* path, struct stat64* st) {
+  if (at_fails(K_STAT, "lstat", AT_FDCWD, path)) return -1;
+  return get_lstat64()(path, st);
+}
+REAL(int, fstatat, int, const char*, struct stat*, int)
+int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+  if (*path && at_fails(K_STAT, "fstatat", dirfd, path)) return -1;
+  return get_fstatat()(dirfd, path, st, flags);
+}
+REAL(int, fstatat64, int, const char*, struct stat64*, int)
+int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
+  if (*path && at_fails(K_STAT, "fstatat", dirfd, path)) return -1;
+  return get_fstatat64()(dirfd, path, st, flags);
+}
+REAL(int, statx, int, const char*, int, unsigned, struct statx*)
+int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* st) {
+  if (*path && at_fails(K_STAT, "statx", dirfd, path)) return -1;
+  return get_statx()(dirfd, path, flags, mask, st);
 }

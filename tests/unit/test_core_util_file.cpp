@@ -65,3 +65,28 @@ TEST_CASE("read_fd_bounded stops at the bound on an endless file") {
   std::string e = fx::error_of([&] { read_fd_bounded(fd.get(), "/dev/zero", 10000); });
   CHECK(e.find("more than the 10000 bytes") != std::string::npos);
 }
+
+TEST_CASE("AtomicFile: its temp name records the writer, whose flock lasts until it is destroyed") {
+  TempDir t("atomicwriter");
+  std::string temp;
+  {
+    AtomicFile f(t / "out", 0644);
+    temp = f.temp_path();
+    auto w = temp_writer_of(base_name(temp));
+    REQUIRE(w);
+    CHECK(w->pid == long(getpid()));
+    CHECK(w->this_host);
+    CHECK_FALSE(unlocked_regular_file(temp)); // being written
+    f.commit_as(temp + ".done");
+    CHECK(temp_writer_of(base_name(temp) + ".done"));
+    CHECK_FALSE(unlocked_regular_file(temp + ".done")); // committed, still ours
+  }
+  CHECK(unlocked_regular_file(temp + ".done")); // the writer is done with it
+  CHECK_FALSE(temp_writer_of(".tmp-pack-0123456789abcdef"));     // an older hpak's name
+  CHECK_FALSE(temp_writer_of(".tmp-x-0123456789abcdef-w12h0123abcZ")); // not a tag
+  CHECK_FALSE(temp_writer_of("pack-abc-w12h01234567"));            // not a temp name
+  auto other = temp_writer_of(".tmp-x-0123456789abcdef-w12h00000000");
+  REQUIRE(other);
+  CHECK(other->pid == 12);
+  CHECK_FALSE(process_gone(long(getpid())));
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The multi-pack index, packs/multi.midx (issue 28, item 5; issue 27): it is
+# disposable, so a bad one (random bytes, a FIFO, a symlink to /dev/zero)
+# costs lookups nothing but speed, and `hpak verify LIB` reports it instead of
+# "ok"; a valid but incomplete one (every pack listed, digests missing) must
+# not hide objects that the packs' own indexes hold: restores and gc work,
+# verify reports the disagreement, repair rewrites it.
+# ctest runs: bash test_midx.sh <hpak-binary> <source-root>.
+source "$(dirname "$0")/../faults/lib.sh" "$@"
+H() { "$hpak" -q "$@"; }
+command -v mkfifo >/dev/null || { echo "$test_name: skipped: no mkfifo"; exit 125; }
+
+# 9 adds: the 9th folds every pack into the midx (more than 8 outside it).
+L0=$W/lib0
+for i in 1 2 3 4 5 6 7 8 9; do
+  make_tree "$W/src/e$i" "e$i" 12
+  H pack "$W/src/e$i" --no-relocate --into "$L0" --name "e$i" >/dev/null || fail "add e$i"
+done
+check "the adds wrote a multi-pack index" test -f "$L0/packs/multi.midx"
+"$hpak" verify "$L0" >"$W/v0.out" 2>&1
+expect_eq "a good midx: verify exits 0" 0 $?
+
+fresh() { rm_tree "$W/lib"; cp -a "$L0" "$W/lib"; L=$W/lib; rm -f "$L/packs/multi.midx"; }
+restores_all() {
+  local i
+  for i in 1 2 3 4 5 6 7 8 9; do
+    rm_tree "$W/t"
+    H restore "$L" "e$i" "$W/t" >/dev/null 2>"$W/r.err" || { echo "e$i: $(cat "$W/r.err")"; return 1; }
+    same_tree "$W/src/e$i" "$W/t" >/dev/null || { echo "e$i differs"; return 1; }
+  done
+}
+
+for kind in random fifo zero; do
+  echo "== packs/multi.midx: $kind"
+  fresh
+  case $kind in
+  random) head -c 4096 /dev/urandom >"$L/packs/multi.midx" ;;
+  fifo) mkfifo "$L/packs/multi.midx" ;;
+  zero) ln -s /dev/zero "$L/packs/multi.midx" ;;
+  esac
+  timeout 60 "$hpak" verify "$L" >"$W/v.out" 2>&1
+  rc=$?
+  expect_eq "verify exits 1 (BAD)" 1 "$rc"
+  check "and names the midx as a problem: $(grep problem "$W/v.out" | head -c 300)" \
+    grep -qE "^  problem: .*'$L/packs/multi\.midx'" "$W/v.out"
+  check "restores still work" restores_all
+  "$hpak" repair "$L" >"$W/rep.out" 2>&1
+  check "repair rewrites it: $(grep multi-pack "$W/rep.out")" grep -q "^rewrote the multi-pack index: " "$W/rep.out"
+  check "a regular file again" test -f "$L/packs/multi.midx" -a ! -L "$L/packs/multi.midx"
+  "$hpak" verify "$L" >"$W/v2.out" 2>&1
+  rc=$?
+  expect_eq "verify after repair: exit 0 ($(grep -v '^ok' "$W/v2.out" | head -c 300))" 0 "$rc"
+done
+
+echo "== a valid midx that lists every pack but misses digests"
+fresh
+cp "$L0/packs/multi.midx" "$L/packs/multi.midx"
+# Rewritten without the digests of pack id 0 (fanout and trailer recomputed):
+# a well-formed midx that misses every object held only by that pack.
+python3 - "$L/packs/multi.midx" <<'PY'
+import hashlib, struct, sys
+p = sys.argv[1]
+b = open(p, "rb").read()
+assert b[:4] == b"HMIX"
+version, npacks, reserved, count = struct.unpack_from("<IIIQ", b, 4)
+head = 24 + 32 * npacks
+assert len(b) == head + 1024 + 36 * count + 32, "unexpected midx layout"
+digests = [b[head + 1024 + 32 * i: head + 1024 + 32 * (i + 1)] for i in range(count)]
+ids = list(struct.unpack_from("<%dI" % count, b, head + 1024 + 32 * count))
+keep = [(d, i) for d, i in zip(digests, ids) if i != 0]
+assert len(keep) < count
+fan, acc = [0] * 256, 0
+for d, _ in keep:
+    fan[d[0]] += 1
+out = bytearray(b[:16]) + struct.pack("<Q", len(keep)) + b[24:head]
+for i in range(256):
+    acc += fan[i]
+    out += struct.pack("<I", acc)
+for d, _ in keep:
+    out += d
+for _, i in keep:
+    out += struct.pack("<I", i)
+out += hashlib.sha256(out).digest()
+import os
+os.chmod(p, 0o644)
+open(p, "wb").write(out)
+print(f"midx: {count} -> {len(keep)} digests")
+PY
+check "every name restores (lookups fall back to the packs' indexes)" restores_all
+"$hpak" verify "$L" >"$W/v3.out" 2>&1
+expect_eq "verify exits 1" 1 $?
+check "and says the midx misses an object a pack it covers holds: $(grep problem "$W/v3.out" | head -c 300)" \
+  grep -qE "^  problem: multi-pack index '$L/packs/multi\.midx' does not list object [0-9a-f]{64}, which pack [0-9a-f]{64} it covers holds" "$W/v3.out"
+check "no object is reported lost" grep -q "0 objects lost" "$W/v3.out"
+H catalogs rm "$L" e9 >/dev/null
+H gc "$L" --grace 0 >"$W/gc.out" 2>"$W/gc.err"
+expect_eq "gc runs ($(head -c 300 "$W/gc.err"))" 0 $?
+check "and rewrites the midx" bash -c '"$1" verify "$2" >/dev/null 2>&1' _ "$hpak" "$L"
+
+echo "== repair rewrites an incomplete midx"
+fresh
+cp "$L0/packs/multi.midx" "$L/packs/multi.midx"
+python3 - "$L/packs/multi.midx" "$L0/packs/multi.midx" <<'PY'
+import hashlib, struct, sys, os
+b = open(sys.argv[2], "rb").read()
+version, npacks, reserved, count = struct.unpack_from("<IIIQ", b, 4)
+head = 24 + 32 * npacks
+# Drop the last digest: fanout bucket and count shrink by one.
+d_last = b[head + 1024 + 32 * (count - 1): head + 1024 + 32 * count]
+fan = list(struct.unpack_from("<256I", b, head))
+fan = [f - 1 if i >= d_last[0] else f for i, f in enumerate(fan)]
+out = bytearray(b[:16]) + struct.pack("<Q", count - 1) + b[24:head] + struct.pack("<256I", *fan)
+out += b[head + 1024: head + 1024 + 32 * (count - 1)]
+out += b[head + 1024 + 32 * count: head + 1024 + 32 * count + 4 * (count - 1)]
+out += hashlib.sha256(out).digest()
+os.chmod(sys.argv[1], 0o644)
+open(sys.argv[1], "wb").write(out)
+PY
+"$hpak" repair "$L" >"$W/rep2.out" 2>&1
+check "repair: $(grep multi-pack "$W/rep2.out")" grep -q "^rewrote the multi-pack index: multi-pack index '$L/packs/multi.midx' does not list object" "$W/rep2.out"
+"$hpak" verify "$L" >/dev/null 2>&1
+expect_eq "verify after it: exit 0" 0 $?
+check "every name restores" restores_all
+
+done_tests
