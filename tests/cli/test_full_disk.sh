@@ -194,7 +194,7 @@ check "with one warning about the multi-pack index" \
 check "and nothing else on stderr" test "$(wc -l <"$W/a2.err")" -eq 1
 check "the name is set" grep -qw tiny <<<"$(names_of "$L")"
 check "and restores" restores "$L" tiny "$W/s/tiny"
-check "no temp file is left in packs/" test -z "$(ls -A "$L/packs" | grep '^\.tmp-')"
+check "no temp file is left in packs/" test -z "$(find "$L/packs" -maxdepth 1 -name '.tmp-*')"
 check "the library verifies" bash -c '"$1" -q verify "$2" >/dev/null' _ "$hpak" "$L"
 loop_cleanup
 

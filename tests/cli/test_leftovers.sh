@@ -8,7 +8,7 @@
 # ctest runs: bash test_leftovers.sh <hpak-binary> <source-root>.
 source "$(dirname "$0")/../faults/lib.sh" "$@"
 H() { "$hpak" -q "$@"; }
-tmp_files() { ls -A "$1/tmp" | grep -c '^\.tmp-'; }
+tmp_files() { find "$1/tmp" -maxdepth 1 -name '.tmp-*' | wc -l; }
 
 # A tree large enough that an add spends a while writing its pack.
 mkdir -p "$W/big"
@@ -33,7 +33,7 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 kill -STOP "$add"
-leftover=$(ls -A "$L/tmp" | grep '^\.tmp-' | head -n 1)
+leftover=$(find "$L/tmp" -maxdepth 1 -name '.tmp-*' -printf '%f\n' | sort | sed -n 1p)
 check "the add has a temp file in tmp/ ($leftover)" test -n "$leftover"
 H gc "$L" --grace 0 >"$W/gc1.out" 2>"$W/gc1.err" || fail "gc while the add is stopped: $(cat "$W/gc1.err")"
 check "gc --grace 0 keeps the temp file of a live writer" test -e "$L/tmp/$leftover"

@@ -78,7 +78,7 @@ rc=0
   "$hpak" -q pack "$W/src" --into "$L" --name t2 >"$W/eio.out" 2>"$W/eio.err" || rc=$?
 expect_eq "the add exits 2" 2 "$rc"
 one_line eio "^hpak: error: unable to look for the library marker '$L/HPAKLIB': Input/output error$"
-check "nothing was created beside the marker" test -z "$(ls -A "$L" | grep '^\.tmp-')"
+check "nothing was created beside the marker" test -z "$(find "$L" -maxdepth 1 -name '.tmp-*')"
 
 echo "== gc.lock without group write in a shared library"
 member=hpakmsg$$

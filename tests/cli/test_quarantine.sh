@@ -40,10 +40,10 @@ for kind in dir malformed big link fifo; do
   "$hpak" repair "$L" >"$W/repair.out" 2>"$W/repair.err"
   rc=$?
   expect_eq "repair exits 0 ($(head -c 300 "$W/repair.err"))" 0 "$rc"
-  check "repair says it moved the entry: $(grep moved "$W/repair.out" | head -c 300)" \
+  check "repair says it moved the entry: $(grep moved "$W/repair.out" | cut -c1-300)" \
     grep -qE "^moved '$L/catalogs/junk-$kind' \(.*\) -> '$L/quarantine/catalogs\.junk-$kind\.[0-9]{8}T[0-9]{6}Z' \(not a name file" "$W/repair.out"
   check "catalogs/junk-$kind is gone" test ! -e "$L/catalogs/junk-$kind" -a ! -L "$L/catalogs/junk-$kind"
-  moved=$(ls -d "$L/quarantine/catalogs.junk-$kind".* 2>/dev/null | head -n 1)
+  moved=$(find "$L/quarantine" -maxdepth 1 -name "catalogs.junk-$kind.*" | sort | sed -n 1p)
   check "it is in quarantine/ as it was ($moved)" test -n "$moved"
   case $kind in
   dir) check "with its content" test -f "$moved/inside" ;;

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Small file systems of their own for the full-disk tests (sourced after
 # tests/faults/lib.sh, not run): an ext4 image on a loop device, mounted under
 # $W; every mount and loop device is undone at exit, pass or fail.
@@ -21,10 +22,10 @@ trap 'loop_cleanup; finish' EXIT
 
 loop_skip() {
   if [ "${CI:-}" = true ]; then
-    echo "FAIL: $test_name: $1 (CI=true: the full-disk tests must run)"
+    echo "FAIL: ${test_name:-loopfs}: $1 (CI=true: the full-disk tests must run)"
     exit 1
   fi
-  echo "$test_name: skipped: $1"
+  echo "${test_name:-loopfs}: skipped: $1"
   exit 125
 }
 [ "$(id -u)" -eq 0 ] || loop_skip "needs root (loop devices, mount)"
@@ -33,7 +34,7 @@ for tool in losetup mkfs.ext4 mount umount fallocate; do
 done
 
 loop_fs() {
-  local name=$1 mb=$2 img=$W/$1.img mnt=$W/$1 dev
+  local mb=$2 img=$W/$1.img mnt=$W/$1 dev
   truncate -s "${mb}M" "$img" && mkfs.ext4 -q -F -m 0 "$img" >/dev/null 2>&1 || loop_skip "mkfs.ext4 failed"
   dev=$(losetup -f --show "$img" 2>/dev/null) || loop_skip "no loop device (losetup -f)"
   loop_devs+=("$dev")
