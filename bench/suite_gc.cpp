@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "bench/suite_ctx.hpp"
-#include "core/library.hpp"
-#include "core/util/hash.hpp"
+#include "core/library/library.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::bench {
 

@@ -8,8 +8,8 @@
 #include <stdexcept>
 
 #include "bench/suite_ctx.hpp"
-#include "core/pack_reader.hpp"
-#include "core/util/hash.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::bench {
 

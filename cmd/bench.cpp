@@ -11,7 +11,7 @@
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
 #include "cmd/output.hpp"
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 
 namespace hpak::cmd {
 

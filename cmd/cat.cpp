@@ -5,8 +5,8 @@
 
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
-#include "core/pack_reader.hpp"
-#include "core/util/file.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak::cmd {
 

@@ -7,7 +7,7 @@
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/library.hpp"
+#include "core/library/library.hpp"
 
 namespace hpak::cmd {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "cmd/command.hpp"
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 
 namespace hpak::cmd {
 

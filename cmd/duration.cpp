@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstdint>
 
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 
 namespace hpak::cmd {
 

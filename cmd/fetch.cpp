@@ -1,5 +1,5 @@
 // hpak fetch URL NAME --into LIB: fetch a catalog and the objects LIB lacks
-// from a published library (core/remote_fetch.hpp), then set NAME in LIB.
+// from a published library (core/remote/remote_fetch.hpp), then set NAME in LIB.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
-#include "core/signing.hpp"
+#include "core/trust/signing.hpp"
 
 namespace hpak::cmd {
 

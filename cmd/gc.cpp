@@ -1,5 +1,5 @@
 // hpak gc LIB: reclaim the space of objects no catalog names, merge small
-// packs; safe while others add and restore (protocol: core/gc.hpp, man hpak-gc).
+// packs; safe while others add and restore (protocol: core/gc/gc.hpp, man hpak-gc).
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include "cmd/log.hpp"
 #include "cmd/duration.hpp"
 #include "cmd/output.hpp"
-#include "core/gc.hpp"
+#include "core/gc/gc.hpp"
 
 namespace hpak::cmd {
 

@@ -6,8 +6,8 @@
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/rcc_import.hpp"
-#include "core/util/hash.hpp"
+#include "core/import/rcc_import.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::cmd {
 

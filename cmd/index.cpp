@@ -5,7 +5,7 @@
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/pack_reader.hpp"
+#include "core/pack/pack_reader.hpp"
 
 namespace hpak::cmd {
 

@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include "cmd/command.hpp"
-#include "core/library.hpp"
-#include "core/signing.hpp"
-#include "core/sshsig.hpp"
-#include "core/util/file.hpp"
+#include "core/library/library.hpp"
+#include "core/trust/signing.hpp"
+#include "core/trust/sshsig.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak::cmd {
 
@@ -32,7 +32,7 @@ int run() {
   Library::init(o.lib, o.shared, o.level);
   Library lib(o.lib);
   // In a shared library LIB/id and LIB/allowed_signers count only when they
-  // are the owner's or root's (core/signing.hpp): made here, by them.
+  // are the owner's or root's (core/trust/signing.hpp): made here, by them.
   struct stat st;
   const bool owner = stat(o.lib.c_str(), &st) == 0 && (geteuid() == 0 || geteuid() == st.st_uid);
   if (lib.shared() && owner) library_id(lib, /*create=*/true);

@@ -3,9 +3,9 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include "cmd/output.hpp"
-#include "core/library.hpp"
-#include "core/pack_reader.hpp"
-#include "core/util/diag.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "base/diag.hpp"
 
 namespace hpak::cmd {
 
@@ -19,7 +19,7 @@ void setup_logging() {
 void set_verbosity(int verbose) {
   if (verbose <= 0) return;
   spdlog::set_level(verbose > 1 ? spdlog::level::trace : spdlog::level::debug);
-  // The engine's own diagnostics (core/util/diag.hpp): locks waited for,
+  // The engine's own diagnostics (base/diag.hpp): locks waited for,
   // packs skipped, rescans, fallbacks taken.
   set_diag_sink([](DiagLevel level, const std::string& line) {
     if (level == DiagLevel::Debug) spdlog::debug("{}", line);

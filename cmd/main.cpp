@@ -11,9 +11,9 @@
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/version.hpp"
-#include "core/pack_trust.hpp"
-#include "core/util/edit_distance.hpp"
-#include "core/util/error.hpp"
+#include "core/pack/pack_trust.hpp"
+#include "base/edit_distance.hpp"
+#include "base/error.hpp"
 
 using namespace hpak::cmd;
 

@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "cmd/json.hpp"
-#include "core/progress.hpp"
-#include "core/relocation.hpp"
+#include "base/progress.hpp"
+#include "core/pack/relocation.hpp"
 
 namespace hpak::cmd {
 

@@ -5,11 +5,11 @@
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/library.hpp"
-#include "core/packer.hpp"
-#include "core/util/file.hpp"
-#include "core/util/hash.hpp"
-#include "core/util/parallel.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/packer.hpp"
+#include "base/os/file.hpp"
+#include "base/hash.hpp"
+#include "base/parallel.hpp"
 
 namespace hpak::cmd {
 

@@ -1,7 +1,7 @@
 // hpak publish LIB DEST: copy a library into a directory any web server can
 // serve, or an S3 bucket (packs and indexes first, the root last; optionally
 // signed, optionally pruning what old roots alone named); see
-// core/remote_publish.hpp.
+// core/remote/remote_publish.hpp.
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
@@ -9,7 +9,7 @@
 #include "cmd/log.hpp"
 #include "cmd/duration.hpp"
 #include "cmd/output.hpp"
-#include "core/remote_publish.hpp"
+#include "core/remote/remote_publish.hpp"
 
 namespace hpak::cmd {
 

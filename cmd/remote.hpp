@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "core/remote_fetch.hpp"
-#include "core/signing.hpp"
+#include "core/remote/remote_fetch.hpp"
+#include "core/trust/signing.hpp"
 
 namespace CLI {
 class App;

@@ -5,7 +5,7 @@
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/repair.hpp"
+#include "core/gc/repair.hpp"
 
 namespace hpak::cmd {
 

@@ -7,8 +7,8 @@
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/remote.hpp"
-#include "core/restore.hpp"
-#include "core/signing.hpp"
+#include "core/restore/restore.hpp"
+#include "core/trust/signing.hpp"
 
 namespace hpak::cmd {
 
@@ -45,7 +45,7 @@ void setup(CLI::App& app) {
 }
 
 // hpak restore URL NAME TARGET: fetch into the cache library first; returns
-// the name the catalog has there (core/remote_fetch.hpp, remote_cache_name).
+// the name the catalog has there (core/remote/remote_fetch.hpp, remote_cache_name).
 // With --allowed-signers (or a cache that requires signatures) the remote
 // root must be signed; the restore then expects the digest that root gives.
 std::string fetch_into_cache(std::optional<Digest>& expect) {

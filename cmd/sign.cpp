@@ -1,11 +1,11 @@
 // hpak sign -k KEY PACK | hpak sign -k KEY LIB NAME: an SSHSIG signature
 // (namespace "hpak", checkable with `ssh-keygen -Y verify`) of a pack file
-// (PACK.sig) or of a library name (LIB/signatures/NAME): core/signing.hpp.
+// (PACK.sig) or of a library name (LIB/signatures/NAME): core/trust/signing.hpp.
 #include <CLI/CLI.hpp>
 
 #include "cmd/command.hpp"
-#include "core/signing.hpp"
-#include "core/util/file.hpp"
+#include "core/trust/signing.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak::cmd {
 

@@ -4,8 +4,8 @@
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/materialize.hpp"
-#include "core/target.hpp"
+#include "core/restore/materialize.hpp"
+#include "core/restore/target.hpp"
 
 namespace hpak::cmd {
 

@@ -1,5 +1,5 @@
 // hpak verify PACK|LIB...: check packs end to end, or a whole library (every
-// pack, then every catalog against them: core/verify_library.hpp); name every
+// pack, then every catalog against them: core/verify/verify_library.hpp); name every
 // bad object and the paths it breaks. Exit 0 all intact, 1 damage found, 2
 // could not run.
 #include <CLI/CLI.hpp>
@@ -9,9 +9,9 @@
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "cmd/verify_library.hpp"
-#include "core/signing.hpp"
-#include "core/util/error.hpp"
-#include "core/verify.hpp"
+#include "core/trust/signing.hpp"
+#include "base/error.hpp"
+#include "core/verify/verify.hpp"
 
 namespace hpak::cmd {
 

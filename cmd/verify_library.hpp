@@ -1,12 +1,12 @@
 // Output of `hpak verify LIB` (a library directory): human and JSON forms of
-// a LibraryVerifyReport (core/verify_library.hpp).
+// a LibraryVerifyReport (core/verify/verify_library.hpp).
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "cmd/json.hpp"
-#include "core/verify_library.hpp"
+#include "core/verify/verify_library.hpp"
 
 namespace hpak::cmd {
 

@@ -7,7 +7,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
-#include "core/pack_writer.hpp"
+#include "core/pack/pack_writer.hpp"
 #include "formats/catalog_format.hpp"
 #include "formats/index_format.hpp"
 #include "formats/midx_format.hpp"

@@ -31,7 +31,7 @@
 // non-overlapping, longest root first at one offset). Objects stay
 // unrelocated, so their digest is always checkable. How a restore into T
 // writes T in their place depends on the file's kind, decided at pack time
-// from its bytes (core/relocation.hpp, classify_relocated):
+// from its bytes (core/pack/relocation.hpp, classify_relocated):
 //   text        (no NUL or control byte, no archive magic): T spliced in at any
 //               length, so the restored file may differ in size;
 //   in-place    (ELF, Mach-O, PE, ar: NUL-terminated strings): T written over
@@ -55,8 +55,8 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::formats {
 
@@ -125,7 +125,7 @@ Bytes encode_catalog(const Catalog& c, uint32_t version = kCatalogVersion);
 Catalog decode_catalog(ByteSpan bytes, const std::string& where);
 
 // The size of a symlink target, or a text file, spliced with a root of
-// length `new_root_len` (core/relocation.hpp says which files are spliced).
+// length `new_root_len` (core/pack/relocation.hpp says which files are spliced).
 uint64_t spliced_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len);
 
 } // namespace hpak::formats

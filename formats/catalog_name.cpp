@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 
 namespace hpak::formats {
 

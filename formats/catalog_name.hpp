@@ -16,7 +16,7 @@ constexpr size_t kMaxCatalogName = 128;
 
 bool is_catalog_name(std::string_view name);
 // "" if `name` is valid; otherwise a one-line reason naming it quoted (control
-// characters escaped, a long name shortened: core/util/error.hpp, quoted()).
+// characters escaped, a long name shortened: base/error.hpp, quoted()).
 std::string catalog_name_problem(std::string_view name);
 
 } // namespace hpak::formats

@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/hash.hpp"
 #include "formats/pack_format.hpp"
 
 namespace hpak::formats {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::formats {
 

@@ -92,10 +92,10 @@
 // into new blocks. Dedup across packs is unchanged: a writer skips an object
 // some pack already holds, whichever item holds it there.
 //
-// Writers: v2 is the default (core/pack_writer.hpp kDefaultWriteVersion;
+// Writers: v2 is the default (core/pack/pack_writer.hpp kDefaultWriteVersion;
 // `hpak pack --pack-version 1` writes v1). gc writes v2 and, with --upgrade,
 // rewrites every v1 pack; a remote fetch copies a wanted object's block whole
-// (core/remote_fetch.cpp). Not done: the trained dictionary (dict_id is
+// (core/remote/remote_fetch.cpp). Not done: the trained dictionary (dict_id is
 // reserved in bhdr and read, never written) and compressing blocks on the
 // packer's worker threads (they are compressed on the writer's thread).
 #pragma once
@@ -104,8 +104,8 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::formats {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/util/hash.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::formats {
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace hpak::formats {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 #include "formats/catalog_name.hpp"
 
 namespace hpak::formats {

@@ -31,7 +31,7 @@
 // order, catalogs in name order, with no duplicates; at most 16 MiB.
 //
 // A signed root (`hpak publish -k KEY`) is the root text followed at once by
-// an armored SSHSIG (core/sshsig.hpp, namespace "hpak") over exactly the root
+// an armored SSHSIG (core/trust/sshsig.hpp, namespace "hpak") over exactly the root
 // text, "hpak-remote" to "end\n" included:
 //
 //   signed   ::= root "-----BEGIN SSH SIGNATURE-----\n" base64 lines "-----END SSH SIGNATURE-----\n"
@@ -41,8 +41,8 @@
 #include <string>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/hash.hpp"
 #include "formats/pack_name.hpp" // packname
 
 namespace hpak::formats {

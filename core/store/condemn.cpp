@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include "core/store/dir_stream.hpp"
-#include "core/util/error.hpp"
-#include "core/util/file.hpp"
+#include "base/error.hpp"
+#include "base/os/file.hpp"
 #include "formats/pack_name.hpp"
 
 namespace hpak::store {

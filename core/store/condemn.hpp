@@ -1,4 +1,4 @@
-// How a pack leaves a library (core/gc.hpp, steps 2, 6 and 8): its index,
+// How a pack leaves a library (core/gc/gc.hpp, steps 2, 6 and 8): its index,
 // then the pack file, are renamed to `.condemned` names (invisible to readers,
 // and never created by a writer: one publishing an identical pack afterwards
 // makes a new file), and only `.condemned` names are deleted. A gc killed in

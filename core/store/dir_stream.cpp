@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <fcntl.h>
 
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 
 namespace hpak::store {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/util/file.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak::store {
 

@@ -1,6 +1,6 @@
 #include "core/store/layout.hpp"
 
-#include "core/util/file.hpp"
+#include "base/os/file.hpp"
 #include "formats/pack_name.hpp"
 
 namespace hpak::store {

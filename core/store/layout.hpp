@@ -17,13 +17,13 @@
 //   LIB/quarantine/                  entries of catalogs/ that are not name files (a directory,
 //                                    a link, a malformed file), moved aside by `hpak repair` or
 //                                    `hpak catalogs rm` as catalogs.<name>.<time> (made on demand)
-//   */.tmp-*                         AtomicFile temp names (core/util/file.hpp)
+//   */.tmp-*                         AtomicFile temp names (base/os/file.hpp)
 #pragma once
 
 #include <string>
 #include <string_view>
 
-#include "core/util/hash.hpp"
+#include "base/hash.hpp"
 
 namespace hpak::store {
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "core/store/lock_scope.hpp"
-#include "core/util/diag.hpp"
-#include "core/util/error.hpp"
+#include "base/diag.hpp"
+#include "base/error.hpp"
 
 namespace hpak::store {
 

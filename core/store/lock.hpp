@@ -1,6 +1,6 @@
 // The locks of a library (LIB/locks, core/store/layout.hpp), flock(2) on
 // lock files held open as an Fd; the kernel releases them when the holder
-// exits, however it exits. What each lock protects: core/gc.hpp (protocol).
+// exits, however it exits. What each lock protects: core/gc/gc.hpp (protocol).
 //
 // Locks need flock(2): where it fails with ENOLCK, EOPNOTSUPP or ENOSYS (some
 // FUSE and network file systems), every lock here throws a one-line Error
@@ -10,14 +10,14 @@
 // every lock here refuses such a library too, unless HPAK_SINGLE_HOST=1
 // (core/store/lock_scope.hpp).
 //
-// A wait for a lock someone else holds is reported through core/util/diag.hpp
+// A wait for a lock someone else holds is reported through base/diag.hpp
 // (debug) with the holder, when /proc/locks names it.
 #pragma once
 
 #include <string>
 
 #include "core/store/layout.hpp"
-#include "core/util/file.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak::store {
 

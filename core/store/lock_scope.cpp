@@ -8,7 +8,7 @@
 #include <sys/sysmacros.h>
 #include <vector>
 
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 
 namespace hpak::store {
 

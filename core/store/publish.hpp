@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/store/layout.hpp"
-#include "core/util/bytes.hpp"
+#include "base/bytes.hpp"
 
 namespace hpak::store {
 

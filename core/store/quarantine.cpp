@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/util/error.hpp"
-#include "core/util/file.hpp"
+#include "base/error.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak::store {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hpak repair follows the trust rules of add and restore (issue 12;
-# core/pack_trust.hpp, man/hpak-repair.1, hpak-library.7 "What is trusted"):
+# core/pack/pack_trust.hpp, man/hpak-repair.1, hpak-library.7 "What is trusted"):
 # in a shared library it never copies bytes out of another member's pack into
 # a pack of its own — that pack would belong to whoever ran repair (root,
 # say) and every member would then trust it without verifying: a forged or

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trust on shared storage (issue 12): in a shared library, another member's
-# pack is used only after this user verified it (core/pack_trust.hpp). A member
+# pack is used only after this user verified it (core/pack/pack_trust.hpp). A member
 # (a second uid made here) plants a pack whose entry is named sha256("GOOD!\n")
 # but holds "EVIL!\n", every checksum consistent; the victim's add must store
 # its own bytes and its restore must write "GOOD!" (or fail clearly), never

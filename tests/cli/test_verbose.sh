@@ -126,7 +126,7 @@ run skip2 pack --skip-special "$work/src" --into "$lib" --name skip
 expect_rc skip2 0
 has skip2 "^hpak: warning: skipped special file 'pipe'$"
 
-# ---- the engine's own decisions (core/util/diag.hpp), at -v
+# ---- the engine's own decisions (base/diag.hpp), at -v
 # A lock waited for, with its holder: an add sets its name under publish.lock
 # (shared), here held exclusively by flock(1) for a moment.
 if command -v flock >/dev/null; then

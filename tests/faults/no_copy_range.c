@@ -1,6 +1,6 @@
 /* hpak_no_copy_range: runs a command where copy_file_range(2) fails with a
  * chosen errno, as a kernel or file system that refuses it would
- * (tests/cli/test_large_files.sh; the fallback of core/large_copy.cpp).
+ * (tests/cli/test_large_files.sh; the fallback of core/pack/large_copy.cpp).
  *
  *   hpak_no_copy_range ENOSYS|EXDEV|EINVAL|EOPNOTSUPP COMMAND ARGS...
  *

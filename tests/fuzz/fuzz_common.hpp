@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/hash.hpp"
 
 #define FUZZ_CHECK(cond, ...)                                                                 \
   do {                                                                                        \

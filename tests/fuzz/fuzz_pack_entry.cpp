@@ -11,7 +11,7 @@
 // byte would become unreadable as a whole).
 #include <algorithm>
 
-#include "core/pack_reader.hpp"
+#include "core/pack/pack_reader.hpp"
 #include "formats/index_format.hpp"
 #include "formats/pack_format.hpp"
 #include "fuzz_common.hpp"

@@ -5,7 +5,7 @@
 //
 // read_state must return nullopt (never throw, crash or allocate without
 // bound) for anything it cannot use.
-#include "core/restore_state.hpp"
+#include "core/restore/restore_state.hpp"
 #include "fuzz_common.hpp"
 
 using namespace hpak;

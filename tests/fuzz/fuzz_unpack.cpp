@@ -19,9 +19,9 @@
 // itself) and recomputes digest, stored checksum and header checksum.
 #include <zstd.h>
 
-#include "core/materialize.hpp"
-#include "core/object_source.hpp"
-#include "core/pack_reader.hpp"
+#include "core/restore/materialize.hpp"
+#include "core/pack/object_source.hpp"
+#include "core/pack/pack_reader.hpp"
 #include "fuzz_common.hpp"
 
 using namespace hpak;

@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/pack_writer.hpp"
-#include "core/relocation.hpp"
-#include "core/restore_state.hpp"
-#include "core/util/file.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "core/pack/relocation.hpp"
+#include "core/restore/restore_state.hpp"
+#include "base/os/file.hpp"
+#include "base/zstd_codec.hpp"
 #include "formats/catalog_format.hpp"
 #include "formats/index_format.hpp"
 #include "formats/midx_format.hpp"

@@ -23,9 +23,9 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include "core/pack_reader.hpp"
-#include "core/pack_writer.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "base/zstd_codec.hpp"
 #include "formats/catalog_format.hpp"
 #include "formats/index_format.hpp"
 

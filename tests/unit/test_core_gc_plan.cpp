@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 #include <algorithm>
 
-#include "core/gc_plan.hpp"
+#include "core/gc/gc_plan.hpp"
 
 using namespace hpak;
 

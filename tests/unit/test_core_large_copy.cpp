@@ -10,13 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/large_copy.hpp"
-#include "core/materialize.hpp"
-#include "core/pack_reader.hpp"
-#include "core/packer.hpp"
-#include "core/relocation.hpp"
-#include "core/target.hpp"
-#include "core/util/hash.hpp"
+#include "core/pack/large_copy.hpp"
+#include "core/restore/materialize.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/packer.hpp"
+#include "core/pack/relocation.hpp"
+#include "core/restore/target.hpp"
+#include "base/hash.hpp"
 #include "formats/index_format.hpp"
 #include "formats/pack_format.hpp"
 #include "tree_fixture.hpp"

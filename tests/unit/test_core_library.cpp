@@ -10,10 +10,10 @@
 #include <thread>
 #include <unistd.h>
 
-#include "core/library.hpp"
-#include "core/pack_reader.hpp"
-#include "core/restore.hpp"
-#include "core/verify_library.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/restore/restore.hpp"
+#include "core/verify/verify_library.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/library.hpp"
-#include "core/pack_reader.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/materialize.hpp"
-#include "core/pack_reader.hpp"
-#include "core/packer.hpp"
-#include "core/target.hpp"
+#include "core/restore/materialize.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/packer.hpp"
+#include "core/restore/target.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

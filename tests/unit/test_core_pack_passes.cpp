@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "core/pack_passes.hpp"
-#include "core/relocation.hpp"
-#include "core/util/file.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/pack/pack_passes.hpp"
+#include "core/pack/relocation.hpp"
+#include "base/os/file.hpp"
+#include "base/zstd_codec.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -12,9 +12,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "core/pack_reader.hpp"
-#include "core/pack_writer.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "base/zstd_codec.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

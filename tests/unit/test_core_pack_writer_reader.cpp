@@ -6,10 +6,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "core/pack_reader.hpp"
-#include "core/pack_writer.hpp"
-#include "core/packer.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "core/pack/packer.hpp"
+#include "base/zstd_codec.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/pack_reader.hpp"
-#include "core/packer.hpp"
-#include "core/relocation.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/packer.hpp"
+#include "core/pack/relocation.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

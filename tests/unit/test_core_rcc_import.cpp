@@ -6,8 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "core/rcc_import.hpp"
-#include "core/util/zstd_codec.hpp"
+#include "core/import/rcc_import.hpp"
+#include "base/zstd_codec.hpp"
 
 using namespace hpak;
 using namespace hpak::formats;

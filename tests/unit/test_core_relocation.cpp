@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/relocation.hpp"
+#include "core/pack/relocation.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "core/library.hpp"
-#include "core/pack_reader.hpp"
-#include "core/repair.hpp"
-#include "core/verify_library.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/gc/repair.hpp"
+#include "core/verify/verify_library.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -13,13 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/fs_ops.hpp"
-#include "core/library.hpp"
-#include "core/pack_reader.hpp"
-#include "core/pack_writer.hpp"
-#include "core/restore.hpp"
-#include "core/restore_plan.hpp"
-#include "core/restore_state.hpp"
+#include "base/os/fs_ops.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "core/restore/restore.hpp"
+#include "core/restore/restore_plan.hpp"
+#include "core/restore/restore_state.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

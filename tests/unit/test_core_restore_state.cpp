@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/library.hpp"
-#include "core/restore.hpp"
-#include "core/restore_state.hpp"
+#include "core/library/library.hpp"
+#include "core/restore/restore.hpp"
+#include "core/restore/restore_state.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

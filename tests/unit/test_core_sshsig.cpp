@@ -1,4 +1,4 @@
-// SSHSIG encoding and parsing (core/sshsig.hpp) against fixed vectors made by
+// SSHSIG encoding and parsing (core/trust/sshsig.hpp) against fixed vectors made by
 // OpenSSH 9.2 (`ssh-keygen -t ed25519 -N '' -C test@hpak`, then
 // `ssh-keygen -Y sign -f k -n hpak msg` with msg = "hello\n"). Ed25519 is
 // deterministic, so hpak must write the very same signature, byte for byte.
@@ -6,8 +6,8 @@
 
 #include <ctime>
 
-#include "core/sshsig.hpp"
-#include "core/util/error.hpp"
+#include "core/trust/sshsig.hpp"
+#include "base/error.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

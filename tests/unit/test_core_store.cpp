@@ -16,8 +16,8 @@
 #include "core/store/lock.hpp"
 #include "core/store/packs_listing.hpp"
 #include "core/store/publish.hpp"
-#include "core/util/diag.hpp"
-#include "core/util/error.hpp"
+#include "base/diag.hpp"
+#include "base/error.hpp"
 #include "formats/pack_name.hpp"
 #include "tree_fixture.hpp"
 

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "core/store/dir_stream.hpp"
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/store/lock_scope.hpp"
-#include "core/util/file.hpp"
+#include "base/os/file.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

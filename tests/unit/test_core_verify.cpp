@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/materialize.hpp"
-#include "core/pack_reader.hpp"
-#include "core/pack_writer.hpp"
-#include "core/packer.hpp"
-#include "core/target.hpp"
-#include "core/verify.hpp"
+#include "core/restore/materialize.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "core/pack/packer.hpp"
+#include "core/restore/target.hpp"
+#include "core/verify/verify.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

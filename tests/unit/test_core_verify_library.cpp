@@ -5,9 +5,9 @@
 #include <doctest/doctest.h>
 #include <string>
 
-#include "core/library.hpp"
-#include "core/pack_reader.hpp"
-#include "core/verify_library.hpp"
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/verify/verify_library.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/util/error.hpp"
+#include "base/error.hpp"
 #include "formats/remote_root_format.hpp"
 
 using namespace hpak;

@@ -28,10 +28,10 @@
 #include <unistd.h>
 #include <vector>
 
-#include "core/util/bytes.hpp"
-#include "core/util/error.hpp"
-#include "core/util/file.hpp"
-#include "core/util/hash.hpp"
+#include "base/bytes.hpp"
+#include "base/error.hpp"
+#include "base/os/file.hpp"
+#include "base/hash.hpp"
 
 namespace fx {
 

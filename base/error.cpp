@@ -1,0 +1,54 @@
+#include "base/error.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace hpak {
+
+static std::string corrupt_message(const std::string& where, uint64_t offset, const std::string& why) {
+  std::string msg;
+  if (!where.empty()) msg += "'" + where + "'";
+  else msg += "buffer";
+  msg += " at offset " + std::to_string(offset) + ": " + why;
+  return msg;
+}
+
+Corrupt::Corrupt(const std::string& where, uint64_t offset, const std::string& why)
+    : Error(corrupt_message(where, offset, why)), where_(where), offset_(offset), why_(why) {}
+
+void throw_errno(const std::string& what) { throw_errno(what, errno); }
+
+void throw_errno(const std::string& what, int err) {
+  throw SystemError(what + ": " + std::strerror(err), err);
+}
+
+bool is_out_of_space(const std::exception& e) {
+  auto* s = dynamic_cast<const SystemError*>(&e);
+  return s && (s->code() == ENOSPC || s->code() == EDQUOT);
+}
+
+std::string escape_controls(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7f) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
+std::string quoted(std::string_view s, size_t max_chars) {
+  if (s.size() <= max_chars) return "'" + escape_controls(s) + "'";
+  return "'" + escape_controls(s.substr(0, max_chars)) + "...' (" + std::to_string(s.size()) + " bytes)";
+}
+
+} // namespace hpak

@@ -1,0 +1,105 @@
+// zstd compression wrappers.
+//
+// Contexts are thread_local and reused (a fresh ZSTD_CCtx per small object costs
+// more than compressing it). Decompression is always into a caller-provided
+// buffer of the *declared* size: a frame that would produce more or fewer bytes
+// is rejected, so a lying size can neither overflow memory nor pass silently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <functional>
+#include <memory>
+
+#include "base/bytes.hpp"
+
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
+typedef struct ZSTD_CDict_s ZSTD_CDict;
+typedef struct ZSTD_DDict_s ZSTD_DDict;
+
+namespace hpak {
+
+// A dictionary usable for both directions (or, with `for_compression`
+// false, for decompression only: cdict() is then null); immutable and
+// thread-safe once built.
+class ZstdDict {
+public:
+  ZstdDict(ByteSpan dict_bytes, int level, bool for_compression = true);
+  ~ZstdDict();
+  ZstdDict(const ZstdDict&) = delete;
+  ZstdDict& operator=(const ZstdDict&) = delete;
+  uint32_t id() const { return id_; }
+  const ZSTD_CDict* cdict() const { return cdict_; }
+  const ZSTD_DDict* ddict() const { return ddict_; }
+
+private:
+  ZSTD_CDict* cdict_ = nullptr;
+  ZSTD_DDict* ddict_ = nullptr;
+  uint32_t id_ = 0;
+};
+
+// Compresses `in` at `level` (with `dict` if given) into `out` (resized).
+// Deterministic for the same input, level and dictionary.
+void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out);
+
+// Decompresses one frame into exactly `out.size()` bytes. Throws Error with
+// `what` in the message if the frame is malformed or its size differs.
+void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, const std::string& what);
+
+// Dictionary ID the frame was compressed with (0 if none or unreadable).
+uint32_t zstd_frame_dict_id(ByteSpan frame);
+
+// Streaming decompression for objects too large to hold in memory: calls
+// `sink` with consecutive chunks; fails if the total differs from `expected`.
+void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict, const std::string& what,
+                            const std::function<void(ByteSpan)>& sink);
+
+// Streaming compression of an object too large to hold in memory, as one
+// standard zstd frame of exactly `size` bytes, through zstd's own worker
+// threads (at least one: the frame's bytes then do not depend on how many).
+// Output goes to the sink given to each call, in chunks of a reused 4 MiB
+// buffer. The context is freed with the object, also when a sink throws.
+class ZstdStreamCompressor {
+public:
+  // `what` names the object in error messages.
+  ZstdStreamCompressor(int level, uint64_t size, unsigned workers, std::string what);
+  ~ZstdStreamCompressor();
+  ZstdStreamCompressor(const ZstdStreamCompressor&) = delete;
+  ZstdStreamCompressor& operator=(const ZstdStreamCompressor&) = delete;
+  // Compresses the next bytes of the object.
+  void feed(ByteSpan in, const std::function<void(ByteSpan)>& sink);
+  // Ends the frame (after `size` bytes were fed).
+  void finish(const std::function<void(ByteSpan)>& sink);
+
+private:
+  void run(ByteSpan in, bool end, const std::function<void(ByteSpan)>& sink);
+  ZSTD_CCtx* c_;
+  Bytes out_;
+  std::string what_;
+};
+
+// Compresses samples of one input, reusing a context: the size zstd gives
+// each at `level` with a window of 2^window_log bytes (a probe of how well a
+// large file compresses). Deterministic.
+class ZstdSampler {
+public:
+  ZstdSampler(int level, unsigned window_log, size_t max_sample, std::string what);
+  ~ZstdSampler();
+  ZstdSampler(const ZstdSampler&) = delete;
+  ZstdSampler& operator=(const ZstdSampler&) = delete;
+  size_t compressed_size(ByteSpan sample); // sample.size() <= max_sample
+
+private:
+  ZSTD_CCtx* c_;
+  Bytes out_;
+  std::string what_;
+};
+
+// The window (log2 of its bytes) zstd uses at `level` for `size` bytes.
+unsigned zstd_window_log(int level, uint64_t size);
+
+// Trains a dictionary from samples (concatenated in `samples`, sizes in
+// `sizes`) of at most `capacity` bytes; returns empty on failure. Deterministic.
+Bytes zstd_train_dict(const Bytes& samples, const std::vector<size_t>& sizes, size_t capacity, int level);
+
+} // namespace hpak

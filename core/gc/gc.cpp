@@ -1,0 +1,666 @@
+#include "core/gc/gc.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <set>
+#include <optional>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "core/pack/pack_writer.hpp"
+#include "core/store/condemn.hpp"
+#include "core/store/dir_stream.hpp"
+#include "core/store/lock.hpp"
+#include "core/store/packs_listing.hpp"
+#include "core/store/quarantine.hpp"
+#include "base/os/file.hpp"
+#include "base/compress_rule.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+namespace {
+
+std::string idx_of(const PackReader* p) { return index_path_for(p->path()); }
+
+void step(const GcOptions& opts, const char* name) {
+  if (opts.on_step) opts.on_step(name);
+}
+
+// Every digest the named catalogs need (catalog objects included). Throws if
+// a catalog cannot be read: then nothing may be swept.
+void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& live, const Progress& progress) {
+  uint64_t done = 0;
+  for (auto& name : names) {
+    report(progress, "mark", done++, names.size());
+    std::optional<Digest> d;
+    try {
+      d = lib.catalog_digest(name);
+    } catch (const Error& e) {
+      // Junk under a valid name (a directory, a link, a malformed file): it
+      // may name any object, so nothing may go while it is there; the
+      // operator moves it aside.
+      throw Error(std::string(e.what()) + "; gc aborted, nothing deleted (an unreadable name may refer to any object): 'hpak repair " +
+                  lib.root() + "' moves it into '" + lib.layout().quarantine_dir() + "', as does 'hpak catalogs rm " + lib.root() + " " +
+                  name + "'");
+    }
+    if (!d) continue; // removed concurrently
+    if (!live.insert(*d).second) continue;
+    Catalog c;
+    try {
+      c = lib.load_catalog_by_digest(*d);
+    } catch (const Error& e) {
+      throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
+    }
+    for (auto& n : c.nodes)
+      if (n.type == NodeType::File) live.insert(n.digest);
+  }
+  report(progress, "mark", names.size(), names.size());
+}
+
+// Step 2: packs and indexes a killed gc left condemned are made visible again.
+void recover_interrupted(Library& lib, const GcOptions& opts, GcResult& res) {
+  if (!opts.dry_run && store::recover_condemned(lib.layout()) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
+  lib.refresh();
+}
+
+// --unused: drops the catalog names not restored for that long; returns the others.
+std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  std::vector<std::string> kept_names;
+  for (auto& name : lib.catalog_names()) {
+    if (opts.unused_seconds >= 0 && now - lib.last_used(name) > opts.unused_seconds) {
+      res.dropped_catalogs.push_back(name);
+      if (!opts.dry_run) lib.remove_catalog(name, /*durable=*/false); // synced once, below
+    } else {
+      kept_names.push_back(name);
+    }
+  }
+  // A dropped name must not come back after a power loss once its packs are gone.
+  if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.root() + "/catalogs");
+  return kept_names;
+}
+
+// Step 3: the live set, from the names that stay.
+DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  DigestSet live;
+  mark(lib, drop_unused(lib, opts, now, res), live, opts.progress);
+  return live;
+}
+
+// One visible pack as the plan sees it. Only live objects are measured
+// (complete_or_same reads an entry header: a page of the pack each).
+GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestSet& live, int64_t now) {
+  GcPackInput in;
+  in.name = base_name(p->path());
+  struct stat st;
+  in.mtime = now;
+  if (lstat(idx_of(p).c_str(), &st) == 0) {
+    in.mtime = st.st_mtim.tv_sec;
+    in.size += uint64_t(st.st_size);
+  }
+  in.pack_bytes = p->bytes().size();
+  in.size += in.pack_bytes;
+  in.usable = lib.pack_usable(p);
+  in.version = p->version();
+  const IndexView& v = p->index();
+  DigestSet seen;
+  for (uint64_t i = 0; i < v.count(); i++) {
+    GcObject o{v.digest_at(i), 0};
+    if (!seen.insert(o.digest).second) continue;
+    if (live.count(o.digest)) {
+      IndexRecord r = v.record_at(i);
+      // v2 records leave stored sizes to the pack: count raw bytes for block members.
+      o.bytes = r.member != kNoMember ? r.raw_len + kBlockMemberSize : p->complete_or_same(r).stored_len + kEntryHeaderSize;
+    }
+    in.objects.push_back(o);
+  }
+  return in;
+}
+
+std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<const PackReader*>& packs, const DigestSet& live,
+                                        int64_t now, const Progress& progress) {
+  std::vector<GcPackInput> out;
+  for (const PackReader* p : packs) {
+    report(progress, "scan", out.size(), packs.size());
+    out.push_back(describe_pack(lib, p, live, now));
+  }
+  report(progress, "scan", out.size(), packs.size());
+  return out;
+}
+
+// A dry run, or nothing worth doing: the library after the plan, predicted.
+void predict_after(const GcPlan& plan, const GcOptions& opts, GcResult& res) {
+  res.packs_after = res.packs_before;
+  res.bytes_after = res.bytes_before;
+  if (!opts.dry_run || plan.sources.empty()) return;
+  uint64_t freed = 0;
+  for (size_t i : plan.sources) freed += plan.packs[i].size - plan.packs[i].live_bytes;
+  res.bytes_after = res.bytes_before - freed;
+  res.packs_after = res.packs_before - plan.sources.size() + (res.objects_kept ? 1 : 0);
+}
+
+// Step 5's copy: the objects the plan needs, verbatim (entry checksum
+// checked, no recompression), into one writer, in pack then offset order.
+class Repacker {
+public:
+  Repacker(PackWriter& w, const GcPlan& plan, const DigestSet& live, GcResult& res, const Progress& progress, uint64_t total)
+      : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total) {}
+
+  // Copies what the plan needs of `src`; false when a damaged object of it
+  // was left behind.
+  bool copy_pack(const PackReader& src) {
+    bool damaged = false;
+    const IndexView& v = src.index();
+    std::vector<IndexRecord> recs;
+    for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
+    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+    for (size_t k = 0; k < recs.size(); k++) {
+      if (++done_ % 4096 == 0) report(progress_, "repack", done_, total_);
+      if (recs[k].member == kNoMember) {
+        copy_entry(src, recs[k], damaged);
+        continue;
+      }
+      size_t e = k; // a v2 block: its members are consecutive here
+      while (e + 1 < recs.size() && recs[e + 1].offset == recs[k].offset) e++;
+      copy_block(src, std::span<const IndexRecord>(recs.data() + k, e - k + 1), damaged);
+      done_ += e - k;
+      k = e;
+    }
+    return !damaged;
+  }
+
+  void report_done() { report(progress_, "repack", total_, total_); }
+
+private:
+  bool wanted(const Digest& d) const { return plan_.to_copy(d, live_); }
+  void counted(uint64_t bytes, uint64_t objects = 1) {
+    res_.copied_objects += objects;
+    res_.copied_bytes += bytes;
+  }
+  // A damaged copy is never spread; if no intact copy is written by the
+  // end, its pack is kept (pinned_by_damage).
+  void damaged_entry(const char* what, const Error& e, bool& damaged) {
+    damaged = true;
+    res_.warnings.push_back(std::string(what) + e.what());
+  }
+
+  void copy_entry(const PackReader& src, IndexRecord r, bool& damaged) {
+    if (!wanted(r.digest)) return;
+    bool mirror = w_.contains(r.digest);
+    if (mirror && r.kind != Kind::Catalog) return;
+    ByteSpan stored;
+    Bytes checked; // another user's pack: a private copy, its SHA-256 checked (core/pack/pack_trust.hpp)
+    try {
+      r = src.complete(r);
+      if (w_.is_small(r.raw_len) && r.kind == Kind::Blob) {
+        // A v1 entry going into a v2 pack: its block (the one recompression).
+        w_.append_small(r.digest, src.read(r));
+        counted(r.raw_len);
+        return;
+      }
+      stored = src.checks_every_read() ? ByteSpan(checked = src.stored_copy_checked(r)) : src.checked_stored(r);
+    } catch (const Error& e) {
+      damaged_entry("damaged entry not copied: ", e, damaged);
+      return;
+    }
+    w_.append_copy(r, stored, mirror);
+    if (!checked.empty()) w_.wait_hashed(); // before `checked` goes
+    counted(r.stored_len);
+  }
+
+  // The members of one v2 block (`recs`, all at one offset), by the rule of
+  // formats/pack_format.hpp: the whole block verbatim while at least half of
+  // its raw bytes are live and none of its members is already written;
+  // otherwise only its live members, each into the writer's own blocks (the
+  // only recompression gc does). A v1 writer takes them as single entries.
+  void copy_block(const PackReader& src, std::span<const IndexRecord> recs, bool& damaged) {
+    bool any_wanted = false;
+    for (auto& r : recs) any_wanted |= wanted(r.digest) && !w_.contains(r.digest);
+    if (!any_wanted) return;
+    PackReader::Block bl;
+    Bytes checked; // as in copy_entry
+    try {
+      bl = src.checks_every_read() ? src.block_copy_checked(recs[0].offset, checked) : src.checked_block(recs[0].offset);
+    } catch (const Error& e) {
+      damaged_entry("damaged block not copied: ", e, damaged);
+      return;
+    }
+    uint64_t live_raw = 0;
+    bool clash = false;
+    for (auto& m : bl.members) {
+      if (wanted(m.digest)) live_raw += m.raw_len;
+      clash |= w_.contains(m.digest) || plan_.kept_objects.count(m.digest);
+    }
+    if (w_.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len) {
+      w_.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
+      if (!checked.empty()) w_.wait_hashed();
+      counted(block_item_size(bl.header), bl.members.size());
+      return;
+    }
+    for (auto& r : recs)
+      if (wanted(r.digest) && !w_.contains(r.digest)) copy_member(src, r, damaged);
+  }
+
+  void copy_member(const PackReader& src, const IndexRecord& r, bool& damaged) {
+    try {
+      Bytes raw = src.read(r);
+      if (w_.is_small(raw.size())) {
+        w_.append_small(r.digest, raw);
+      } else {
+        Bytes frame;
+        bool zstd = compress_if_smaller(raw, src.level(), frame);
+        w_.append(Kind::Blob, zstd ? Codec::Zstd : Codec::Raw, r.digest, raw.size(), zstd ? frame : raw);
+      }
+      counted(raw.size());
+    } catch (const Error& e) {
+      damaged_entry("damaged entry not copied: ", e, damaged);
+    }
+  }
+
+  PackWriter& w_;
+  const GcPlan& plan_;
+  const DigestSet& live_;
+  GcResult& res_;
+  const Progress& progress_;
+  uint64_t total_, done_ = 0;
+};
+
+// A source that left a damaged object behind is kept (pinned) only when it
+// holds the only copy of a live object: one with an intact copy in the new
+// pack or in a pack that stays does not pin it.
+bool pinned_by_damage(const PackReader& src, const std::string& name, const GcPlan& plan, const DigestSet& live,
+                      const PackWriter& w, GcResult& res) {
+  const IndexView& v = src.index();
+  bool pinned = false;
+  for (uint64_t i = 0; i < v.count(); i++) {
+    Digest d = v.digest_at(i);
+    if (plan.to_copy(d, live) && !w.contains(d)) pinned = true;
+  }
+  if (pinned) res.warnings.push_back("pack '" + name + "' kept: it holds the only (damaged) copy of a live object; run 'hpak repair'");
+  return pinned;
+}
+
+// What step 5 left for step 6.
+struct Repacked {
+  std::string new_name;     // of the published pack ("" if nothing was copied)
+  std::vector<bool> pinned; // per plan.sources: kept for a damaged live object
+};
+
+// Copies the live objects of the plan's sources into one new pack, published
+// (pack, index, packs/ durable) before anything is condemned.
+Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+                        const GcOptions& opts, GcResult& res) {
+  Repacked out;
+  const uint64_t copied_before = res.copied_objects;
+  AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
+  PackWriter w(tmp.fd(), tmp.temp_path(), packs[plan.sources[0]]->level());
+  w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
+  uint64_t total = 0;
+  for (size_t i : plan.sources) total += packs[i]->index().count();
+  w.reserve(std::min<uint64_t>(total, res.objects_kept + 64));
+  Repacker copier(w, plan, live, res, opts.progress, total);
+  std::vector<bool> damaged;
+  for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
+  copier.report_done();
+  for (size_t k = 0; k < plan.sources.size(); k++) {
+    size_t i = plan.sources[k];
+    out.pinned.push_back(damaged[k] && pinned_by_damage(*packs[i], plan.packs[i].pack, plan, live, w, res));
+  }
+  if (res.copied_objects > copied_before) {
+    PackResult written = w.finish();
+    tmp.commit_as(tmp.temp_path() + ".done");
+    out.new_name = lib.publish_pack(tmp.final_path(), written); // durable: pack, index, packs/ before any condemn
+  }
+  return out;
+}
+
+// Step 5, timed (the temp file and the writer are gone when it returns).
+Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+                const GcOptions& opts, GcResult& res) {
+  auto t0 = std::chrono::steady_clock::now();
+  Repacked out = write_new_pack(lib, packs, plan, live, opts, res);
+  res.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+// Every object of a visible pack whose name is not in `superseded`.
+DigestSet objects_outside(const Library& lib, const std::set<std::string>& superseded) {
+  DigestSet safe;
+  for (const PackReader* p : lib.packs()) {
+    if (superseded.count(base_name(p->path()))) continue;
+    const IndexView& v = p->index();
+    for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+  }
+  return safe;
+}
+
+// Step 6: re-mark and condemn under the exclusive publish lock. No add is
+// then between checking its objects and setting its name, so the names read
+// here are every name whose objects must stay visible: a superseded pack
+// holding the only copy of an object one of them needs is kept. An add that
+// sets its name after this section checks its objects after it, finds a
+// condemned pack's objects gone, and writes them again. Condemning renames
+// the index, then the pack, to `.condemned` names, so a writer that publishes
+// an identical pack (same content, same name) afterwards creates a new file,
+// which gc never deletes. Returns the packs condemned.
+std::vector<const PackReader*> condemn(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan,
+                                       const Repacked& repacked, DigestSet& live, const GcOptions& opts, GcResult& res) {
+  std::vector<const PackReader*> out;
+  store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
+  lib.refresh();
+  mark(lib, lib.catalog_names(), live, opts.progress); // the first mark's objects stay marked: cheap, conservative
+  // Every removal the two marks saw (a `catalogs rm`, an older hpak's, not
+  // yet synced) is made durable before the objects it freed are condemned:
+  // a power loss must not bring back a name whose objects are gone.
+  sync_dir(lib.layout().catalogs_dir());
+  std::set<std::string> superseded;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].pack != repacked.new_name) superseded.insert(plan.packs[i].pack); // (our output may be identical to a source)
+  DigestSet safe = objects_outside(lib, superseded); // in a visible pack this gc does not supersede
+  for (size_t k = 0; k < plan.sources.size(); k++) {
+    const GcPackPlan& s = plan.packs[plan.sources[k]];
+    const PackReader* p = packs[plan.sources[k]];
+    if (repacked.pinned[k] || s.pack == repacked.new_name) continue;
+    const IndexView& v = p->index();
+    bool needed = false;
+    for (uint64_t i = 0; i < v.count() && !needed; i++) needed = live.count(v.digest_at(i)) && !safe.count(v.digest_at(i));
+    if (needed) {
+      res.warnings.push_back("pack '" + s.pack + "' kept: a catalog published during gc needs it");
+      res.objects_dropped -= s.objects - s.live_objects;
+      for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+    } else if (store::condemn_pack(p->path())) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+// After the publish lock is released: gc deletes only `.condemned` names,
+// then unmaps them (their space is freed only then: a full disk needs it for
+// what comes next). The readers are gone afterwards.
+void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs) {
+  for (const PackReader* p : packs) store::delete_condemned(p->path());
+  lib.unmap_gone(packs);
+}
+
+// Step 7: the midx over the packs that remain, and their count and size. The
+// midx is disposable: one that cannot be written (a full disk) is a warning.
+void rebuild_midx(Library& lib, GcResult& res) {
+  lib.write_midx_or_warn(res.warnings);
+  lib.refresh();
+  res.packs_after = 0;
+  for (const PackReader* p : lib.packs()) {
+    res.packs_after++;
+    struct stat st;
+    res.bytes_after += p->bytes().size();
+    if (lstat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
+  }
+}
+
+// A leftover (temp file, pack without index) younger than this may belong to
+// an add in progress, whatever --grace says: removing it fails that add.
+// Unless its writer is known to be gone (see sweep_leftovers).
+constexpr int64_t kLeftoverMinAge = 3600;
+
+bool has_index(const std::string& pack) {
+  return path_exists(index_path_for(pack)) || path_exists(store::condemned_path(index_path_for(pack)));
+}
+
+// Orphan packs, condemned under the exclusive publish lock and checked again:
+// one whose index appeared meanwhile is put back. Deleted after the lock is
+// released; counted in tmp_removed.
+void remove_orphans(const Library& lib, const std::vector<std::string>& orphans, const GcOptions& opts, GcResult& res) {
+  std::vector<std::string> condemned_orphans;
+  {
+    store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
+    for (auto& p : orphans) {
+      if (has_index(p) || !store::condemn_orphan(p)) continue;
+      step(opts, "orphan-condemned");
+      if (has_index(p)) { // published between the check and the rename: a pack again
+        try {
+          store::uncondemn_orphan(p);
+        } catch (const Error& e) {
+          res.warnings.push_back(e.what());
+        }
+        continue;
+      }
+      condemned_orphans.push_back(p);
+    }
+  }
+  for (auto& p : condemned_orphans) {
+    unlink(store::condemned_path(p).c_str());
+    res.tmp_removed++;
+  }
+}
+
+// Step 8, sweep: leftovers of writers (or gcs) that died long ago: temp
+// files, and packs whose index was never published (invisible to everyone,
+// so unreferenced). An orphan pack is removed like a superseded one (step 6),
+// under the exclusive publish lock: condemned (renamed to `.condemned`), then
+// checked again, and put back if its index appeared meanwhile — a writer
+// re-adding an identical pack (same content, same name) finds the orphan
+// (link: EEXIST), publishes its index and sets a name on it. A writer whose
+// index comes after the condemn checks its objects under the shared lock,
+// finds the pack gone and writes them again. Only `.condemned` names are
+// deleted, after the lock is released.
+// A leftover goes when it is older than the grace period and an hour, or at
+// once when its writer is known to be gone: a temp file whose name records a
+// process of this host that no longer exists and whose flock nobody holds
+// (base/os/file.hpp, AtomicFile); an orphan pack whose flock nobody holds
+// (its writer holds the lock of the temp file it linked in until its index is
+// published).
+void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  auto old_enough = [&](const std::string& p) {
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
+  };
+  auto stale_temp = [&](const std::string& dir, const std::string& name) {
+    return old_enough(dir + "/" + name) || store::temp_writer_gone(dir, name);
+  };
+  auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
+    struct stat st;
+    return lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  auto remove_leftover = [&](const std::string& p) {
+    if (!opts.dry_run) unlink(p.c_str());
+    res.tmp_removed++;
+  };
+  const store::Layout& layout = lib.layout();
+  for (auto& name : store::list_dir(layout.tmp_dir()))
+    if (stale_temp(layout.tmp_dir(), name)) remove_leftover(layout.tmp_dir() + "/" + name);
+  const store::PacksListing packs = store::list_packs(layout);
+  for (auto& name : packs.temps)
+    if (stale_temp(layout.packs_dir(), name)) remove_leftover(layout.packs_dir() + "/" + name);
+  for (const std::string& dir : {layout.catalogs_dir(), layout.used_dir()})
+    for (auto& name : store::list_dir(dir))
+      if (store::is_temp_name(name) && stale_temp(dir, name)) remove_leftover(dir + "/" + name);
+  std::vector<std::string> orphans;
+  for (const Digest& d : packs.pack_files) {
+    const std::string p = layout.pack_path(d);
+    if (is_regular(p) && !has_index(p) && (old_enough(p) || unlocked_regular_file(p))) orphans.push_back(p);
+  }
+  step(opts, "sweep");
+  if (orphans.empty()) return;
+  if (opts.dry_run) res.tmp_removed += orphans.size();
+  else remove_orphans(lib, orphans, opts, res);
+}
+
+// ---- carrying the plan out, dead packs first (a full disk, issue 28) ----
+
+// What the file system of `dir` can still take from this process (root may
+// use the blocks reserved for it), or nullopt when it cannot be told.
+std::optional<uint64_t> free_space(const std::string& dir) {
+  struct statvfs v;
+  if (statvfs(dir.c_str(), &v) != 0) return std::nullopt;
+  const uint64_t blocks = geteuid() == 0 ? v.f_bfree : v.f_bavail;
+  return blocks * (v.f_frsize ? v.f_frsize : v.f_bsize);
+}
+
+// Room the new pack of `sources` takes, generously: their live objects as
+// stored, an entry header and an index record each, block and file slack.
+uint64_t space_for(const GcPlan& plan, const std::vector<size_t>& sources) {
+  uint64_t need = 64 << 10;
+  for (size_t i : sources) need += plan.packs[i].live_bytes + plan.packs[i].live_bytes / 64 + 128 * plan.packs[i].live_objects;
+  return need;
+}
+
+// False (and the figures recorded) when the file system has less free space
+// than the new pack of `sources` takes: writing it would only fill the disk.
+bool room_for(const Library& lib, const GcPlan& plan, const std::vector<size_t>& sources, GcResult& res) {
+  std::optional<uint64_t> room = free_space(lib.tmp_dir());
+  uint64_t need = space_for(plan, sources);
+  if (!room || need <= *room) return true;
+  res.space_needed = need;
+  res.space_free = *room;
+  return false;
+}
+
+// Step 6 for packs with no live object: nothing to copy, so they go before
+// any new pack is written (on a full disk their space may be the room it
+// needs), under the same re-mark and condemn; a dead pack holding the only
+// copy of an object a name set meanwhile needs is kept.
+void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan dead;
+  dead.packs = plan.packs;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].action == GcAction::Delete) dead.sources.push_back(i);
+  if (dead.sources.empty()) return;
+  Repacked none;
+  none.pinned.assign(dead.sources.size(), false);
+  std::vector<const PackReader*> condemned_packs = condemn(lib, packs, dead, none, live, opts, res);
+  step(opts, "dead-condemned");
+  delete_condemned(lib, condemned_packs);
+  step(opts, "dead-deleted");
+}
+
+// Steps 5 and 6 for `part` of the plan (its sources; the objects of packs
+// outside it are in its kept_objects): copy, publish, re-mark and condemn,
+// delete. False, with nothing changed, when the new pack could not be
+// written for lack of space.
+bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  const uint64_t objects = res.copied_objects, bytes = res.copied_bytes;
+  const size_t warnings = res.warnings.size();
+  Repacked repacked;
+  try {
+    repacked = repack(lib, packs, part, live, opts, res);
+  } catch (const Error& e) {
+    if (!is_out_of_space(e)) throw;
+    res.copied_objects = objects; // the temp file is gone, and with it what was copied
+    res.copied_bytes = bytes;
+    res.warnings.resize(warnings);
+    res.space_needed = space_for(part, part.sources);
+    res.space_free = free_space(lib.tmp_dir()).value_or(0);
+    res.space_error = e.what();
+    return false;
+  }
+  step(opts, "published");
+  std::vector<const PackReader*> condemned_packs = condemn(lib, packs, part, repacked, live, opts, res);
+  step(opts, "condemned");
+  delete_condemned(lib, condemned_packs);
+  step(opts, "deleted");
+  return true;
+}
+
+// A source left as it is for lack of space: its garbage stays.
+void leave_for_space(const GcPlan& plan, size_t i, GcResult& res) {
+  res.left_for_space.push_back(plan.packs[i].pack);
+  res.objects_dropped -= plan.packs[i].objects - plan.packs[i].live_objects;
+  res.packs[i].why += "; left: no room to copy its live objects";
+}
+
+// No room for one new pack with every source's live objects: one pack at a
+// time, those with garbage only (a merge or upgrade frees nothing), the
+// cheapest to copy first, so that each frees its garbage before the next
+// needs room. What does not fit is left as it is.
+void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, DigestSet& live,
+                        const GcOptions& opts, GcResult& res) {
+  std::vector<size_t> order = rest.sources;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rest.packs[a].live_bytes < rest.packs[b].live_bytes; });
+  for (size_t i : order) {
+    bool done = false;
+    if (rest.packs[i].live_objects < rest.packs[i].objects) {
+      lib.refresh();
+      GcPlan one;
+      one.packs = rest.packs;
+      one.sources = {i};
+      one.kept_objects = objects_outside(lib, {rest.packs[i].pack}); // every other pack stays, for now
+      done = room_for(lib, one, one.sources, res) && rewrite_part(lib, packs, one, live, opts, res);
+    }
+    if (!done) leave_for_space(rest, i, res);
+  }
+}
+
+// Steps 5 and 6 for the sources with live objects: one new pack for all of
+// them when there is room, otherwise pack by pack.
+void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan rest = std::move(plan);
+  std::vector<size_t> sources;
+  for (size_t i : rest.sources)
+    if (rest.packs[i].action != GcAction::Delete) sources.push_back(i);
+  rest.sources = std::move(sources);
+  if (rest.sources.empty()) return;
+  if (room_for(lib, rest, rest.sources, res) && rewrite_part(lib, packs, rest, live, opts, res)) return;
+  rewrite_one_by_one(lib, packs, rest, live, opts, res);
+}
+
+// A dry run says when the new pack would not fit (a real run then goes pack
+// by pack and may leave some: see rewrite_rest).
+void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
+  std::vector<size_t> sources;
+  for (size_t i : plan.sources)
+    if (plan.packs[i].action != GcAction::Delete) sources.push_back(i);
+  GcResult probe;
+  if (sources.empty() || room_for(lib, plan, sources, probe)) return;
+  res.warnings.push_back("the new pack would need about " + std::to_string(probe.space_needed >> 20) + " MiB, and the file system has " +
+                         std::to_string(probe.space_free >> 20) + " MiB free: gc would delete the packs with no live object, then "
+                         "rewrite the others one at a time, leaving what does not fit");
+}
+
+GcPlanOptions plan_options(const GcOptions& opts) {
+  GcPlanOptions o;
+  o.grace_seconds = opts.grace_seconds;
+  o.min_garbage_pct = opts.min_garbage_pct;
+  o.upgrade = opts.upgrade;
+  return o;
+}
+
+} // namespace
+
+// The steps of the protocol in core/gc/gc.hpp, in order.
+GcResult gc(Library& lib, const GcOptions& opts) {
+  store::GcLock lock(lib.layout(), lib.shared()); // step 1
+  GcResult res;
+  recover_interrupted(lib, opts, res);
+  const int64_t now = time(nullptr);
+  DigestSet live = roots(lib, opts, now, res);
+
+  const std::vector<const PackReader*> packs = lib.packs();
+  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, opts.progress);
+  for (auto& p : described) res.bytes_before += p.size;
+  res.packs_before = described.size();
+  GcPlan plan = plan_gc(described, live, plan_options(opts), now);
+  res.packs = plan.packs;
+  res.objects_kept = plan.objects_kept;
+  res.objects_dropped = plan.objects_dropped;
+
+  const bool act = !plan.sources.empty() && !opts.dry_run;
+  if (!act) predict_after(plan, opts, res);
+  if (opts.dry_run) warn_if_no_room(lib, plan, res);
+  if (act) collect_dead(lib, packs, plan, live, opts, res); // 6, for packs with nothing to copy
+  sweep_leftovers(lib, opts, now, res); // 8, before any copy: a dead writer's leftovers may be the room it needs
+  if (act) {
+    rewrite_rest(lib, packs, std::move(plan), live, opts, res); // 5 and 6 for the others
+    rebuild_midx(lib, res);
+  }
+  return res;
+}
+
+} // namespace hpak

@@ -1,0 +1,480 @@
+#include "core/library/library.hpp"
+
+#include <algorithm>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/pack/pack_trust.hpp"
+#include "core/store/dir_stream.hpp"
+#include "core/store/quarantine.hpp"
+#include "core/store/packs_listing.hpp"
+#include "core/store/publish.hpp"
+#include "base/diag.hpp"
+#include "base/edit_distance.hpp"
+#include "base/os/file.hpp"
+#include "formats/catalog_name.hpp"
+#include "formats/pack_name.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+struct Library::Loaded {
+  std::vector<std::shared_ptr<PackReader>> packs; // sorted by name
+  std::vector<Digest> names;
+  std::vector<std::shared_ptr<PackTrust>> trust; // per pack: may lookups use it (core/pack/pack_trust.hpp)
+  MappedFile midx_map;
+  MidxView midx;
+  bool midx_ok = false;
+  Library::FileId midx_id;
+  std::vector<int> midx_to_pack;      // midx pack id -> index in packs (-1 if gone)
+  std::vector<size_t> uncovered;      // packs not in the midx
+};
+
+void Library::init(const std::string& root, bool shared, int level) {
+  store::Layout layout(root);
+  store::create_dirs(layout, shared);
+  if (!store::has_marker(layout)) return store::create_marker(layout, {shared, level});
+  // An existing library: its settings change only when asked (atomically).
+  store::Marker m = store::read_marker(layout);
+  store::Marker want{m.shared || shared, level >= 0 ? level : m.level};
+  if (want.shared != m.shared || want.level != m.level) store::write_marker(layout, want);
+}
+
+bool Library::is_library(const std::string& root) { return store::has_marker(store::Layout(root)); }
+
+Library::Library(const std::string& root, bool check_index_trailers) : layout_(root), check_index_trailers_(check_index_trailers) {
+  store::Marker m = store::read_marker(layout_);
+  shared_ = m.shared || !store::folders_private(layout_); // the marker alone is anyone's to rewrite (core/pack/pack_trust.hpp)
+  level_ = m.level;
+  std::unique_lock lk(mu_);
+  load_locked();
+}
+
+Library::~Library() = default;
+
+namespace {
+
+// The visible packs of `listing`, reusing the readers `old` already holds
+// (packs are immutable).
+void open_packs(const store::Layout& layout, const store::PacksListing& listing, const Library::Loaded* old, bool shared,
+                bool check_index_trailers, Library::Loaded& l) {
+  std::map<Digest, size_t> old_at;
+  if (old)
+    for (size_t i = 0; i < old->packs.size(); i++) old_at[old->names[i]] = i;
+  for (const Digest& name : listing.visible()) {
+    const std::string pack_path = layout.pack_path(name);
+    auto reuse = old_at.find(name);
+    // Only while the pack file is there: an index can outlive its pack (a
+    // writer indexing an identical pack that gc was condemning), and an old
+    // reader would then find objects that no longer exist in the library.
+    if (reuse != old_at.end() && path_exists(pack_path)) {
+      l.packs.push_back(old->packs[reuse->second]);
+      l.names.push_back(name);
+      l.trust.push_back(old->trust[reuse->second]);
+      continue;
+    }
+    try {
+      l.packs.push_back(std::make_shared<PackReader>(pack_path, true, check_index_trailers, Follow::NoLinks));
+      l.names.push_back(name);
+      l.trust.push_back(std::make_shared<PackTrust>(*l.packs.back(), shared));
+    } catch (const Error& e) {
+      // Gone (collected by gc since the listing) or unreadable: skip it here;
+      // `hpak verify` reports unreadable packs.
+      diag_debug([&] { return "pack '" + pack_path + "' skipped: " + e.what(); });
+    }
+  }
+}
+
+// The largest midx the open packs can justify: every pack named, every digest
+// of their indexes listed once (formats/midx_format.hpp).
+uint64_t midx_size_bound(const Library::Loaded& l) {
+  uint64_t digests = 0;
+  for (auto& p : l.packs) digests += p->index().count();
+  return 24 + 32 * uint64_t(l.packs.size()) + 1024 + 36 * digests + 32;
+}
+
+Library::FileId file_id(const struct stat& st) {
+  return {st.st_dev, st.st_ino, int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// packs/multi.midx, mapped and parsed: never through a symlink, never
+// blocking on a FIFO, a regular file no larger than the packs justify.
+void map_midx(const store::Layout& layout, Library::Loaded& l) {
+  l.midx_map = MappedFile(layout.midx_path(), Follow::NoLinks, midx_size_bound(l));
+  l.midx_id = file_id(l.midx_map.stat());
+  l.midx = MidxView(l.midx_map.bytes(), layout.midx_path());
+}
+
+// packs/multi.midx, when it names only packs that are open (and was not found
+// wrong before: `distrusted`); otherwise every pack is looked up through its
+// own index.
+void attach_midx(const store::Layout& layout, const std::optional<Library::FileId>& distrusted, Library::Loaded& l) {
+  const std::string midx_path = layout.midx_path();
+  if (!path_exists(midx_path)) return;
+  try {
+    map_midx(layout, l); // a FIFO or symlink there: ignored like a bad midx
+    if (distrusted && *distrusted == l.midx_id) {
+      diag_debug([&] { return "midx '" + midx_path + "' ignored: it missed objects its packs hold"; });
+      return;
+    }
+    l.midx_ok = true;
+    for (auto& name : l.midx.packs()) {
+      auto it = std::lower_bound(l.names.begin(), l.names.end(), name);
+      if (it == l.names.end() || *it != name) {
+        l.midx_ok = false; // names a pack that is gone: stale, ignore it
+        diag_debug([&] { return "midx '" + midx_path + "' ignored: it names pack " + to_hex(name) + ", which is not visible"; });
+        break;
+      }
+      l.midx_to_pack.push_back(int(it - l.names.begin()));
+    }
+  } catch (const Error& e) {
+    l.midx_ok = false;
+    diag_debug([&] { return "midx '" + midx_path + "' ignored: " + e.what(); });
+  }
+}
+
+void find_uncovered(Library::Loaded& l) {
+  std::vector<bool> covered(l.packs.size(), false);
+  if (l.midx_ok)
+    for (int i : l.midx_to_pack) covered[size_t(i)] = true;
+  for (size_t i = 0; i < l.packs.size(); i++)
+    if (!covered[i]) l.uncovered.push_back(i);
+}
+
+} // namespace
+
+void Library::load_locked() const {
+  auto l = std::make_unique<Loaded>();
+  open_packs(layout_, store::list_packs(layout_), loaded_.get(), shared_, check_index_trailers_, *l);
+  attach_midx(layout_, distrusted_midx_, *l);
+  find_uncovered(*l);
+  if (loaded_) retired_.push_back(std::move(loaded_));
+  loaded_ = std::move(l);
+}
+
+void Library::refresh() const {
+  std::unique_lock lk(mu_);
+  load_locked();
+}
+
+std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
+  std::shared_lock lk(mu_);
+  const Loaded& l = *loaded_;
+  // A pack this user may not take bytes from (core/pack/pack_trust.hpp) is skipped;
+  // when the midx points at one, any other copy is looked for in every pack.
+  bool refused = false;
+  if (l.midx_ok) {
+    if (auto id = l.midx.find(d)) {
+      size_t i = size_t(l.midx_to_pack[*id]);
+      const PackReader* p = l.packs[i].get();
+      if (auto r = p->find(d)) {
+        if (l.trust[i]->usable()) return ObjectRef{p, *r};
+        refused = true;
+      }
+    }
+  }
+  // Newest packs are not in the midx; search them (and, without a midx, all).
+  for (auto it = l.uncovered.rbegin(); it != l.uncovered.rend(); ++it) {
+    const PackReader* p = l.packs[*it].get();
+    if (auto r = p->find(d); r && l.trust[*it]->usable()) return ObjectRef{p, *r};
+  }
+  for (size_t i = 0; refused && i < l.packs.size(); i++)
+    if (auto r = l.packs[i]->find(d); r && l.trust[i]->usable()) return ObjectRef{l.packs[i].get(), *r};
+  return std::nullopt;
+}
+
+// A miss through the midx and the uncovered packs: every pack's own index. A
+// hit there means the midx is wrong (valid, but missing digests): it is not
+// used again by this Library, and `hpak verify` reports it.
+std::optional<ObjectRef> Library::locate_past_midx(const Digest& d) const {
+  std::optional<ObjectRef> found;
+  const Loaded* seen = nullptr;
+  {
+    std::shared_lock lk(mu_);
+    const Loaded& l = *loaded_;
+    if (!l.midx_ok) return std::nullopt;
+    for (size_t i = 0; i < l.packs.size() && !found; i++)
+      if (auto r = l.packs[i]->find(d); r && l.trust[i]->usable()) found = ObjectRef{l.packs[i].get(), *r};
+    seen = &l;
+  }
+  if (!found) return std::nullopt;
+  std::unique_lock lk(mu_);
+  if (loaded_.get() == seen && loaded_->midx_ok) {
+    diag_debug([&] { return "midx '" + layout_.midx_path() + "' ignored from now on: it misses object " + to_hex(d) + ", which a pack it covers holds"; });
+    distrusted_midx_ = loaded_->midx_id;
+    loaded_->midx_ok = false;
+    loaded_->uncovered.clear();
+    for (size_t i = 0; i < loaded_->packs.size(); i++) loaded_->uncovered.push_back(i);
+  }
+  return found;
+}
+
+std::optional<ObjectRef> Library::locate(const Digest& d) const {
+  if (auto r = locate_loaded(d)) return r;
+  if (auto r = locate_past_midx(d)) return r;
+  // A pack may have been published (or repacked by gc) since we loaded. A
+  // rescan that overlaps gc's publish-then-condemn can list the packs before
+  // the new one appeared and open the old one after it was condemned, and see
+  // neither: a second rescan sees the new one.
+  for (int i = 0; i < 2; i++) {
+    diag_trace([&] { return "object " + to_hex(d) + " not in the packs loaded: rescanning '" + layout_.packs_dir() + "'"; });
+    refresh();
+    if (auto r = locate_loaded(d)) return r;
+    if (auto r = locate_past_midx(d)) return r;
+  }
+  return std::nullopt;
+}
+
+bool Library::pack_usable(const PackReader* p) const {
+  std::shared_ptr<PackTrust> t;
+  {
+    std::shared_lock lk(mu_);
+    for (size_t i = 0; i < loaded_->packs.size() && !t; i++)
+      if (loaded_->packs[i].get() == p) t = loaded_->trust[i];
+  }
+  return t && t->usable();
+}
+
+void Library::unmap_gone(const std::vector<const PackReader*>& gone) {
+  std::unique_lock lk(mu_);
+  load_locked();
+  std::set<const PackReader*> drop(gone.begin(), gone.end());
+  for (auto& p : loaded_->packs) drop.erase(p.get()); // visible again (an identical pack re-added): kept
+  for (auto& l : retired_)
+    for (size_t i = 0; i < l->packs.size(); i++)
+      if (l->packs[i] && drop.count(l->packs[i].get())) {
+        l->trust[i].reset(); // refers to the reader: goes first
+        l->packs[i].reset();
+      }
+}
+
+size_t Library::uncovered_packs() const {
+  std::shared_lock lk(mu_);
+  return loaded_->uncovered.size();
+}
+
+std::vector<const PackReader*> Library::packs() const {
+  std::shared_lock lk(mu_);
+  std::vector<const PackReader*> out;
+  for (auto& p : loaded_->packs) out.push_back(p.get());
+  return out;
+}
+
+std::string Library::check_catalog_name(const std::string& name) { return catalog_name_problem(name); }
+
+std::vector<std::string> Library::catalog_names() const {
+  std::vector<std::string> out;
+  for (auto& n : store::list_dir(layout_.catalogs_dir()))
+    if (check_catalog_name(n).empty()) out.push_back(n);
+  return out;
+}
+
+std::optional<Digest> Library::catalog_digest(const std::string& name) const {
+  if (!check_catalog_name(name).empty()) return std::nullopt;
+  return store::read_name_file(layout_, name);
+}
+
+Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out, bool verify_digest) const {
+  auto ref = locate(d);
+  if (!ref) throw Error("catalog object " + to_hex(d) + " is missing from library '" + layout_.root() + "'");
+  // Prefer any intact copy: each pack holds the catalog twice.
+  std::string first_error;
+  for (const PackReader* p : packs()) {
+    auto idx = p->index().find(d);
+    if (!idx || !pack_usable(p)) continue;
+    for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
+      try {
+        IndexRecord rec = p->index().record_at(i);
+        if (rec.digest != d) continue; // an index rewritten under its mapping
+        if (stored_out && p->checks_every_read()) { // another member's pack: catalog and bytes kept from one checked copy
+          Catalog c = p->load_catalog_copy(rec, stored_out->bytes);
+          stored_out->codec = rec.codec;
+          stored_out->raw_len = rec.raw_len;
+          return c;
+        }
+        Catalog c = p->load_catalog_record(rec, verify_digest);
+        if (stored_out) {
+          ByteSpan b = p->checked_stored(rec);
+          stored_out->codec = rec.codec;
+          stored_out->raw_len = rec.raw_len;
+          stored_out->bytes.assign(b.begin(), b.end());
+        }
+        return c;
+      } catch (const Error& e) {
+        if (first_error.empty()) first_error = e.what();
+      }
+    }
+  }
+  throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+}
+
+Catalog Library::load_catalog(const std::string& name, Digest* digest_out, StoredCatalog* stored_out, bool verify_digest) const {
+  auto d = catalog_digest(name);
+  if (!d) {
+    std::string why = check_catalog_name(name);
+    if (!why.empty()) throw Error(why);
+    std::vector<std::pair<size_t, std::string>> close;
+    for (auto& n : catalog_names()) {
+      size_t dist = edit_distance(name, n);
+      if (dist <= std::max<size_t>(2, name.size() / 3) || n.find(name) != std::string::npos || name.find(n) != std::string::npos)
+        close.emplace_back(dist, n);
+    }
+    std::sort(close.begin(), close.end());
+    std::string msg = "no catalog named '" + name + "' in library '" + layout_.root() + "'";
+    if (!close.empty()) {
+      msg += "; did you mean ";
+      for (size_t i = 0; i < close.size() && i < 5; i++) msg += (i ? ", '" : "'") + close[i].second + "'";
+      msg += "?";
+    }
+    throw Error(msg);
+  }
+  if (digest_out) *digest_out = *d;
+  return load_catalog_by_digest(*d, stored_out, verify_digest);
+}
+
+void Library::set_catalog(const std::string& name, const Digest& d) {
+  std::string why = check_catalog_name(name);
+  if (!why.empty()) throw Error(why);
+  store::write_name_file(layout_, shared_, name, d);
+  touch_used(name);
+}
+
+bool Library::remove_catalog(const std::string& name, bool durable) {
+  if (!check_catalog_name(name).empty()) return false;
+  if (unlink(layout_.catalog_path(name).c_str()) != 0) {
+    if (errno == ENOENT) return false;
+    throw_errno("unable to remove catalog '" + name + "'");
+  }
+  unlink(layout_.used_path(name).c_str());
+  // Before the removal is reported, or a gc collects the name's objects: a
+  // power loss must not bring the name back without them.
+  if (durable) sync_dir(layout_.catalogs_dir());
+  return true;
+}
+
+Library::CatalogEntry Library::catalog_entry(const std::string& name, std::string* why) const {
+  if (!check_catalog_name(name).empty()) return CatalogEntry::Absent;
+  try {
+    if (store::read_name_file(layout_, name)) return CatalogEntry::Name;
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return CatalogEntry::Junk;
+  }
+  // read_name_file found nothing to open; a dangling symlink is still there.
+  if (!path_exists(layout_.catalog_path(name))) return CatalogEntry::Absent;
+  if (why) *why = "'" + layout_.catalog_path(name) + "' is " + store::describe_entry(layout_.catalog_path(name));
+  return CatalogEntry::Junk;
+}
+
+std::string Library::quarantine_catalog(const std::string& name) {
+  std::string why = check_catalog_name(name);
+  if (!why.empty()) throw Error(why);
+  return store::quarantine_catalog_entry(layout_, shared_, name);
+}
+
+// Best effort: last-use tracking must never fail a restore. Never through a
+// symlink (a dangling one would create a file wherever it points) and never
+// blocking on a FIFO: anything but a regular file at used/NAME is replaced.
+void Library::touch_used(const std::string& name) const {
+  if (!check_catalog_name(name).empty()) return;
+  const std::string p = layout_.used_path(name);
+  mode_t mode = shared_ ? 0666 : 0644;
+  bool replace = false;
+  int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+  if (fd < 0) {
+    replace = errno == ELOOP || errno == ENXIO; // a symlink; a FIFO nobody reads
+  } else {
+    Fd guard(fd);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) futimens(fd, nullptr);
+    else replace = true;
+  }
+  if (!replace) return;
+  try {
+    AtomicFile f(p, mode);
+    f.commit(); // rename(2) replaces the name itself, never what a link points at
+  } catch (const Error&) {
+  }
+}
+
+int64_t Library::last_used(const std::string& name) const {
+  struct stat st;
+  if (lstat(layout_.used_path(name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mtim.tv_sec;
+  if (lstat(layout_.catalog_path(name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
+  return 0;
+}
+
+std::string Library::publish_pack(const std::string& tmp_path, const PackResult& r) {
+  return store::publish_pack(layout_, shared_, tmp_path, r.file_sum, r.size, encode_index(r.records, r.size, r.pack_sum, r.index_version()));
+}
+
+void Library::write_midx() {
+  refresh();
+  std::vector<Digest> names;
+  std::vector<MidxEntry> entries;
+  {
+    std::shared_lock lk(mu_);
+    names = loaded_->names;
+    for (size_t p = 0; p < loaded_->packs.size(); p++) {
+      const IndexView& v = loaded_->packs[p]->index();
+      for (uint64_t i = 0; i < v.count(); i++) entries.push_back({v.digest_at(i), uint32_t(p)});
+    }
+  }
+  AtomicFile f(layout_.midx_path(), 0444);
+  f.write(encode_midx(names, std::move(entries)));
+  f.commit();
+  refresh();
+}
+
+void Library::write_midx_or_warn(std::vector<std::string>& warnings) {
+  try {
+    write_midx();
+  } catch (const Error& e) {
+    warnings.push_back(std::string(e.what()) + "; the multi-pack index was not rewritten (lookups use the packs' own indexes until a later add or gc rewrites it)");
+  }
+}
+
+std::string Library::midx_problem(std::string* stale_out) const {
+  const std::string path = layout_.midx_path();
+  if (!path_exists(path)) return {};
+  std::shared_lock lk(mu_);
+  const Loaded& cur = *loaded_;
+  Loaded l; // a fresh mapping: not the loaded one, which a lookup may have given up on
+  l.packs = cur.packs;
+  try {
+    map_midx(layout_, l);
+  } catch (const Error& e) {
+    return std::string(e.what()) + " (readers ignore it; 'hpak repair' or the next gc rewrites it)";
+  }
+  std::vector<int> to_pack; // midx pack id -> index in cur.packs, -1 if not visible
+  for (auto& name : l.midx.packs()) {
+    auto it = std::lower_bound(cur.names.begin(), cur.names.end(), name);
+    bool visible = it != cur.names.end() && *it == name;
+    to_pack.push_back(visible ? int(it - cur.names.begin()) : -1);
+    if (!visible && stale_out && stale_out->empty())
+      *stale_out = "multi-pack index '" + path + "' names pack " + to_hex(name) + ", which is not visible: readers ignore it until it is rewritten";
+  }
+  for (size_t id = 0; id < to_pack.size(); id++) {
+    if (to_pack[id] < 0) continue;
+    const IndexView& v = cur.packs[size_t(to_pack[id])]->index();
+    for (uint64_t i = 0; i < v.count(); i++) {
+      const Digest d = v.digest_at(i);
+      auto hit = l.midx.find(d);
+      if (!hit)
+        return "multi-pack index '" + path + "' does not list object " + to_hex(d) + ", which pack " + to_hex(cur.names[size_t(to_pack[id])]) +
+               " it covers holds ('hpak repair' rewrites it)";
+      int at = *hit < to_pack.size() ? to_pack[*hit] : -1;
+      if (at >= 0 && !cur.packs[size_t(at)]->find(d))
+        return "multi-pack index '" + path + "' sends object " + to_hex(d) + " to pack " + to_hex(cur.names[size_t(at)]) +
+               ", which does not hold it ('hpak repair' rewrites it)";
+    }
+  }
+  return {};
+}
+
+} // namespace hpak

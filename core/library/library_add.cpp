@@ -1,0 +1,106 @@
+// Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
+#include <fcntl.h>
+#include <optional>
+#include <unistd.h>
+
+#include "core/store/lock.hpp"
+#include "core/library/library.hpp"
+#include "base/compress_rule.hpp"
+#include "base/os/file.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+namespace {
+
+// Writes the objects of `missing` (found under `src` by catalog path) to a new
+// pack in `tmp`, which the caller keeps until the pack is published: while it
+// lives, the file is locked, so no gc takes it for a dead writer's leftover.
+PackResult write_missing(Library& lib, const std::string& src, const Catalog& cat, const DigestSet& missing, int level,
+                         std::optional<AtomicFile>& tmp_out) {
+  AtomicFile& tmp = tmp_out.emplace(lib.layout().temp_pack("pack"), 0644);
+  PackWriter w(tmp.fd(), tmp.temp_path(), level);
+  int rootfd = open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
+  Fd guard(rootfd);
+  for (const Node& n : cat.nodes) {
+    if (n.type != NodeType::File || !missing.count(n.digest) || w.contains(n.digest)) continue;
+    int fd = openat(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) throw_errno("unable to reopen '" + src + "/" + n.path + "'");
+    Fd fguard(fd);
+    Bytes raw = read_fd(fd, src + "/" + n.path);
+    if (sha256(raw) != n.digest) throw Error("'" + src + "/" + n.path + "' changed while being added; add it again");
+    Bytes stored;
+    if (compress_if_smaller(raw, level, stored)) w.append(Kind::Blob, Codec::Zstd, n.digest, raw.size(), stored);
+    else w.append(Kind::Blob, Codec::Raw, n.digest, raw.size(), raw);
+  }
+  if (missing.count(sha256(encode_catalog(cat, cat.version)))) append_catalog(w, cat, level);
+  PackResult r = w.finish();
+  tmp.commit_as(tmp.temp_path() + ".done"); // keep the file; the caller publishes it
+  return r;
+}
+
+} // namespace
+
+Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
+  std::string why = check_catalog_name(name);
+  if (!why.empty()) throw Error(why);
+  store::check_locks_work(layout(), shared()); // before writing anything: the name is set under publish.lock
+  AddResult res;
+  opts.name = name;
+  opts.have = [this](const Digest& d) { return contains(d); };
+  std::string published_tmp;
+  Catalog cat;
+  {
+    AtomicFile tmp(layout().temp_pack("pack"), 0644);
+    PackWriter w(tmp.fd(), tmp.temp_path(), opts.level, opts.pack_version);
+    PackedTree packed = pack_tree(src, w, opts, res.stats);
+    res.catalog_digest = packed.catalog_digest;
+    cat = std::move(packed.catalog);
+    if (res.stats.objects_written == 0 && contains(res.catalog_digest)) {
+      // Everything is already stored: only the name changes. The temp file goes.
+    } else {
+      PackResult r = w.finish();
+      tmp.commit_as(tmp.temp_path() + ".done");
+      res.pack_name = publish_pack(tmp.final_path(), r);
+      res.pack_size = r.size;
+    }
+  }
+  // Set the name only once every object it needs is visible, holding the
+  // publish lock shared: gc condemns packs only under the exclusive lock,
+  // after reading the names again, so it never hides an object of a name set
+  // before, and an object it hid before is found missing here and written
+  // again from the source tree. See core/gc/gc.hpp.
+  std::string real_src = real_path(src);
+  {
+    store::PublishLock publishing(layout(), shared(), /*exclusive=*/false);
+    for (int round = 0;; round++) {
+      refresh();
+      DigestSet missing;
+      if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
+      for (const Node& n : cat.nodes)
+        if (n.type == NodeType::File && !locate_loaded(n.digest)) missing.insert(n.digest);
+      if (missing.empty()) break;
+      if (round == 5)
+        throw Error("catalog '" + name + "' not set: " + std::to_string(missing.size()) +
+                    " of its objects keep disappearing from the library; add it again");
+      std::optional<AtomicFile> tmp;
+      PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp);
+      publish_pack(tmp->final_path(), r);
+      res.repairs++;
+    }
+    // Every object is in a pack published (and synced: publish_pack) by this
+    // add or another; packs/ is synced again in case it was another's, not yet
+    // synced. Then the name, durable before success is reported.
+    if (res.pack_name.empty() && res.repairs == 0) sync_dir(packs_dir());
+    set_catalog(name, res.catalog_digest);
+  }
+  // Keep lookups O(log n): fold the packs into the midx once enough are
+  // outside it. The name is durable now: a midx that cannot be written (a
+  // full disk) is a warning, not a failed add.
+  if (uncovered_packs() > 8) write_midx_or_warn(res.warnings);
+  return res;
+}
+
+} // namespace hpak

@@ -1,0 +1,181 @@
+// PackReader: read access to one pack through an mmap and its index.
+//
+// Opening maps the pack and checks its header and footer; damage there is
+// recorded in `damage()` rather than thrown, so one bad byte never makes the
+// rest unreadable. The index comes from the sibling .hidx when it is intact and
+// tied to this pack (size + trailer), otherwise from a resyncing scan of the
+// entries (see formats/pack_format.hpp). Every object read checks the entry
+// header against the index record and the XXH3 of the stored bytes, and (by
+// default) the SHA-256 of the decompressed bytes against the object's name.
+// Thread-safe for concurrent reads after construction.
+//
+// A pack whose bytes someone else can change while it is mapped (another
+// member's pack of a shared library: core/pack/pack_trust.hpp) is marked with
+// check_every_read(): then every read checks the SHA-256 of the content
+// against its name whatever `verify_digest` says, over bytes copied out of
+// the mapping first (the bytes checked are the bytes handed out: a mapping
+// follows the file), and callers that copy stored bytes verbatim (gc) use
+// the *_copy_checked methods instead of checked_stored/checked_block.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/store/layout.hpp"
+#include "base/os/file.hpp"
+#include "base/zstd_codec.hpp"
+#include "formats/catalog_format.hpp"
+#include "formats/index_format.hpp"
+
+namespace hpak {
+
+struct ScanProblem {
+  uint64_t offset;
+  std::string why;
+};
+
+struct ScanResult {
+  std::vector<formats::IndexRecord> records;
+  std::vector<ScanProblem> problems;
+  uint64_t end = 0; // where entries end (footer offset when intact)
+  uint16_t version = formats::kPackVersion; // of the pack scanned (from its header, else its footer)
+  uint32_t index_version() const { return version == formats::kPackVersion2 ? formats::kIndexVersion2 : formats::kIndexVersion; }
+};
+
+// Walks the entries of a pack from its header on, resyncing past damage.
+ScanResult scan_pack(ByteSpan pack, const std::string& where);
+
+// "dir/env.hpak" -> "dir/env.hidx" (core/store/layout.hpp).
+using store::index_path_for;
+
+class PackReader {
+public:
+  // The largest entry stored_copy_checked copies into memory.
+  static constexpr uint64_t kMaxCopyChecked = 256ull << 20;
+  enum class IndexSource { File, Scan };
+  // `use_index_file`: false forces a scan (verify and `hpak index` use this).
+  // `check_index_trailer` = false skips the SHA-256 of the index file (its
+  // structure is still checked, and every read checks the entry it reaches):
+  // for readers that only look objects up, never for verify, gc or repair.
+  // `follow` = Follow::NoLinks for a pack inside a library: a symlink there
+  // (pack or index) is refused, never followed (see MappedFile).
+  explicit PackReader(const std::string& path, bool use_index_file = true, bool check_index_trailer = true,
+                      Follow follow = Follow::Links);
+  ~PackReader();
+
+  const std::string& path() const { return map_.path(); }
+  ByteSpan bytes() const { return map_.bytes(); }
+  const MappedFile& map() const { return map_; }
+  // The .hidx mapped (empty when the index came from a scan).
+  const MappedFile& index_map() const { return idx_map_; }
+  int level() const { return level_; }
+  uint16_t version() const { return version_; }
+  uint32_t index_version() const { return version_ == formats::kPackVersion2 ? formats::kIndexVersion2 : formats::kIndexVersion; }
+  const formats::IndexView& index() const { return view_; }
+  IndexSource index_source() const { return index_source_; }
+  const std::string& index_problem() const { return index_problem_; }
+  const std::vector<ScanProblem>& damage() const { return damage_; }
+  Digest stored_trailer() const;
+  // Set once, before the reader is shared (see the header).
+  void check_every_read() { check_every_read_ = true; }
+  bool checks_every_read() const { return check_every_read_; }
+
+  // The record of `d`, completed (see complete()).
+  std::optional<formats::IndexRecord> find(const Digest& d) const;
+  // A v2 index leaves stored_len and stored_xxh of an entry to the pack: this
+  // fills them from the entry header (checked). Block members keep 0 there
+  // (their stored bytes are the block's). v1 records come back unchanged.
+  formats::IndexRecord complete(const formats::IndexRecord& r) const;
+  // complete(), or `r` unchanged when its entry header is damaged (never throws).
+  formats::IndexRecord complete_or_same(const formats::IndexRecord& r) const;
+  // The stored bytes of an entry after checking its header and stored checksum.
+  // For a v2 block member: its raw bytes when the block is stored raw (after
+  // checking the block), and an error for a compressed block (use read*).
+  ByteSpan checked_stored(const formats::IndexRecord& r) const;
+  // A v2 block, checked (header, table, stored checksum), for gc's verbatim
+  // copy and for reads of its members.
+  struct Block {
+    formats::BlockHeader header;
+    std::vector<formats::BlockMember> members;
+    ByteSpan table, payload;
+  };
+  Block checked_block(uint64_t offset) const;
+  // An entry's stored bytes copied out of the mapping, then checked on the
+  // copy: header, stored checksum and the SHA-256 of the decoded content
+  // against its name. What a copy of another member's pack must use.
+  Bytes stored_copy_checked(const formats::IndexRecord& r) const;
+  // A v2 block copied out of the mapping into `buf`, then checked on the
+  // copy (header, table, stored checksum, every member's SHA-256); the
+  // Block's spans point into `buf`.
+  Block block_copy_checked(uint64_t offset, Bytes& buf) const;
+  // All of a block's raw bytes (members concatenated in table order); the
+  // members' SHA-256 are left to the caller (verify checks them all at once).
+  Bytes read_block(const Block& bl, uint64_t offset) const;
+  // Where a raw object's bytes lie in the pack file (for copy_file_range): an
+  // entry stored raw, or a member of a block stored raw; nullopt otherwise.
+  // The stored checksum has been checked, the SHA-256 has not.
+  std::optional<std::pair<uint64_t, uint64_t>> raw_extent(const formats::IndexRecord& r) const;
+  // Decodes the object into `out` (exactly r.raw_len bytes).
+  void read_into(const formats::IndexRecord& r, std::span<uint8_t> out, bool verify_digest = true) const;
+  Bytes read(const formats::IndexRecord& r, bool verify_digest = true) const;
+  // For objects too large for memory: decoded chunks go to `sink`; the digest
+  // is checked at the end (after the sink has seen the bytes).
+  void read_stream(const formats::IndexRecord& r, const std::function<void(ByteSpan)>& sink, bool verify_digest = true) const;
+
+  // Catalog records in pack order (mirror copies included).
+  std::vector<formats::IndexRecord> catalog_records() const;
+  // The catalog named `name` ("" = the only one). Tries each stored copy.
+  formats::Catalog load_catalog(const std::string& name = "") const;
+  // Names of all readable catalogs.
+  std::vector<std::string> catalog_names() const;
+  formats::Catalog load_catalog_record(const formats::IndexRecord& r, bool verify_digest = true) const;
+  // A catalog and its stored bytes, both from one copy checked by
+  // stored_copy_checked (a library keeps the stored bytes in .hpak-state).
+  formats::Catalog load_catalog_copy(const formats::IndexRecord& r, Bytes& stored_out) const;
+
+  struct DecodedBlock; // a block in this thread's cache of decoded blocks (pack_reader.cpp)
+
+private:
+  // The constructor's steps, in order.
+  void read_header(const std::string& path);
+  void check_footer(const std::string& path);
+  void open_index_file(const std::string& path, Follow follow, bool check_index_trailer);
+  void index_by_scan(const std::string& path);
+  void load_dicts();
+  struct MemberAt {
+    DecodedBlock* block;
+    uint64_t start; // of the member in the block's raw bytes
+  };
+  std::string what(const formats::IndexRecord& r) const;
+  Digest content_digest(ByteSpan stored, const formats::IndexRecord& r) const;
+  void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
+  DecodedBlock& load_block(uint64_t offset) const; // into this thread's decoded-block cache
+  MemberAt cached_member(const formats::IndexRecord& r) const; // checks r against its (cached) block
+  static uint64_t new_id();
+  const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
+
+  MappedFile map_;
+  MappedFile idx_map_;
+  Bytes idx_owned_;
+  formats::IndexView view_;
+  IndexSource index_source_ = IndexSource::Scan;
+  std::string index_problem_;
+  std::vector<ScanProblem> damage_;
+  int level_ = 0;
+  uint16_t version_ = formats::kPackVersion;
+  std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
+  const uint64_t id_ = new_id(); // keys the per-thread decoded-block cache (pack_reader.cpp)
+  bool check_every_read_ = false;
+};
+
+// A v2 block from `item` (bytes from its header on, `offset` in `where`),
+// checked as checked_block does: header, table, stored checksum.
+PackReader::Block parse_block(ByteSpan item, const std::string& where, uint64_t offset);
+// All of a checked block's raw bytes (members in table order); `dict` for a
+// zstd-dict block. The members' SHA-256 are left to the caller.
+Bytes decode_block(const PackReader::Block& bl, const ZSTD_DDict* dict, const std::string& where, uint64_t offset);
+
+} // namespace hpak

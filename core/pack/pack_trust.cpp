@@ -1,0 +1,211 @@
+#include "core/pack/pack_trust.hpp"
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/os/file.hpp"
+#include "base/hash.hpp"
+#include "base/parallel.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+namespace {
+
+std::mutex g_sink_mu;
+std::function<void(const std::string&)>& sink_ref() {
+  static std::function<void(const std::string&)> sink;
+  return sink;
+}
+
+// Owned by this user or root, and writable by no one else.
+bool owned_safely(const struct stat& st) {
+  uid_t me = geteuid();
+  return (st.st_uid == me || st.st_uid == 0) && (st.st_mode & 022) == 0;
+}
+
+std::string owner_of(const struct stat& st) {
+  std::string who = "uid " + std::to_string(st.st_uid);
+  if (const passwd* pw = getpwuid(st.st_uid)) who = "'" + std::string(pw->pw_name) + "' (" + who + ")";
+  return who;
+}
+
+std::string identity(const struct stat& st) {
+  return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_uid) + " " +
+         std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+// A directory of this user's, closed to everyone else, created if missing.
+bool private_dir(const std::string& p) {
+  if (mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  struct stat st;
+  return lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) == 0;
+}
+
+// The remembered verdict: "ok", "bad <why>", or "" (none, or not this user's file).
+std::string read_verdict(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return {};
+  Fd guard(fd);
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_size > 4096) return {};
+  try {
+    Bytes b = read_fd(fd, path);
+    std::string s(b.begin(), b.end());
+    if (s.empty() || s.back() != '\n') return {};
+    s.pop_back();
+    if (s == "ok" || s.rfind("bad ", 0) == 0) return s;
+  } catch (const Error&) {
+  }
+  return {};
+}
+
+void write_verdict(const std::string& path, const std::string& verdict) {
+  try {
+    AtomicFile f(path, 0600);
+    std::string text = verdict + "\n";
+    f.write(ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    f.commit();
+  } catch (const Error&) {
+    // Best effort: without a remembered verdict the pack is verified again next time.
+  }
+}
+
+} // namespace
+
+void set_warning_sink(std::function<void(const std::string&)> sink) {
+  std::lock_guard lk(g_sink_mu);
+  sink_ref() = std::move(sink);
+}
+
+void warn(const std::string& message) {
+  std::lock_guard lk(g_sink_mu);
+  if (sink_ref()) sink_ref()(message);
+}
+
+std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf) {
+  std::string base;
+  const char* xdg = getenv(xdg_var);
+  const char* home = getenv("HOME");
+  std::string home_dir;
+  if (home && home[0] == '/') home_dir = home;
+  else if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_dir && pw->pw_dir[0] == '/') home_dir = pw->pw_dir;
+  if (xdg && xdg[0] == '/') {
+    base = xdg;
+  } else if (!home_dir.empty()) {
+    base = home_dir;
+    // Intermediate directories (~/.local) are created as private as the rest.
+    std::string rest = home_fallback;
+    for (size_t at = 0; at < rest.size();) {
+      size_t slash = rest.find('/', at);
+      base += "/" + rest.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
+      if (mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
+      at = slash == std::string::npos ? rest.size() : slash + 1;
+    }
+  } else {
+    return {};
+  }
+  if (mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
+  std::string dir = base + "/hpak";
+  if (!private_dir(dir) || !private_dir(dir + "/" + leaf)) return {};
+  return dir + "/" + leaf;
+}
+
+std::string trust_cache_dir() { return user_private_dir("XDG_CACHE_HOME", ".cache", "trust"); }
+
+std::string verify_pack_records(const PackReader& pack) {
+  const IndexView& v = pack.index();
+  std::mutex mu;
+  std::string why;
+  std::atomic<bool> bad{false};
+  parallel_for(size_t(v.count()), default_threads(), 16, [&](size_t i, unsigned) {
+    if (bad.load(std::memory_order_relaxed)) return;
+    try {
+      IndexRecord r = v.record_at(i);
+      if (r.raw_len > (64u << 20)) pack.read_stream(r, [](ByteSpan) {}, true);
+      else (void)pack.read(r, true);
+    } catch (const Error& e) {
+      std::lock_guard lk(mu);
+      if (!bad.exchange(true)) why = e.what();
+    }
+  });
+  return why;
+}
+
+bool pack_owned_safely(const PackReader& pack) {
+  bool index_ok = pack.index_source() == PackReader::IndexSource::Scan || owned_safely(pack.index_map().stat());
+  return owned_safely(pack.map().stat()) && index_ok;
+}
+
+PackTrust::PackTrust(PackReader& pack, bool shared) : pack_(pack) {
+  if (!shared || pack_owned_safely(pack)) state_.store(kTrusted);
+  else pack.check_every_read();
+}
+
+const char* PackTrust::state_name() const {
+  switch (state_.load(std::memory_order_acquire)) {
+  case kTrusted: return "trusted";
+  case kVerified: return "verified";
+  case kRefused: return "refused";
+  default: return "unchecked";
+  }
+}
+
+bool PackTrust::settle() const {
+  std::call_once(once_, [this] {
+    int s = kRefused;
+    try {
+      s = decide();
+    } catch (...) {
+    }
+    state_.store(s, std::memory_order_release);
+  });
+  int s = state_.load(std::memory_order_acquire);
+  return s == kTrusted || s == kVerified;
+}
+
+// The identity of the file mapped as `m`, stat'ed now (its mtime and ctime as
+// they are at the time of use, not as they were when it was mapped); "" when
+// its path no longer names that inode.
+static std::string fresh_identity(const MappedFile& m) {
+  struct stat st;
+  if (lstat(m.path().c_str(), &st) != 0 || st.st_dev != m.stat().st_dev || st.st_ino != m.stat().st_ino) return {};
+  return identity(st);
+}
+
+std::string PackTrust::verdict_key() const {
+  std::string p = pack_.path();
+  std::string pack_id = fresh_identity(pack_.map());
+  std::string index_id = pack_.index_source() == PackReader::IndexSource::File ? fresh_identity(pack_.index_map()) : std::string("scan");
+  if (pack_id.empty() || index_id.empty()) return {};
+  return "hpak-trust 1\n" + p.substr(p.find_last_of('/') + 1) + "\n" + pack_id + "\n" + index_id + "\n";
+}
+
+int PackTrust::decide() const {
+  const struct stat& st = pack_.map().stat();
+  std::string who = "pack '" + pack_.path() + "' (owned by " + owner_of(st) + ")";
+  std::string dir = trust_cache_dir();
+  std::string file;
+  std::string key = dir.empty() ? std::string() : verdict_key();
+  if (!key.empty()) {
+    file = dir + "/" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(key.data()), key.size())));
+    std::string v = read_verdict(file);
+    if (v == "ok") return kVerified;
+    if (!v.empty()) {
+      warn("not using " + who + ": it failed verification: " + v.substr(4));
+      return kRefused;
+    }
+  }
+  std::string why = verify_pack_records(pack_);
+  if (!file.empty()) write_verdict(file, why.empty() ? "ok" : "bad " + why);
+  if (why.empty()) return kVerified;
+  warn("not using " + who + ": it failed verification: " + why);
+  return kRefused;
+}
+
+} // namespace hpak

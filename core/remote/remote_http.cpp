@@ -1,0 +1,553 @@
+#include "core/remote/remote_http.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <climits>
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "base/hash.hpp"
+
+namespace hpak {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+bool retryable(CURLcode c) {
+  switch (c) {
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_RECV_ERROR:
+  case CURLE_SEND_ERROR:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_GOT_NOTHING:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_WEIRD_SERVER_REPLY:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool retryable_status(long s) { return s == 408 || s == 429 || (s >= 500 && s <= 599); }
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(tolower((unsigned char)c));
+  return s;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) i++;
+  return s.substr(i);
+}
+
+const char* env(const char* name) {
+  const char* v = getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// Scheme, host and port (the default one when none is given) of a URL.
+struct Origin {
+  std::string scheme, host, port;
+  bool ok() const { return !scheme.empty() && !host.empty(); }
+  bool operator==(const Origin& o) const { return scheme == o.scheme && host == o.host && port == o.port; }
+  std::string shown() const { return scheme + "://" + host + ":" + port; }
+};
+
+Origin origin_of(const std::string& url) {
+  Origin o;
+  CURLU* u = curl_url();
+  if (!u) return o;
+  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    auto part = [&](CURLUPart what, unsigned flags, std::string& out) {
+      char* v = nullptr;
+      if (curl_url_get(u, what, &v, flags) == CURLUE_OK && v) out = lower(v);
+      curl_free(v);
+    };
+    part(CURLUPART_SCHEME, 0, o.scheme);
+    part(CURLUPART_HOST, 0, o.host);
+    part(CURLUPART_PORT, CURLU_DEFAULT_PORT, o.port);
+  }
+  curl_url_cleanup(u);
+  return o;
+}
+
+// Why a redirect from `from` to `to` is not followed ("" if it is): only to
+// http(s), never from https to http, and to another origin only when asked
+// (the same host moving from http to https counts as the same).
+std::string redirect_refusal(const std::string& from, const std::string& to, bool cross_origin) {
+  Origin a = origin_of(from), b = origin_of(to);
+  std::string head = "refusing its redirect to '" + to.substr(0, 200) + "'";
+  if (!b.ok() || (b.scheme != "http" && b.scheme != "https")) return head + ": not an http:// or https:// URL";
+  if (a.scheme == "https" && b.scheme == "http") return head + ": from https to http";
+  bool upgrade = a.scheme == "http" && b.scheme == "https" && a.host == b.host;
+  if (!(a == b) && !upgrade && !cross_origin)
+    return head + ": another origin than " + a.shown() + " (--follow-redirects follows it, without credentials)";
+  return "";
+}
+
+// Whether a request to `url` may carry the credentials meant for `base`.
+bool same_origin(const std::string& url, const std::string& base) {
+  Origin a = origin_of(url), b = origin_of(base);
+  return a.ok() && (a == b || (b.scheme == "http" && a.scheme == "https" && a.host == b.host));
+}
+
+} // namespace
+
+bool is_s3_url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
+
+std::string s3_http_url(const std::string& s3_url, const S3Access& a) {
+  std::string rest = s3_url.substr(5);
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  std::string bucket = rest.substr(0, rest.find('/'));
+  if (bucket.empty() || bucket.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
+    throw Error("'" + s3_url + "' is not an s3://BUCKET/PREFIX URL (bucket names are lower-case letters, digits, '.' and '-')");
+  std::string ep = a.endpoint;
+  while (!ep.empty() && ep.back() == '/') ep.pop_back();
+  if (ep.rfind("http://", 0) != 0 && ep.rfind("https://", 0) != 0)
+    throw Error("S3 endpoint '" + ep + "' is not an http:// or https:// URL");
+  return ep + "/" + rest;
+}
+
+S3Access s3_access_from_env(const std::string& endpoint) {
+  S3Access a;
+  if (const char* r = env("AWS_REGION")) a.region = r;
+  else if (const char* r2 = env("AWS_DEFAULT_REGION")) a.region = r2;
+  if (!endpoint.empty()) a.endpoint = endpoint;
+  else if (const char* e = env("AWS_ENDPOINT_URL_S3")) a.endpoint = e;
+  else if (const char* e2 = env("AWS_ENDPOINT_URL")) a.endpoint = e2;
+  else a.endpoint = "https://s3." + a.region + ".amazonaws.com";
+  if (const char* k = env("AWS_ACCESS_KEY_ID")) a.key_id = k;
+  if (const char* k = env("AWS_SECRET_ACCESS_KEY")) a.secret = k;
+  if (const char* t = env("AWS_SESSION_TOKEN")) a.token = t;
+  if (!a.key_id.empty() && a.secret.empty()) throw Error("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
+  return a;
+}
+
+std::string describe(const HttpRequest& r) {
+  if (!r.ranged) return "'" + r.url + "'";
+  return "'" + r.url + "' (bytes " + std::to_string(r.start) + "-" + std::to_string(r.end - 1) + ")";
+}
+
+// One request: its easy handle (for the current attempt) and what came back.
+struct HttpClient::Transfer {
+  size_t index = 0;
+  const HttpRequest* req = nullptr;
+  std::string url;          // req->url, or where a redirect pointed
+  int redirects = 0;
+  std::string redirect_to;  // set by outcome(): follow it (not an attempt)
+  int attempt = 0;
+  Clock::time_point ready{};
+  CURL* easy = nullptr;
+  CURLM* multi = nullptr;
+  curl_slist* headers = nullptr;
+  Bytes body;
+  uint64_t seen = 0;        // body bytes received in this attempt
+  long status = 0;
+  std::string content_range;
+  double retry_after = -1;
+  bool slice_done = false;  // a 200 carried the whole file: the slice is in, stop
+  bool too_long = false;
+  size_t sent = 0;          // upload bytes handed to libcurl in this attempt
+  std::string error_page;   // the start of an error answer's body
+  uint64_t sunk = 0;        // body bytes given to req->sink in this attempt
+  std::string sink_error;   // what the sink threw (fails the request)
+  Clock::time_point started{};
+  uint64_t min_rate = 0;
+  long timeout = 0;
+  bool cross_origin = false;
+  bool too_slow = false;
+  double slow_at = 0;       // seconds into the attempt when it was found too slow
+  uint64_t slow_bytes = 0;
+  std::string userpwd, sigv4;
+  char errbuf[CURL_ERROR_SIZE] = {};
+
+  ~Transfer() { drop(); }
+  void drop() {
+    if (easy) {
+      if (multi) curl_multi_remove_handle(multi, easy);
+      curl_easy_cleanup(easy);
+      easy = nullptr;
+    }
+    if (headers) curl_slist_free_all(headers);
+    headers = nullptr;
+  }
+  uint64_t want() const { return req->end - req->start; }
+
+  static size_t on_header(char* p, size_t size, size_t n, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    std::string line(p, size * n);
+    if (line.rfind("HTTP/", 0) == 0) { // a new response (after a redirect or 100)
+      t->content_range.clear();
+      t->retry_after = -1;
+      return size * n;
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) return size * n;
+    std::string key = lower(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    if (key == "content-range") t->content_range = value;
+    if (key == "retry-after" && !value.empty() && std::all_of(value.begin(), value.end(), ::isdigit) && value.size() < 9)
+      t->retry_after = double(std::stol(value));
+    return size * n;
+  }
+
+  static size_t on_read(char* p, size_t size, size_t n, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    size_t len = std::min(size * n, t->req->upload.size() - t->sent);
+    memcpy(p, t->req->upload.data() + t->sent, len);
+    t->sent += len;
+    return len;
+  }
+
+  static int on_seek(void* self, curl_off_t offset, int origin) {
+    auto* t = static_cast<Transfer*>(self);
+    if (origin != SEEK_SET || offset < 0 || size_t(offset) > t->req->upload.size()) return CURL_SEEKFUNC_FAIL;
+    t->sent = size_t(offset);
+    return CURL_SEEKFUNC_OK;
+  }
+
+  // SigV4 through libcurl, plus the payload hash header S3 requires.
+  void sign_s3(const S3Access& a) {
+    sigv4 = "aws:amz:" + a.region + ":s3";
+    userpwd = a.key_id + ":" + a.secret;
+    curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, sigv4.c_str());
+    curl_easy_setopt(easy, CURLOPT_USERPWD, userpwd.c_str());
+    std::string payload = req->method == "PUT" ? to_hex(sha256(req->upload)) : std::string("UNSIGNED-PAYLOAD");
+    headers = curl_slist_append(headers, ("x-amz-content-sha256: " + payload).c_str());
+    if (!a.token.empty()) headers = curl_slist_append(headers, ("x-amz-security-token: " + a.token).c_str());
+  }
+
+  static size_t on_body(char* p, size_t size, size_t n, void* self) {
+    auto* t = static_cast<Transfer*>(self);
+    size_t len = size * n;
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    uint64_t at = t->seen;
+    t->seen += len;
+    if (code < 200 || code > 299 || (code != 200 && code != 206 && t->req->method.empty())) { // an error page: its start kept for the message
+      if (t->error_page.size() < 2048) t->error_page.append(p, std::min<size_t>(len, 2048 - t->error_page.size()));
+      return len;
+    }
+    const HttpRequest& r = *t->req;
+    if (!r.method.empty()) return len;          // PUT/DELETE: the answer is not kept
+    if (!r.ranged) {
+      if (t->body.size() + t->sunk + len > r.max_size) {
+        t->too_long = true;
+        return 0;
+      }
+      if (r.sink) {
+        try {
+          r.sink->data(ByteSpan(reinterpret_cast<const uint8_t*>(p), len));
+        } catch (const std::exception& e) {
+          t->sink_error = e.what();
+          return 0;
+        }
+        t->sunk += len;
+        return len;
+      }
+      t->body.insert(t->body.end(), p, p + len);
+      return len;
+    }
+    if (code == 206) {
+      if (t->body.size() + len > t->want()) {
+        t->too_long = true;
+        return 0;
+      }
+      t->body.insert(t->body.end(), p, p + len);
+      return len;
+    }
+    // 200 for a range request: the whole file; keep [start, end) of it.
+    uint64_t lo = std::max(at, r.start), hi = std::min(at + len, r.end);
+    if (lo < hi) t->body.insert(t->body.end(), p + (lo - at), p + (hi - at));
+    if (t->body.size() == t->want()) {
+      t->slice_done = true;
+      return 0; // stop the transfer: the rest is not needed
+    }
+    return len;
+  }
+
+  // The minimum rate (see the header): after `timeout` seconds an attempt
+  // must have moved min_rate bytes for every second past it.
+  static int on_progress(void* self, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+    auto* t = static_cast<Transfer*>(self);
+    double secs = std::chrono::duration<double>(Clock::now() - t->started).count();
+    double owed = (secs - double(t->timeout)) * double(t->min_rate);
+    if (owed > 0 && double(dlnow + ulnow) < owed) {
+      t->too_slow = true;
+      t->slow_at = secs;
+      t->slow_bytes = uint64_t(dlnow + ulnow);
+      return 1; // abort
+    }
+    return 0;
+  }
+
+  // The bytes this attempt expects to move, when known (0: not known).
+  uint64_t expected_bytes() const {
+    if (req->method == "PUT") return req->upload.size();
+    if (!req->method.empty()) return 0;
+    return req->ranged ? want() : req->max_size;
+  }
+
+  void start(CURLM* m, const HttpOptions& o) {
+    multi = m;
+    body.clear();
+    sunk = 0;
+    sink_error.clear();
+    too_slow = false;
+    started = Clock::now();
+    min_rate = std::max<uint64_t>(o.min_rate, 1);
+    timeout = o.timeout;
+    cross_origin = o.cross_origin_redirects;
+    redirect_to.clear();
+    if (url.empty()) url = req->url;
+    if (req->sink) req->sink->start();
+    seen = 0;
+    status = 0;
+    content_range.clear();
+    retry_after = -1;
+    slice_done = too_long = false;
+    sent = 0;
+    error_page.clear();
+    errbuf[0] = 0;
+    easy = curl_easy_init();
+    if (!easy) throw Error("unable to start an HTTP transfer (libcurl)");
+    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, this);
+    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L); // redirects: outcome() decides, run() follows
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(easy, CURLOPT_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, o.timeout);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, o.timeout);
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
+    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, this);
+    if (uint64_t n = expected_bytes()) { // the deadline the minimum rate implies for its size
+      double ms = (double(o.timeout) + double(n) / double(min_rate)) * 1000.0 + 1000.0;
+      curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(std::min(ms, double(LONG_MAX / 2))));
+    }
+    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));
+    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_USERAGENT, "hpak/0.1");
+    if (req->ranged) {
+      std::string range = std::to_string(req->start) + "-" + std::to_string(req->end - 1);
+      curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str()); // copied by libcurl
+    }
+    std::string ca = o.ca_file;
+    if (ca.empty() && env("CURL_CA_BUNDLE")) ca = env("CURL_CA_BUNDLE");
+    if (ca.empty() && env("SSL_CERT_FILE")) ca = env("SSL_CERT_FILE");
+    if (!ca.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca.c_str()); // copied by libcurl
+    if (req->method == "PUT") {
+      curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Transfer::on_read);
+      curl_easy_setopt(easy, CURLOPT_READDATA, this);
+      curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(req->upload.size()));
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Transfer::on_seek); // a rewind on a redirect
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, this);
+    } else if (req->method == "DELETE") {
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    if (!o.s3.key_id.empty() && same_origin(url, req->url)) sign_s3(o.s3); // never credentials for another host
+    if (req->no_cache) {
+      headers = curl_slist_append(headers, "Cache-Control: no-cache");
+      headers = curl_slist_append(headers, "Pragma: no-cache");
+    }
+    if (headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    if (curl_multi_add_handle(m, easy) != CURLM_OK) throw Error("unable to start an HTTP transfer (libcurl)");
+  }
+
+  // "HTTP 403" and, from an S3 error answer, " (SignatureDoesNotMatch)".
+  std::string http_status() const {
+    std::string out = "HTTP " + std::to_string(status);
+    size_t a = error_page.find("<Code>"), b = error_page.find("</Code>");
+    if (a != std::string::npos && b != std::string::npos && b > a + 6 && b - a < 80) {
+      std::string code = error_page.substr(a + 6, b - a - 6);
+      if (std::all_of(code.begin(), code.end(), ::isalnum)) out += " (" + code + ")";
+    }
+    return out;
+  }
+
+  // A 3xx: "" with redirect_to set when it is followed, else why not.
+  std::string redirect() {
+    char* loc = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc);
+    if (!loc || !*loc) return http_status() + " without a Location";
+    std::string to = loc;
+    std::string why = redirect_refusal(url, to, cross_origin);
+    if (!why.empty()) return why;
+    if (redirects >= 5) return "more than 5 redirects";
+    redirect_to = to;
+    return "";
+  }
+
+  // "" when the transfer delivered what was asked; else why not. Sets
+  // `retry` when another attempt may succeed, throws HttpNotFound on a 404.
+  std::string outcome(CURLcode rc, bool& retry) {
+    retry = false;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    const HttpRequest& r = *req;
+    if (rc == CURLE_WRITE_ERROR && slice_done) return "";
+    if (!sink_error.empty()) return sink_error;
+    if (too_slow) {
+      retry = true;
+      char buf[160];
+      snprintf(buf, sizeof buf, "slower than the minimum rate (%llu bytes in %.1f s; at least %llu bytes/s after the first %ld s)",
+               (unsigned long long)slow_bytes, slow_at, (unsigned long long)min_rate, timeout);
+      return buf;
+    }
+    if (too_long) {
+      retry = r.ranged;
+      return r.ranged ? "the server sent more bytes than the range asked for" : "larger than " + std::to_string(r.max_size) + " bytes";
+    }
+    if (rc != CURLE_OK) {
+      retry = retryable(rc);
+      return errbuf[0] ? std::string(errbuf) : curl_easy_strerror(rc);
+    }
+    if (status >= 300 && status <= 399 && status != 304) return redirect();
+    if (!r.method.empty()) { // PUT or DELETE: any 2xx (DELETE of a missing key: 204 or 404)
+      if ((status >= 200 && status <= 299) || (r.method == "DELETE" && status == 404)) return "";
+      retry = retryable_status(status);
+      return http_status();
+    }
+    if (status == 404 || status == 410)
+      throw HttpNotFound("unable to fetch " + describe(r) + ": HTTP " + std::to_string(status) + " (not found)");
+    if (retryable_status(status)) {
+      retry = true;
+      return http_status();
+    }
+    if (status == 206 && r.ranged) {
+      std::string want_cr = "bytes " + std::to_string(r.start) + "-";
+      if (content_range.rfind(want_cr, 0) != 0) {
+        retry = true;
+        return "the server answered another range ('" + content_range.substr(0, 60) + "')";
+      }
+    } else if (status != 200) {
+      return http_status();
+    }
+    if (r.ranged && body.size() != want()) {
+      retry = true;
+      return "short body (" + std::to_string(body.size()) + " of " + std::to_string(want()) + " bytes)";
+    }
+    return "";
+  }
+};
+
+HttpClient::HttpClient(const HttpOptions& opts) : opts_(opts) {
+  global_init();
+  if (opts_.parallel == 0) opts_.parallel = 1;
+  if (opts_.attempts < 1) opts_.attempts = 1;
+  CURLM* m = curl_multi_init();
+  if (!m) throw Error("unable to start libcurl");
+  curl_multi_setopt(m, CURLMOPT_PIPELINING, long(CURLPIPE_MULTIPLEX));
+  curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, long(opts_.parallel));
+  multi_ = m;
+}
+
+HttpClient::~HttpClient() { curl_multi_cleanup(static_cast<CURLM*>(multi_)); }
+
+Bytes HttpClient::get(const HttpRequest& req) {
+  Bytes out;
+  run({req}, [&](size_t, Bytes& b) { out = std::move(b); });
+  return out;
+}
+
+void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done) {
+  CURLM* m = static_cast<CURLM*>(multi_);
+  std::deque<std::unique_ptr<Transfer>> waiting; // not started, or waiting to retry
+  std::vector<std::unique_ptr<Transfer>> active;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    auto t = std::make_unique<Transfer>();
+    t->index = i;
+    t->req = &reqs[i];
+    waiting.push_back(std::move(t));
+  }
+  size_t finished = 0;
+  while (finished < reqs.size()) {
+    auto now = Clock::now();
+    for (auto it = waiting.begin(); it != waiting.end() && active.size() < opts_.parallel;) {
+      if ((*it)->ready > now) {
+        ++it;
+        continue;
+      }
+      (*it)->start(m, opts_);
+      stats_.requests++;
+      active.push_back(std::move(*it));
+      it = waiting.erase(it);
+    }
+    int running = 0;
+    curl_multi_perform(m, &running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(m, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      auto it = std::find_if(active.begin(), active.end(), [&](auto& t) { return t->easy == msg->easy_handle; });
+      if (it == active.end()) continue;
+      std::unique_ptr<Transfer> t = std::move(*it);
+      active.erase(it);
+      curl_off_t got = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &got);
+      stats_.bytes += uint64_t(got);
+      bool retry = false;
+      std::string why = t->outcome(msg->data.result, retry);
+      t->drop();
+      if (why.empty() && !t->redirect_to.empty()) { // followed at once (not an attempt)
+        t->url = std::move(t->redirect_to);
+        t->redirect_to.clear();
+        t->redirects++;
+        t->ready = Clock::now();
+        waiting.push_front(std::move(t));
+        continue;
+      }
+      if (why.empty()) {
+        finished++;
+        done(t->index, t->body);
+        continue;
+      }
+      if (!retry || ++t->attempt >= opts_.attempts)
+        throw Error(std::string(t->req->method == "PUT" ? "unable to upload to " : t->req->method == "DELETE" ? "unable to delete " : "unable to fetch ") +
+                    describe(*t->req) + ": " + why +
+                    (retry ? " (" + std::to_string(opts_.attempts) + " attempts)" : ""));
+      stats_.retries++;
+      double delay = t->retry_after >= 0 ? std::min(t->retry_after, opts_.max_retry_after)
+                                         : std::min(8.0, opts_.backoff * std::pow(2.0, t->attempt - 1));
+      t->ready = Clock::now() + std::chrono::microseconds(int64_t(delay * 1e6));
+      waiting.push_back(std::move(t));
+    }
+    if (finished == reqs.size()) break;
+    int wait_ms = 1000;
+    now = Clock::now();
+    for (auto& t : waiting) {
+      if (active.size() >= opts_.parallel) break; // a finished transfer wakes the poll
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t->ready - now).count();
+      wait_ms = int(std::clamp<int64_t>(ms, 0, wait_ms));
+    }
+    if (active.empty() && wait_ms == 0) continue;
+    curl_multi_poll(m, nullptr, 0, wait_ms, nullptr);
+  }
+}
+
+} // namespace hpak

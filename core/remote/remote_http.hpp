@@ -1,0 +1,123 @@
+// HTTP client of remote libraries (libcurl multi): many GETs, plain or ranged,
+// run in parallel over reused connections (HTTP/2 multiplexed when a TLS server
+// offers it), with servers taken as they are:
+//  - a 200 with the whole body answering a range request: the wanted slice is
+//    kept, the rest discarded as it arrives (the transfer stops after it);
+//  - a short body, a 206 for another range, a connection reset, a timeout (no
+//    byte for `timeout` seconds, or slower than the minimum rate: see
+//    below), a 408, 429 or 5xx: retried with exponential backoff
+//    (Retry-After in seconds honoured, capped), `attempts` in all;
+//  - redirects: at most 5, http and https only, never from https to http;
+//    by default only to the same origin (scheme, host and port), where the
+//    request keeps its credentials; with `cross_origin_redirects` to another
+//    origin too, but then without any (no SigV4 signature, no S3 session
+//    token: credentials never reach another host);
+//  - a 404 or 410: HttpNotFound at once (a file a remote gc removed);
+//  - a body above the size asked for: an error (never buffered without bound);
+//    a body given to a BodySink is not buffered at all.
+// Deadline: an attempt must have moved (received or sent) at least
+// min_rate * (t - timeout) bytes t seconds after it started, so an attempt
+// that moves N bytes ends within timeout + N / min_rate seconds whatever the
+// server does; one that expects N bytes (a range, an upload, the size asked
+// for) is given at most that long in any case.
+// Callbacks run on the calling thread; nothing here prints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/bytes.hpp"
+#include "base/error.hpp"
+
+namespace hpak {
+
+// An S3-compatible store addressed path-style (ENDPOINT/BUCKET/KEY); requests
+// are signed with AWS SigV4 (libcurl's CURLOPT_AWS_SIGV4) when a key is given.
+struct S3Access {
+  std::string endpoint;           // http(s)://host[:port]
+  std::string region = "us-east-1";
+  std::string key_id, secret, token; // key_id "": unsigned (a public bucket)
+};
+
+struct HttpOptions {
+  unsigned parallel = 8;     // transfers at once
+  int attempts = 6;          // per request, the first included
+  double backoff = 0.25;     // seconds before the first retry; doubles, at most 8
+  double max_retry_after = 30; // cap on a server's Retry-After
+  long timeout = 30;         // seconds to connect, and without a byte before giving up
+  uint64_t min_rate = 8192;  // bytes per second an attempt must average after `timeout` seconds
+  bool cross_origin_redirects = false; // follow redirects to other origins (without credentials)
+  std::string ca_file;       // CA certificates (PEM) for https ("" = $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)
+  S3Access s3;               // signs every request when s3.key_id is set
+};
+
+// Where a body goes instead of memory (an index written to its file as it
+// arrives). start() opens each attempt, data() takes each piece in order;
+// an Error thrown by either fails the request at once (no retry).
+class BodySink {
+public:
+  virtual ~BodySink() = default;
+  virtual void start() = 0;
+  virtual void data(ByteSpan piece) = 0;
+};
+
+struct HttpRequest {
+  std::string url;
+  bool ranged = false;
+  uint64_t start = 0, end = 0; // ranged: bytes [start, end)
+  uint64_t max_size = 0;       // not ranged: refuse a longer body
+  BodySink* sink = nullptr;    // not ranged: the body goes there (done() then gets an empty one)
+  bool no_cache = false;       // ask caches to revalidate (the root)
+  std::string method;          // "" = GET; "PUT" (sends `upload`), "DELETE"
+  ByteSpan upload;
+};
+
+class HttpNotFound : public Error {
+public:
+  using Error::Error;
+};
+
+struct HttpStats {
+  uint64_t requests = 0; // attempts sent
+  uint64_t retries = 0;
+  uint64_t bytes = 0;    // body bytes received, discarded ones included
+};
+
+class HttpClient {
+public:
+  explicit HttpClient(const HttpOptions& opts);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Runs every request, at most `parallel` at a time; `done(i, body)` gets
+  // each body (exactly end-start bytes when ranged) as it completes, in any
+  // order. Throws HttpNotFound or Error (after retries); transfers still
+  // running are dropped first. An exception from `done` propagates the same.
+  void run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done);
+  Bytes get(const HttpRequest& req);
+
+  const HttpStats& stats() const { return stats_; }
+
+private:
+  struct Transfer;
+  HttpOptions opts_;
+  void* multi_ = nullptr;
+  HttpStats stats_;
+};
+
+// "URL" or "URL (bytes A-B)" for messages.
+std::string describe(const HttpRequest& r);
+
+bool is_s3_url(const std::string& s);
+// s3://BUCKET/PREFIX -> ENDPOINT/BUCKET/PREFIX (path style; no trailing slash).
+std::string s3_http_url(const std::string& s3_url, const S3Access& a);
+// The S3 access an s3:// URL gets: endpoint from `endpoint` (an option), else
+// $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com;
+// region from $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1; credentials
+// from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN.
+S3Access s3_access_from_env(const std::string& endpoint);
+
+} // namespace hpak

@@ -1,0 +1,219 @@
+// The scan pass of the dirty restore (see core/restore/restore_plan.hpp).
+#include <algorithm>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <mutex>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/os/fs_ops.hpp"
+#include "base/progress.hpp"
+#include "core/pack/relocation.hpp"
+#include "core/restore/restore_plan.hpp"
+#include "base/parallel.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+CatalogShape::CatalogShape(const Catalog& cat) : slots(dir_slots(cat)) {
+  // Siblings come in name order (path_less): each slot's children are sorted
+  // by name, for binary search.
+  const size_t n = cat.nodes.size();
+  child_begin.assign(slot_count() + 1, 0);
+  child_node.resize(n);
+  for (size_t i = 0; i < n; i++) child_begin[slots.parent[i] + 1]++;
+  for (size_t s = 1; s < child_begin.size(); s++) child_begin[s] += child_begin[s - 1];
+  std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+  for (size_t i = 0; i < n; i++) child_node[fill[slots.parent[i]]++] = uint32_t(i);
+  links.assign(n, 1);
+  link_target.assign(n, 0);
+  for (size_t i = 0; i < n; i++) {
+    if (cat.nodes[i].type != NodeType::Hardlink) continue;
+    link_target[i] = *find_path(cat, cat.nodes[i].target); // decode checked it exists
+    links[link_target[i]]++;
+  }
+}
+
+std::optional<size_t> CatalogShape::find_child(const Catalog& cat, size_t slot, std::string_view name) const {
+  auto first = child_node.begin() + child_begin[slot], last = child_node.begin() + child_begin[slot + 1];
+  auto it = std::lower_bound(first, last, name, [&](uint32_t i, std::string_view nm) { return leaf_of(cat.nodes[i].path) < nm; });
+  if (it == last || leaf_of(cat.nodes[*it].path) != name) return std::nullopt;
+  return *it;
+}
+
+TargetScan::~TargetScan() {
+  for (int fd : dir_fd)
+    if (fd >= 0) close(fd);
+}
+
+std::string expected_symlink(const Node& n, const Catalog& cat, const std::string& real_target) {
+  return relocated_link(n, cat.roots, real_target);
+}
+
+[[noreturn]] void refuse_unopenable_dir(int tfd, const std::string& target, const std::string& rel, int err) {
+  if (err == EXDEV) {
+    for (size_t at = rel.find('/'); at != std::string::npos; at = rel.find('/', at + 1)) {
+      int fd = open_dir_beneath(tfd, rel.substr(0, at));
+      if (fd >= 0) {
+        close(fd);
+      } else if (errno == EXDEV) {
+        refuse_mount_point(target + "/" + rel.substr(0, at));
+      }
+    }
+    refuse_mount_point(target + "/" + rel);
+  }
+  throw Error("directory '" + target + "/" + rel + "' exists but cannot be opened (" + std::strerror(err) +
+              "): fix its permissions or remove it, then restore again");
+}
+
+namespace {
+
+int64_t ctime_ns(const struct stat& st) { return int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec; }
+
+EntryKind kind_of(mode_t m) {
+  if (S_ISDIR(m)) return EntryKind::Dir;
+  if (S_ISREG(m)) return EntryKind::File;
+  if (S_ISLNK(m)) return EntryKind::Symlink;
+  return EntryKind::Other;
+}
+
+// One catalog directory: opened beneath the target, its mode and mtime read,
+// each entry matched with the catalog and examined.
+class DirScanner {
+public:
+  DirScanner(const DirtyContext& cx, TargetScan& sc, size_t slot, std::vector<char>& buf)
+      : cx_(cx), sc_(sc), slot_(slot), buf_(buf),
+        rel_(slot == 0 ? std::string() : cx.cat.nodes[cx.shape.slots.dir_nodes[slot]].path) {}
+
+  // The strays found (the caller merges them).
+  std::vector<Stray> run() {
+    if (!open_dir()) return {};
+    for (;;) {
+      long got = read_dirents(fd_, buf_.data(), buf_.size());
+      if (got < 0) throw_errno("unable to read '" + cx_.target + (rel_.empty() ? "" : "/" + rel_) + "'");
+      if (got == 0) break;
+      for (long off = 0; off < got;) {
+        auto* e = reinterpret_cast<const RawDirent*>(buf_.data() + off);
+        off += e->d_reclen;
+        entry(e);
+      }
+    }
+    return std::move(strays_);
+  }
+
+private:
+  bool open_dir() {
+    fd_ = open_dir_beneath(cx_.tfd, rel_);
+    if (fd_ < 0) {
+      // Missing, a symlink or not a directory: its parent's pass sees what is there.
+      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return false;
+      refuse_unopenable_dir(cx_.tfd, cx_.target, rel_, errno);
+    }
+    sc_.dir_fd[slot_] = fd_;
+    if (fstat(fd_, &dst_) != 0) throw_errno("unable to examine '" + cx_.target + (rel_.empty() ? "" : "/" + rel_) + "'");
+    sc_.dir_mode[slot_] = dst_.st_mode & 07777;
+    sc_.dir_mtime[slot_] = mtime_ns_of(dst_);
+    // slot 0's fd is a dup of the target's: its offset is shared.
+    if (slot_ == 0 && lseek(fd_, 0, SEEK_SET) != 0) throw_errno("unable to read '" + cx_.target + "'");
+    return true;
+  }
+
+  std::string shown(std::string_view name) const {
+    return cx_.target + "/" + (rel_.empty() ? "" : rel_ + "/") + std::string(name);
+  }
+
+  // An entry to remove: never a mount point (refused before any change).
+  void stray(const char* name, bool temp_state) {
+    struct stat s;
+    bool mount_root = false;
+    if (stat_entry(fd_, name, dst_.st_dev, s, mount_root) == 0 && mount_root) refuse_mount_point(shown(name));
+    strays_.push_back({uint32_t(slot_), std::string(name), temp_state});
+  }
+
+  void entry(const RawDirent* e) {
+    std::string_view name(e->d_name);
+    if (name == "." || name == "..") return;
+    if (slot_ == 0 && name == kStateName) return;
+    if (slot_ == 0 && name.rfind(std::string(".tmp") + kStateName, 0) == 0) {
+      // A temp state left by a killed restore (we hold the lock: no one writes one now).
+      stray(e->d_name, true);
+      return;
+    }
+    auto found = cx_.shape.find_child(cx_.cat, slot_, name);
+    if (!found) {
+      stray(e->d_name, false);
+      return;
+    }
+    const Node& n = cx_.cat.nodes[*found];
+    SeenEntry& seen = sc_.seen[*found];
+    if (n.type == NodeType::Dir && e->d_type == DT_DIR) {
+      seen.kind = EntryKind::Dir; // its own pass opens it (no symlink followed) and reads its mode
+      return;
+    }
+    struct stat s;
+    bool mount_root = false;
+    if (stat_entry(fd_, e->d_name, dst_.st_dev, s, mount_root) != 0) {
+      if (errno == ENOENT) return;
+      throw_errno("unable to stat '" + shown(name) + "'");
+    }
+    // A mounted file or directory at a catalog path: never compared,
+    // rewritten, chmod'ed or removed; the restore stops before any change.
+    if (mount_root) refuse_mount_point(shown(name));
+    seen.kind = kind_of(s.st_mode);
+    seen.mode = s.st_mode & 07777;
+    seen.nlink = s.st_nlink;
+    seen.size = uint64_t(s.st_size);
+    seen.blocks_bytes = uint64_t(s.st_blocks) * 512;
+    seen.ino = s.st_ino;
+    seen.ctime_ns = ctime_ns(s);
+    seen.mtime_ns = mtime_ns_of(s);
+    if (n.type == NodeType::Symlink && seen.kind == EntryKind::Symlink) {
+      std::string want = expected_symlink(n, cx_.cat, cx_.real_target);
+      std::string have(size_t(s.st_size) + 1, '\0');
+      ssize_t len = readlinkat(fd_, e->d_name, have.data(), have.size());
+      seen.link_matches = len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0;
+    }
+  }
+
+  const DirtyContext& cx_;
+  TargetScan& sc_;
+  size_t slot_;
+  std::vector<char>& buf_;
+  std::string rel_;
+  int fd_ = -1; // owned by sc_.dir_fd once open
+  struct stat dst_ {};
+  std::vector<Stray> strays_;
+};
+
+} // namespace
+
+TargetScan scan_target(const DirtyContext& cx) {
+  const size_t slots = cx.shape.slot_count();
+  TargetScan sc;
+  sc.dir_fd.assign(slots, -1);
+  long limit = raise_fd_limit();
+  if (long(slots) > limit - 128) throw Error("catalog has more directories than the open-file limit allows");
+  reserve_fds(slots + 64); // before the threads: see reserve_fds
+  sc.seen.resize(cx.cat.nodes.size());
+  sc.dir_mode.assign(slots, 0);
+  sc.dir_mtime.assign(slots, 0);
+
+  std::vector<std::vector<char>> bufs(cx.threads, std::vector<char>(32768));
+  std::mutex mu;
+  PassProgress progress(cx.opts.progress, "scan", slots);
+  parallel_for(slots, cx.threads, 4, [&](size_t slot, unsigned tid) {
+    progress.tick(tid);
+    std::vector<Stray> found = DirScanner(cx, sc, slot, bufs[tid]).run();
+    if (found.empty()) return;
+    std::lock_guard lk(mu);
+    for (auto& s : found) sc.strays.push_back(std::move(s));
+  });
+  progress.finish();
+  std::sort(sc.strays.begin(), sc.strays.end(),
+            [](const Stray& a, const Stray& b) { return a.slot != b.slot ? a.slot < b.slot : a.name < b.name; });
+  return sc;
+}
+
+} // namespace hpak

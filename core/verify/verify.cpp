@@ -1,0 +1,289 @@
+#include "core/verify/verify.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "core/pack/pack_reader.hpp"
+#include "core/pack/pack_writer.hpp"
+#include "base/parallel.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+uint64_t VerifyReport::lost_objects() const {
+  uint64_t n = 0;
+  for (auto& b : bad_objects) n += b.lost;
+  return n;
+}
+
+bool is_index_problem(ProblemKind k) {
+  return k == ProblemKind::IndexForeign || k == ProblemKind::IndexStale || k == ProblemKind::IndexUnreadable;
+}
+
+std::vector<std::string> messages_of(const std::vector<Problem>& problems) {
+  std::vector<std::string> out;
+  out.reserve(problems.size());
+  for (auto& p : problems) out.push_back(p.message);
+  return out;
+}
+
+namespace {
+
+void add_problem(VerifyReport& rep, ProblemKind kind, std::string message) { rep.problems.push_back({kind, std::move(message)}); }
+
+bool same_records(const IndexView& a, const IndexView& b) {
+  if (a.count() != b.count() || a.version() != b.version()) return false;
+  for (uint64_t i = 0; i < a.count(); i++) {
+    IndexRecord x = a.record_at(i), y = b.record_at(i);
+    if (!(x.digest == y.digest && x.offset == y.offset && x.stored_len == y.stored_len && x.raw_len == y.raw_len &&
+          x.stored_xxh == y.stored_xxh && x.kind == y.kind && x.codec == y.codec && x.member == y.member))
+      return false;
+  }
+  return true;
+}
+
+// The .hidx beside the pack: its own checksum, its tie to the pack, and that it
+// lists exactly the entries the scan found.
+void check_index_file(const PackReader& pack, VerifyReport& rep, Follow follow) {
+  std::string ip = index_path_for(pack.path());
+  if (!path_exists(ip)) {
+    rep.notes.push_back("no index file '" + ip + "' (rebuild it with 'hpak index')");
+    return;
+  }
+  try {
+    MappedFile im(ip, follow);
+    IndexView v(im.bytes(), ip);
+    if (v.pack_size() != pack.bytes().size() || v.pack_sum() != pack.stored_trailer()) {
+      add_problem(rep, ProblemKind::IndexForeign, "index '" + ip + "' does not belong to this pack (size or trailer differ)");
+      return;
+    }
+    if (!same_records(v, pack.index()))
+      add_problem(rep, ProblemKind::IndexStale, "index '" + ip + "' does not list the entries the pack holds (rebuild it with 'hpak index')");
+  } catch (const Error& e) {
+    add_problem(rep, ProblemKind::IndexUnreadable, std::string("index: ") + e.what());
+  }
+}
+
+// v2: the members of one block are checked together (one decompression).
+// members_of[i] lists the record indices of the block whose first-listed record
+// is i; block members other than that first one are skipped (no task of their own).
+struct BlockPlan {
+  std::unordered_map<uint64_t, std::vector<uint64_t>> members_of;
+  std::vector<uint8_t> skip;
+};
+
+BlockPlan plan_blocks(const IndexView& idx) {
+  BlockPlan plan;
+  plan.skip.assign(idx.count(), 0);
+  std::unordered_map<uint64_t, uint64_t> first_of_block;
+  for (uint64_t i = 0; i < idx.count(); i++) {
+    IndexRecord r = idx.record_at(i);
+    if (r.member == kNoMember) continue;
+    auto [it, fresh] = first_of_block.emplace(r.offset, i);
+    if (!fresh) plan.skip[i] = 1;
+    plan.members_of[it->second].push_back(i);
+  }
+  return plan;
+}
+
+// What the object pass found: per record, why it is bad ("" when intact).
+struct ObjectChecks {
+  std::vector<std::string> errors;
+  std::atomic<uint64_t> raw{0}, stored{0};
+  bool trailer_ok = true;
+};
+
+// One v2 block: decoded once, each member listed in `recs` checked against it.
+void check_block(const PackReader& pack, const std::vector<uint64_t>& recs, ObjectChecks& out) {
+  const IndexView& idx = pack.index();
+  uint64_t off = idx.record_at(recs.front()).offset;
+  try {
+    PackReader::Block bl = pack.checked_block(off);
+    Bytes all_raw = pack.read_block(bl, off);
+    std::vector<uint64_t> starts(bl.members.size() + 1, 0);
+    for (size_t m = 0; m < bl.members.size(); m++) starts[m + 1] = starts[m] + bl.members[m].raw_len;
+    for (uint64_t i : recs) {
+      IndexRecord r = idx.record_at(i);
+      if (r.member >= bl.members.size() || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len)
+        out.errors[i] = "block member at offset " + std::to_string(off) + " does not match the index";
+      else if (sha256(ByteSpan(all_raw).subspan(starts[r.member], r.raw_len)) != r.digest)
+        out.errors[i] = "content of " + to_hex(r.digest) + " in the block at offset " + std::to_string(off) + " does not match its name";
+      else
+        out.raw += r.raw_len;
+    }
+    out.stored += block_item_size(bl.header);
+  } catch (const Error& e) {
+    for (uint64_t i : recs) out.errors[i] = e.what();
+  }
+}
+
+// One entry of its own: header vs index, XXH3 of the stored bytes,
+// decompression, SHA-256 of the content vs its name (all in the reader).
+void check_entry(const PackReader& pack, uint64_t i, ObjectChecks& out) {
+  try {
+    IndexRecord r = pack.complete(pack.index().record_at(i));
+    if (r.raw_len > (64ull << 20)) pack.read_stream(r, [](ByteSpan) {});
+    else pack.read(r);
+    out.raw += r.raw_len;
+    out.stored += r.stored_len;
+  } catch (const Error& e) {
+    out.errors[i] = e.what();
+  }
+}
+
+// The SHA-256 of everything before the trailer equals the trailer.
+bool trailer_matches(const PackReader& pack) {
+  ByteSpan all = pack.bytes();
+  if (all.size() < kTrailerSize) return false;
+  Sha256 sha;
+  const size_t step = 4 << 20;
+  for (size_t pos = 0; pos < all.size() - kTrailerSize; pos += step)
+    sha.update(all.subspan(pos, std::min(step, all.size() - kTrailerSize - pos)));
+  return sha.finish() == pack.stored_trailer();
+}
+
+// The parallel pass: task 0 hashes the whole pack for the trailer; tasks
+// 1..n check objects (a block with its first-listed member).
+void check_objects(const PackReader& pack, const VerifyOptions& opts, ObjectChecks& out) {
+  const IndexView& idx = pack.index();
+  const uint64_t n = idx.count();
+  out.errors.assign(n, std::string());
+  BlockPlan plan = plan_blocks(idx);
+  std::atomic<uint64_t> done{0};
+  unsigned threads = opts.threads ? opts.threads : default_threads();
+  pack.map().advise_sequential();
+  parallel_for(n + 1, threads, 1, [&](size_t task, unsigned tid) {
+    if (task == 0) {
+      out.trailer_ok = trailer_matches(pack);
+      return;
+    }
+    uint64_t i = task - 1;
+    if (plan.skip[i]) {
+      // checked with its block
+    } else if (idx.record_at(i).member != kNoMember) {
+      check_block(pack, plan.members_of.at(i), out);
+    } else {
+      check_entry(pack, i, out);
+    }
+    uint64_t d = ++done;
+    if (tid == 0 && (d & 1023) == 0) report(opts.progress, "verify", d, n);
+  });
+  report(opts.progress, "verify", n, n);
+}
+
+// The footer's entry count against the entries the scan found.
+void check_footer_count(const PackReader& pack, VerifyReport& rep) {
+  ByteSpan all = pack.bytes();
+  if (all.size() < kPackMinSize) return;
+  const uint64_t n = pack.index().count();
+  try {
+    Footer f = decode_footer(all.subspan(all.size() - kTrailerSize - kFooterSize, kFooterSize), pack.path(),
+                             all.size() - kTrailerSize - kFooterSize);
+    if (f.entry_count != n)
+      add_problem(rep, ProblemKind::FooterCount, "footer counts " + std::to_string(f.entry_count) + " entries, the pack holds " + std::to_string(n));
+  } catch (const Corrupt&) {
+    // already reported by the reader
+  }
+}
+
+// Bad objects from the object pass, and which digests have an intact copy.
+// Counts the distinct blobs. Returns where each bad digest is in rep.bad_objects.
+DigestMap<size_t> collect_bad_objects(const IndexView& idx, const std::vector<std::string>& errors, DigestSet& good, VerifyReport& rep) {
+  for (uint64_t i = 0; i < idx.count(); i++)
+    if (errors[i].empty()) good.insert(idx.digest_at(i));
+  DigestMap<size_t> bad_at;
+  DigestSet counted;
+  for (uint64_t i = 0; i < idx.count(); i++) {
+    IndexRecord r = idx.record_at(i);
+    if (r.kind == Kind::Blob && counted.insert(r.digest).second) rep.objects++;
+    if (errors[i].empty()) continue;
+    BadObject b;
+    b.digest = to_hex(r.digest);
+    b.kind = kind_name(r.kind);
+    b.offset = r.offset;
+    b.why = errors[i];
+    b.lost = !good.count(r.digest);
+    bad_at.emplace(r.digest, rep.bad_objects.size());
+    rep.bad_objects.push_back(std::move(b));
+  }
+  return bad_at;
+}
+
+// Every file of a readable catalog: a bad object gets the path; an object of
+// another size than the catalog says is a problem; in a standalone pack, an
+// object not found is lost.
+void check_catalog_files(const Catalog& c, const IndexView& idx, bool standalone, DigestMap<size_t>& bad_at, VerifyReport& rep) {
+  for (auto& node : c.nodes) {
+    if (node.type != NodeType::File) continue;
+    auto it = bad_at.find(node.digest);
+    auto found = idx.find(node.digest);
+    if (it != bad_at.end()) {
+      rep.bad_objects[it->second].paths.push_back(c.name + ":" + node.path);
+    } else if (found && idx.record_at(*found).raw_len != node.size) {
+      // Restoring would refuse it: the catalog and the object disagree.
+      add_problem(rep, ProblemKind::CatalogSizeMismatch,
+                  "catalog '" + c.name + "': '" + node.path + "' is " + std::to_string(node.size) + " bytes but its object " +
+                      to_hex(node.digest) + " has " + std::to_string(idx.record_at(*found).raw_len));
+    } else if (standalone && !found) {
+      // Its entry is unreadable beyond recognition (e.g. a destroyed header): lost.
+      BadObject b;
+      b.digest = to_hex(node.digest);
+      b.kind = "blob";
+      b.why = "not found in the pack (its entry is damaged or missing)";
+      b.paths.push_back(c.name + ":" + node.path);
+      bad_at.emplace(node.digest, rep.bad_objects.size());
+      rep.bad_objects.push_back(std::move(b));
+    }
+  }
+}
+
+// Catalogs: each one with an intact copy is validated, and its files checked.
+void check_catalogs(const PackReader& pack, const DigestSet& good, DigestMap<size_t>& bad_at, bool standalone, VerifyReport& rep) {
+  DigestSet cats_done;
+  for (auto& r : pack.catalog_records()) {
+    if (cats_done.count(r.digest)) continue;
+    if (!good.count(r.digest)) continue;
+    Catalog c;
+    try {
+      c = pack.load_catalog_record(r);
+    } catch (const Error& e) {
+      // A catalog that fails to validate fails the same way in its mirror: report once.
+      Problem p{ProblemKind::CatalogInvalid, std::string("catalog: ") + e.what()};
+      if (std::find(rep.problems.begin(), rep.problems.end(), p) == rep.problems.end()) rep.problems.push_back(std::move(p));
+      continue;
+    }
+    cats_done.insert(r.digest);
+    rep.catalog_digests.push_back(to_hex(r.digest));
+    rep.catalogs++;
+    check_catalog_files(c, pack.index(), standalone, bad_at, rep);
+  }
+  if (rep.catalogs == 0 && standalone) add_problem(rep, ProblemKind::NoCatalog, "no readable catalog in the pack");
+}
+
+} // namespace
+
+VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
+  // A pack that is not standalone is in a library: a symlink there is refused.
+  Follow follow = opts.standalone ? Follow::Links : Follow::NoLinks;
+  PackReader pack(path, /*use_index_file=*/false, true, follow);
+  VerifyReport rep;
+  rep.pack = path;
+  for (auto& d : pack.damage()) add_problem(rep, ProblemKind::EntryDamage, "offset " + std::to_string(d.offset) + ": " + d.why);
+  check_index_file(pack, rep, follow);
+
+  ObjectChecks checks;
+  check_objects(pack, opts, checks);
+  check_footer_count(pack, rep);
+  if (!checks.trailer_ok) add_problem(rep, ProblemKind::TrailerMismatch, "pack checksum (trailer) mismatch: the pack has been modified or damaged");
+  rep.raw_bytes = checks.raw;
+  rep.stored_bytes = checks.stored;
+
+  DigestSet good;
+  DigestMap<size_t> bad_at = collect_bad_objects(pack.index(), checks.errors, good, rep);
+  check_catalogs(pack, good, bad_at, opts.standalone, rep);
+  return rep;
+}
+
+} // namespace hpak

@@ -1,0 +1,328 @@
+#include "core/verify/verify_library.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "core/library/library.hpp"
+#include "core/pack/pack_reader.hpp"
+#include "core/store/packs_listing.hpp"
+#include "formats/pack_name.hpp"
+
+namespace hpak {
+
+using namespace formats;
+
+bool LibraryVerifyReport::ok() const {
+  if (!problems.empty() || !bad_objects.empty()) return false;
+  for (auto& p : packs)
+    if (!p.ok()) return false;
+  for (auto& c : catalogs)
+    if (!c.error.empty()) return false;
+  return true;
+}
+
+uint64_t LibraryVerifyReport::lost_objects() const {
+  uint64_t n = 0;
+  for (auto& b : bad_objects) n += b.lost;
+  return n;
+}
+
+std::vector<std::string> LibraryVerifyReport::broken_catalogs() const {
+  std::vector<std::string> out;
+  for (auto& c : catalogs)
+    if (c.broken()) out.push_back(c.name);
+  return out;
+}
+
+namespace {
+
+std::string base_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+// The pack files of packs/ (their names, sorted); every other file there is
+// noted, and so is an index without its pack.
+std::vector<std::string> list_pack_files(const store::Layout& layout, LibraryVerifyReport& rep) {
+  const store::PacksListing l = store::list_packs(layout);
+  for (auto& n : l.condemned) rep.notes.push_back("'" + n + "' was condemned by a gc that did not finish (the next gc recovers it)");
+  for (auto& n : l.temps) rep.notes.push_back("temp file '" + n + "' (being written, or left by a killed writer)");
+  for (auto& n : l.other) rep.notes.push_back("unexpected file '" + layout.packs_dir() + "/" + n + "'");
+  for (const Digest& d : l.index_files)
+    if (!l.has_pack_file(d)) rep.notes.push_back("index '" + formats::index_file_name(d) + "' has no pack beside it (readers skip it)");
+  std::vector<std::string> pack_files;
+  for (const Digest& d : l.pack_files) pack_files.push_back(formats::pack_file_name(d));
+  return pack_files;
+}
+
+struct PackSeen {
+  std::string name;
+  bool visible = false;
+  DigestSet good; // digests with an intact copy in this pack
+};
+
+// One library pack verified end to end, with the digests it holds intact and
+// its blobs (from the entries verify saw).
+struct PackChecked {
+  VerifyReport report;
+  PackSeen seen;
+  std::vector<Digest> blobs;
+};
+
+PackChecked check_pack(const std::string& path, const std::string& name, const VerifyOptions& opts) {
+  VerifyOptions vo = opts;
+  vo.standalone = false;
+  PackChecked out;
+  out.seen.name = name;
+  out.report = verify_pack(path, vo);
+  PackReader scan(path, /*use_index_file=*/false, true, Follow::NoLinks); // the entries verify saw
+  DigestSet lost_here;
+  for (auto& b : out.report.bad_objects)
+    if (b.lost) lost_here.insert(*digest_from_hex(b.digest));
+  const IndexView& idx = scan.index();
+  for (uint64_t i = 0; i < idx.count(); i++) {
+    Digest d = idx.digest_at(i);
+    if (!lost_here.count(d)) out.seen.good.insert(d);
+    if (idx.record_at(i).kind == Kind::Blob) out.blobs.push_back(d);
+  }
+  return out;
+}
+
+// What an object is to the catalogs that need it.
+enum class ObjectStatus { Fine, Degraded /* bad, but intact in another visible pack */, Lost };
+
+// The state one library verify builds up: the packs seen in step 1, the bad
+// objects merged across packs, and each object's status once looked up.
+class LibraryAudit {
+public:
+  LibraryAudit(const std::string& root, LibraryVerifyReport& rep) : lib_(root), rep_(rep) { rep_.library = root; }
+
+  // 1. Every pack, end to end.
+  void check_packs(const VerifyOptions& opts) {
+    const std::string dir = lib_.packs_dir();
+    std::vector<std::string> pack_files = list_pack_files(lib_.layout(), rep_);
+    lib_.refresh();
+    for (const PackReader* p : lib_.packs()) visible_[base_of(p->path())] = p;
+    for (auto& name : pack_files) check_one_pack(dir + "/" + name, name, opts);
+    rep_.objects = blobs_visible_.size();
+  }
+
+  // 1b. The multi-pack index against the packs' own indexes: a bad one is
+  // ignored by readers, but a valid one that misses digests hides objects
+  // from every lookup that trusts it.
+  void check_midx() {
+    std::string stale, why = lib_.midx_problem(&stale);
+    if (!why.empty()) rep_.problems.push_back({ProblemKind::MidxBad, why});
+    else if (!stale.empty()) rep_.notes.push_back(stale);
+  }
+
+  // 2. Every catalog: name file, catalog object, every object it needs.
+  void check_catalogs() {
+    for (auto& name : lib_.catalog_names()) check_catalog(name);
+  }
+
+  // Lost or not: an intact copy in a visible pack keeps the data.
+  void settle_lost() {
+    for (auto& b : rep_.bad_objects) {
+      Digest d = *digest_from_hex(b.digest);
+      b.intact_in = intact_in(d, true);
+      b.lost = b.intact_in.empty();
+      if (b.lost && b.missing.empty())
+        if (auto hidden = intact_in(d, false); !hidden.empty())
+          rep_.notes.push_back("object " + b.digest + " has an intact copy only in '" + hidden[0] + "', which readers do not see");
+    }
+  }
+
+private:
+  void check_one_pack(const std::string& path, const std::string& name, const VerifyOptions& opts) {
+    PackChecked pc;
+    try {
+      pc = check_pack(path, name, opts);
+    } catch (const Error& e) {
+      if (!path_exists(path)) rep_.notes.push_back("pack '" + name + "' was removed while being verified (a gc)");
+      else rep_.problems.push_back({ProblemKind::PackUnreadable, "pack '" + name + "' cannot be read: " + e.what()});
+      return;
+    }
+    pc.seen.visible = is_visible(path, name);
+    merge_bad_copies(pc.report, name);
+    if (pc.seen.visible) {
+      intact_visible_.insert(pc.seen.good.begin(), pc.seen.good.end());
+      blobs_visible_.insert(pc.blobs.begin(), pc.blobs.end());
+    }
+    rep_.raw_bytes += pc.report.raw_bytes;
+    rep_.packs.push_back(std::move(pc.report));
+    seen_.push_back(std::move(pc.seen));
+  }
+
+  // Whether readers see the pack; a pack they do not see is noted (or, with an
+  // index beside it, a problem).
+  bool is_visible(const std::string& path, const std::string& name) {
+    bool has_index = path_exists(index_path_for(path));
+    if (!visible_.count(name) && has_index) {
+      lib_.refresh(); // its index may have been published since we looked
+      for (const PackReader* p : lib_.packs()) visible_.emplace(base_of(p->path()), p);
+    }
+    if (visible_.count(name)) return true;
+    if (path_exists(index_path_for(path)))
+      rep_.problems.push_back({ProblemKind::IndexRejected, "pack '" + name + "' has an index, but readers cannot open it"});
+    else
+      rep_.notes.push_back("pack '" + name + "' has no index: it is not visible to readers (being published, or condemned by a gc)");
+    return false;
+  }
+
+  // The pack's bad objects, merged into the library's: one entry per digest,
+  // with every bad copy.
+  void merge_bad_copies(const VerifyReport& r, const std::string& name) {
+    for (auto& b : r.bad_objects) {
+      LibraryBadObject& lb = entry_for(*digest_from_hex(b.digest), b.kind.c_str());
+      lb.bad_copies.push_back({name, b.offset, b.why});
+    }
+  }
+
+  LibraryBadObject& entry_for(const Digest& d, const char* kind) {
+    auto [it, fresh] = bad_at_.emplace(d, rep_.bad_objects.size());
+    if (fresh) {
+      LibraryBadObject lb;
+      lb.digest = to_hex(d);
+      lb.kind = kind;
+      rep_.bad_objects.push_back(std::move(lb));
+    }
+    return rep_.bad_objects[it->second];
+  }
+
+  // The packs seen in step 1, visible or not, that hold `d` intact.
+  std::vector<std::string> intact_in(const Digest& d, bool want_visible) const {
+    std::vector<std::string> out;
+    for (auto& ps : seen_)
+      if (ps.visible == want_visible && ps.good.count(d)) out.push_back(ps.name);
+    return out;
+  }
+
+  // An object found in a pack that was not visible when step 1 looked at it
+  // (its index was published since: adds run while we verify): intact if step 1
+  // found it intact there, or, for a pack listed after step 1, if it reads now.
+  // `why` gets what was wrong when it is not.
+  bool intact_where_found(const ObjectRef& ref, const Digest& d, std::string& why) const {
+    std::string name = base_of(ref.pack->path());
+    for (auto& ps : seen_)
+      if (ps.name == name) {
+        if (!ps.good.count(d)) why = "pack '" + name + "' lists it, but verifying that pack found no intact copy";
+        return ps.good.count(d) > 0;
+      }
+    try {
+      ref.pack->read_stream(ref.rec, [](ByteSpan) {});
+      return true;
+    } catch (const Error& e) {
+      why = std::string("reading it from pack '") + name + "' failed: " + e.what();
+      return false;
+    }
+  }
+
+  // Looked up as a restore would (once per object); a lost object gets an
+  // entry saying why.
+  ObjectStatus status_of(const Digest& d, const char* kind) {
+    auto it = status_.find(d);
+    if (it != status_.end()) return it->second;
+    ObjectStatus s = lookup_status(d, kind);
+    status_.emplace(d, s);
+    return s;
+  }
+
+  ObjectStatus lookup_status(const Digest& d, const char* kind) {
+    bool intact = intact_visible_.count(d) > 0;
+    auto ref = lib_.locate(d); // rescans on a miss: packs are published while we verify
+    std::string why;
+    if (ref && !intact) intact = intact_where_found(*ref, d, why);
+    if (!ref) {
+      LibraryBadObject& b = entry_for(d, kind);
+      if (intact)
+        b.missing = "intact in pack '" + intact_in(d, true)[0] + "', but the library's lookup does not find it (a wrong multi.midx; 'hpak repair' rebuilds it)";
+      else if (auto hidden = intact_in(d, false); !hidden.empty())
+        b.missing = "not in any visible pack; an intact copy is in '" + hidden[0] + "', which readers do not see";
+      else
+        b.missing = "not in any pack of the library";
+      return ObjectStatus::Lost;
+    }
+    if (!intact) {
+      LibraryBadObject& b = entry_for(d, kind);
+      if (b.bad_copies.empty()) b.missing = "listed by a pack's index, but no intact entry holds it" + (why.empty() ? "" : " (" + why + ")");
+      return ObjectStatus::Lost;
+    }
+    return bad_at_.count(d) ? ObjectStatus::Degraded : ObjectStatus::Fine;
+  }
+
+  void check_catalog(const std::string& name) {
+    LibraryCatalogReport c;
+    c.name = name;
+    std::optional<Digest> d;
+    try {
+      d = lib_.catalog_digest(name);
+    } catch (const Error& e) {
+      c.error = std::string(e.what()) + " (not a name file: 'hpak repair' moves it into '" + lib_.layout().quarantine_dir() + "')";
+      rep_.catalogs.push_back(std::move(c));
+      return;
+    }
+    if (!d) {
+      rep_.notes.push_back("catalog '" + name + "' was removed while being verified");
+      return;
+    }
+    c.digest = to_hex(*d);
+    ObjectStatus cs = status_of(*d, "catalog");
+    Catalog cat;
+    try {
+      cat = lib_.load_catalog_by_digest(*d);
+    } catch (const Error& e) {
+      c.error = e.what();
+      entry_for(*d, "catalog").paths.push_back(name);
+      rep_.catalogs.push_back(std::move(c));
+      return;
+    }
+    if (cs != ObjectStatus::Fine) entry_for(*d, "catalog").paths.push_back(name);
+    if (cs == ObjectStatus::Degraded) c.degraded_objects++;
+    check_catalog_objects(cat, c);
+    rep_.catalogs.push_back(std::move(c));
+  }
+
+  // Every object a file or hardlink of the catalog needs.
+  void check_catalog_objects(const Catalog& cat, LibraryCatalogReport& c) {
+    std::unordered_map<std::string_view, const Digest*> file_digest;
+    DigestSet counted;
+    for (const Node& n : cat.nodes) {
+      const Digest* od = nullptr;
+      if (n.type == NodeType::File) {
+        c.files++;
+        od = &n.digest;
+        file_digest.emplace(n.path, od);
+      } else if (n.type == NodeType::Hardlink) {
+        auto it = file_digest.find(n.target);
+        if (it != file_digest.end()) od = it->second;
+      }
+      if (!od) continue;
+      ObjectStatus s = status_of(*od, "blob");
+      if (s == ObjectStatus::Fine) continue;
+      entry_for(*od, "blob").paths.push_back(c.name + ":" + n.path);
+      if (counted.insert(*od).second) (s == ObjectStatus::Lost ? c.lost_objects : c.degraded_objects)++;
+    }
+  }
+
+  Library lib_;
+  LibraryVerifyReport& rep_;
+  std::map<std::string, const PackReader*> visible_;
+  std::vector<PackSeen> seen_;
+  DigestMap<size_t> bad_at_;
+  DigestSet intact_visible_, blobs_visible_;
+  DigestMap<ObjectStatus> status_;
+};
+
+} // namespace
+
+LibraryVerifyReport verify_library(const std::string& root, const VerifyOptions& opts) {
+  LibraryVerifyReport rep;
+  LibraryAudit audit(root, rep);
+  audit.check_packs(opts);
+  audit.check_midx();
+  audit.check_catalogs();
+  audit.settle_lost();
+  return rep;
+}
+
+} // namespace hpak

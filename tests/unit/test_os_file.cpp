@@ -1,0 +1,92 @@
+// base/os/file: open_regular and MappedFile on hostile files (a FIFO never
+// hangs the open, a symlink is refused with Follow::NoLinks, sizes are
+// bounded, reads stop at the bound even on a file that is not what fstat said).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.hpp"
+#include "base/os/file.hpp"
+#include "tree_fixture.hpp"
+
+using namespace hpak;
+using fx::TempDir;
+
+namespace {
+
+void write_text(const std::string& p, const std::string& text) {
+  Fd fd(::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  REQUIRE(fd);
+  write_all(fd.get(), ByteSpan(reinterpret_cast<const uint8_t*>(text.data()), text.size()), p);
+}
+
+} // namespace
+
+TEST_CASE("open_regular: regular files pass, FIFOs, devices and (NoLinks) symlinks are refused without blocking") {
+  TempDir t("openreg");
+  write_text(t / "file", "hello\n");
+  REQUIRE(mkfifo((t / "fifo").c_str(), 0644) == 0);
+  REQUIRE(symlink("file", (t / "link").c_str()) == 0);
+  REQUIRE(symlink("/dev/zero", (t / "zero").c_str()) == 0);
+
+  Bytes b = read_regular(t / "file", Follow::NoLinks, 4096);
+  CHECK(std::string(b.begin(), b.end()) == "hello\n");
+  CHECK(read_regular(t / "link", Follow::Links, 4096).size() == 6);
+
+  std::string e = fx::error_of([&] { open_regular(t / "fifo", Follow::NoLinks); });
+  CHECK(e.find("fifo': it is a FIFO, not a regular file") != std::string::npos);
+  e = fx::error_of([&] { open_regular(t / "link", Follow::NoLinks); });
+  CHECK(e.find("link': it is a symbolic link") != std::string::npos);
+  e = fx::error_of([&] { open_regular(t / "zero", Follow::Links); });
+  CHECK(e.find("a character device") != std::string::npos);
+  e = fx::error_of([&] { open_regular(t / "zero", Follow::NoLinks); });
+  CHECK(e.find("symbolic link") != std::string::npos);
+  e = fx::error_of([&] { open_regular(t / "file", Follow::NoLinks, 5); });
+  CHECK(e.find("6 bytes, more than the 5") != std::string::npos);
+  e = fx::error_of([&] { open_regular(t.path(), Follow::NoLinks); });
+  CHECK(e.find("a directory") != std::string::npos);
+
+  CHECK(!open_regular_if_exists(t / "absent", Follow::NoLinks));
+  e = fx::error_of([&] { open_regular(t / "absent", Follow::NoLinks); });
+  CHECK(e.find("unable to open") != std::string::npos);
+
+  e = fx::error_of([&] { MappedFile m(t / "fifo"); });
+  CHECK(e.find("FIFO") != std::string::npos);
+  e = fx::error_of([&] { MappedFile m(t / "link", Follow::NoLinks); });
+  CHECK(e.find("symbolic link") != std::string::npos);
+  MappedFile m(t / "link");
+  CHECK(m.size() == 6);
+}
+
+TEST_CASE("read_fd_bounded stops at the bound on an endless file") {
+  Fd fd(::open("/dev/zero", O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  std::string e = fx::error_of([&] { read_fd_bounded(fd.get(), "/dev/zero", 10000); });
+  CHECK(e.find("more than the 10000 bytes") != std::string::npos);
+}
+
+TEST_CASE("AtomicFile: its temp name records the writer, whose flock lasts until it is destroyed") {
+  TempDir t("atomicwriter");
+  std::string temp;
+  {
+    AtomicFile f(t / "out", 0644);
+    temp = f.temp_path();
+    auto w = temp_writer_of(base_name(temp));
+    REQUIRE(w);
+    CHECK(w->pid == long(getpid()));
+    CHECK(w->this_host);
+    CHECK_FALSE(unlocked_regular_file(temp)); // being written
+    f.commit_as(temp + ".done");
+    CHECK(temp_writer_of(base_name(temp) + ".done"));
+    CHECK_FALSE(unlocked_regular_file(temp + ".done")); // committed, still ours
+  }
+  CHECK(unlocked_regular_file(temp + ".done")); // the writer is done with it
+  CHECK_FALSE(temp_writer_of(".tmp-pack-0123456789abcdef"));     // an older hpak's name
+  CHECK_FALSE(temp_writer_of(".tmp-x-0123456789abcdef-w12h0123abcZ")); // not a tag
+  CHECK_FALSE(temp_writer_of("pack-abc-w12h01234567"));            // not a temp name
+  auto other = temp_writer_of(".tmp-x-0123456789abcdef-w12h00000000");
+  REQUIRE(other);
+  CHECK(other->pid == 12);
+  CHECK_FALSE(process_gone(long(getpid())));
+}
