@@ -22,9 +22,16 @@ void throw_errno(const std::string& what, int err) {
   throw SystemError(what + ": " + std::strerror(err), err);
 }
 
+// Windows' C runtime has no EDQUOT (a quota there is ERROR_DISK_QUOTA_EXCEEDED, for its os layer to map).
+#ifdef EDQUOT
+constexpr int kQuotaErrno = EDQUOT;
+#else
+constexpr int kQuotaErrno = ENOSPC;
+#endif
+
 bool is_out_of_space(const std::exception& e) {
   auto* s = dynamic_cast<const SystemError*>(&e);
-  return s && (s->code() == ENOSPC || s->code() == EDQUOT);
+  return s && (s->code() == ENOSPC || s->code() == kQuotaErrno);
 }
 
 std::string escape_controls(std::string_view s) {

@@ -2,7 +2,8 @@
 # The whole test suite: set up (scripts/setup.sh --test: every tool the tests
 # use), build, run the unit and CLI tests (the shell lint among them), then the
 # same suite under ASan+UBSan, the concurrent tests under TSan, and each fuzz
-# target briefly. Exit non-zero on any failure.
+# target briefly, and the Windows cross build with its unit tests under Wine
+# (scripts/build-windows.sh). Exit non-zero on any failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,4 +23,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 if [ -f scripts/test-extra.sh ]; then bash scripts/test-extra.sh; fi
 bash scripts/test-fuzz.sh
+echo "== Windows: cross build, unit tests under Wine"
+bash scripts/build-windows.sh
 echo "== all tests passed"

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "base/async_sha256.hpp"
-#include "tree_fixture.hpp"
+#include "fixture_data.hpp"
 
 using namespace hpak;
 

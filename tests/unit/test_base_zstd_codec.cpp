@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "base/zstd_codec.hpp"
-#include "tree_fixture.hpp"
+#include "fixture_data.hpp"
 
 using namespace hpak;
 

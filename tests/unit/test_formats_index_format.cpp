@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "formats/index_format.hpp"
-#include "tree_fixture.hpp"
+#include "fixture_data.hpp"
 
 using namespace hpak;
 using namespace hpak::formats;

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "formats/pack_format.hpp"
-#include "tree_fixture.hpp"
+#include "fixture_data.hpp"
 
 using namespace hpak;
 using namespace hpak::formats;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "formats/pack_name.hpp"
-#include "tree_fixture.hpp"
+#include "fixture_data.hpp"
 
 using namespace hpak;
 using namespace hpak::formats;
