@@ -56,6 +56,7 @@ check_bytes() { # NAME: the fetch moved at most 5% more than the published files
   [ "$t" -le $((published + published / 20)) ] || fail "$1: $t bytes transferred for $published bytes published ($(out "$1"))"
   [ "$(json "$1" objects_fetched)" = "$(json "$1" objects)" ] || fail "$1: fetched $(json "$1" objects_fetched) of $(json "$1" objects)"
 }
+k=0
 for args in "" "--max-range 65536" "--max-range 65536 --gap 0 --parallel 3"; do
   n=f$((++k))
   # shellcheck disable=SC2086 # the options, split on purpose
