@@ -592,6 +592,7 @@ void fetch_objects(const Remote& r, HttpClient& http, const std::vector<Want>& w
     HttpRequest q;
     q.url = r.packs[rg.pack].url;
     q.ranged = true;
+    q.file_size = r.packs[rg.pack].entry.size;
     q.start = rg.start;
     q.end = rg.end;
     reqs.push_back(q);
@@ -639,6 +640,7 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, HttpClient& http, cons
   HttpRequest q;
   q.url = r.packs[w->pack].url;
   q.ranged = true;
+  q.file_size = r.packs[w->pack].entry.size;
   q.start = rg[0].start;
   q.end = rg[0].end;
   Bytes body = http.get(q);
@@ -758,7 +760,9 @@ FetchResult fetch(Library& lib, const std::string& url, const std::string& name,
   std::string base = is_s3_url(shown) ? s3_http_url(shown, opts.http.s3) : shown;
   std::string why = Library::check_catalog_name(opts.local_name.empty() ? name : opts.local_name);
   if (!why.empty()) throw Error(why);
-  HttpClient http(opts.http);
+  HttpOptions http_opts = opts.http;
+  http_opts.spool_dir = lib.layout().tmp_dir(); // whole packs of a server that ignores Range
+  HttpClient http(http_opts);
   FetchResult res;
   auto finish = [&](FetchResult r) {
     r.requests = http.stats().requests;

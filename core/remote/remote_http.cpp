@@ -1,6 +1,8 @@
 #include "core/remote/remote_http.hpp"
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <mutex>
 
 #include "base/hash.hpp"
+#include "base/os/file.hpp"
 
 namespace hpak {
 
@@ -109,6 +112,39 @@ bool same_origin(const std::string& url, const std::string& base) {
 
 } // namespace
 
+// A whole file of a server that ignores Range: an unnamed temporary file
+// (nothing is left behind, whatever happens to the process).
+struct HttpClient::Spool {
+  Fd fd;
+  uint64_t size = 0;
+
+  explicit Spool(const std::string& dir) {
+    int f = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (f < 0) { // no O_TMPFILE on that file system: a named one, unlinked at once
+      std::string tmpl = dir + "/.tmp-spool-XXXXXX";
+      f = mkostemp(tmpl.data(), O_CLOEXEC);
+      if (f < 0) throw_errno("unable to create a temporary file in '" + dir + "'");
+      ::unlink(tmpl.c_str());
+    }
+    fd = Fd(f);
+  }
+  void write(ByteSpan piece, uint64_t at) { pwrite_all(fd.get(), piece, off_t(at), "a temporary file"); }
+  // Bytes [start, end) of the file, or an empty vector when it is shorter.
+  Bytes slice(uint64_t start, uint64_t end) const {
+    Bytes out;
+    if (end > size || start > end) return out;
+    out.resize(end - start);
+    size_t got = 0;
+    while (got < out.size()) {
+      ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got, off_t(start + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw_errno("unable to read a temporary file");
+      got += size_t(n);
+    }
+    return out;
+  }
+};
+
 bool is_s3_url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
 
 std::string s3_http_url(const std::string& s3_url, const S3Access& a) {
@@ -160,6 +196,14 @@ struct HttpClient::Transfer {
   uint64_t seen = 0;        // body bytes received in this attempt
   long status = 0;
   std::string content_range;
+  std::string content_encoding; // of the current response
+  bool encoded = false;     // a 2xx body compressed anyway: refused
+  std::string origin;       // of req->url (the Range support learnt)
+  bool spoolable = false;   // ranged with a known file size and a spool directory
+  bool whole_read = false;  // this attempt asks for the whole file (an origin that ignores Range)
+  std::string spool_dir;
+  std::shared_ptr<Spool> spool; // the whole file a 200 brought
+  std::string spool_error;
   double retry_after = -1;
   bool slice_done = false;  // a 200 carried the whole file: the slice is in, stop
   bool too_long = false;
@@ -194,6 +238,7 @@ struct HttpClient::Transfer {
     std::string line(p, size * n);
     if (line.rfind("HTTP/", 0) == 0) { // a new response (after a redirect or 100)
       t->content_range.clear();
+      t->content_encoding.clear();
       t->retry_after = -1;
       return size * n;
     }
@@ -201,6 +246,7 @@ struct HttpClient::Transfer {
     if (colon == std::string::npos) return size * n;
     std::string key = lower(line.substr(0, colon)), value = trim(line.substr(colon + 1));
     if (key == "content-range") t->content_range = value;
+    if (key == "content-encoding") t->content_encoding = lower(value);
     if (key == "retry-after" && !value.empty() && std::all_of(value.begin(), value.end(), ::isdigit) && value.size() < 9)
       t->retry_after = double(std::stol(value));
     return size * n;
@@ -245,6 +291,10 @@ struct HttpClient::Transfer {
     }
     const HttpRequest& r = *t->req;
     if (!r.method.empty()) return len;          // PUT/DELETE: the answer is not kept
+    if (!t->content_encoding.empty() && t->content_encoding != "identity") {
+      t->encoded = true;
+      return 0;
+    }
     if (!r.ranged) {
       if (t->body.size() + t->sunk + len > r.max_size) {
         t->too_long = true;
@@ -271,12 +321,31 @@ struct HttpClient::Transfer {
       t->body.insert(t->body.end(), p, p + len);
       return len;
     }
-    // 200 for a range request: the whole file; keep [start, end) of it.
+    // 200 for a range request: the whole file; kept whole when it can be,
+    // else [start, end) of it.
+    if (t->spoolable) return t->to_spool(p, len, at);
     uint64_t lo = std::max(at, r.start), hi = std::min(at + len, r.end);
     if (lo < hi) t->body.insert(t->body.end(), p + (lo - at), p + (hi - at));
     if (t->body.size() == t->want()) {
       t->slice_done = true;
       return 0; // stop the transfer: the rest is not needed
+    }
+    return len;
+  }
+
+  // A piece of the whole file (at `at`) into the spool, never past the size
+  // the request gives the file.
+  size_t to_spool(const char* p, size_t len, uint64_t at) {
+    if (at + len > req->file_size) {
+      too_long = true;
+      return 0;
+    }
+    try {
+      if (!spool) spool = std::make_shared<Spool>(spool_dir);
+      spool->write(ByteSpan(reinterpret_cast<const uint8_t*>(p), len), at);
+    } catch (const std::exception& e) {
+      spool_error = e.what();
+      return 0;
     }
     return len;
   }
@@ -300,8 +369,10 @@ struct HttpClient::Transfer {
   uint64_t expected_bytes() const {
     if (req->method == "PUT") return req->upload.size();
     if (!req->method.empty()) return 0;
-    return req->ranged ? want() : req->max_size;
+    if (spoolable && !whole_read && !known_honoured) return req->file_size; // the answer may be the whole file
+    return req->ranged ? (whole_read ? req->file_size : want()) : req->max_size;
   }
+  bool known_honoured = false; // the origin is known to answer ranges with 206
 
   void start(CURLM* m, const HttpOptions& o) {
     multi = m;
@@ -319,6 +390,10 @@ struct HttpClient::Transfer {
     seen = 0;
     status = 0;
     content_range.clear();
+    content_encoding.clear();
+    encoded = false;
+    spool.reset();
+    spool_error.clear();
     retry_after = -1;
     slice_done = too_long = false;
     sent = 0;
@@ -354,7 +429,7 @@ struct HttpClient::Transfer {
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));
     curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(easy, CURLOPT_USERAGENT, "hpak/0.1");
-    if (req->ranged) {
+    if (req->ranged && !whole_read) {
       std::string range = std::to_string(req->start) + "-" + std::to_string(req->end - 1);
       curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str()); // copied by libcurl
     }
@@ -373,12 +448,24 @@ struct HttpClient::Transfer {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
     if (!o.s3.key_id.empty() && same_origin(url, req->url)) sign_s3(o.s3); // never credentials for another host
+    headers = curl_slist_append(headers, "Accept-Encoding: identity"); // the bytes as stored (hashes are over them)
     if (req->no_cache) {
       headers = curl_slist_append(headers, "Cache-Control: no-cache");
       headers = curl_slist_append(headers, "Pragma: no-cache");
     }
     if (headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     if (curl_multi_add_handle(m, easy) != CURLM_OK) throw Error("unable to start an HTTP transfer (libcurl)");
+  }
+
+  // A 200 to a ranged request brought the whole file: every byte of it
+  // (the size the request gives), and the slice asked for.
+  std::string whole_file_in() {
+    if (seen != req->file_size || !spool)
+      return "short body (" + std::to_string(seen) + " of the " + std::to_string(req->file_size) + " bytes of the whole file)";
+    spool->size = seen;
+    body = spool->slice(req->start, req->end);
+    if (body.size() != want()) return "the whole file is shorter than the range asked for";
+    return "";
   }
 
   // "HTTP 403" and, from an S3 error answer, " (SignatureDoesNotMatch)".
@@ -412,7 +499,11 @@ struct HttpClient::Transfer {
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     const HttpRequest& r = *req;
     if (rc == CURLE_WRITE_ERROR && slice_done) return "";
+    if (encoded)
+      return "the answer is compressed (Content-Encoding: " + content_encoding.substr(0, 40) +
+             ") though hpak asked for the bytes as stored (Accept-Encoding: identity); serve the files uncompressed";
     if (!sink_error.empty()) return sink_error;
+    if (!spool_error.empty()) return spool_error;
     if (too_slow) {
       retry = true;
       char buf[160];
@@ -449,6 +540,12 @@ struct HttpClient::Transfer {
     } else if (status != 200) {
       return http_status();
     }
+    if (status == 200 && r.ranged && spoolable) {
+      std::string why = whole_file_in();
+      retry = !why.empty();
+      return why;
+    }
+    if (whole_read) return "HTTP " + std::to_string(status) + " for the whole file";
     if (r.ranged && body.size() != want()) {
       retry = true;
       return "short body (" + std::to_string(body.size()) + " of " + std::to_string(want()) + " bytes)";
@@ -470,6 +567,51 @@ HttpClient::HttpClient(const HttpOptions& opts) : opts_(opts) {
 
 HttpClient::~HttpClient() { curl_multi_cleanup(static_cast<CURLM*>(multi_)); }
 
+// Whether `t` may start now (see the header on servers that ignore Range):
+// not while the Range support of its origin is being learnt by another
+// request, nor while another request reads its whole file. Sets how it reads.
+bool HttpClient::startable(Transfer& t, const std::vector<std::unique_ptr<Transfer>>& active) {
+  Transfer& tt = t;
+  if (tt.origin.empty()) {
+    tt.spoolable = t.req->ranged && t.req->method.empty() && t.req->file_size > 0 && !opts_.spool_dir.empty();
+    tt.spool_dir = opts_.spool_dir;
+    if (tt.spoolable) tt.origin = origin_of(t.req->url).shown();
+  }
+  if (!t.spoolable || spools_.count(t.req->url)) return true;
+  Ranges known = ranges_[t.origin];
+  tt.known_honoured = known == Ranges::Honoured;
+  tt.whole_read = known == Ranges::Ignored;
+  if (known == Ranges::Honoured) return true;
+  for (const auto& a : active) {
+    if (!a->spoolable) continue;
+    if (known == Ranges::Unknown && a->origin == t.origin) return false; // it is learning
+    if (known == Ranges::Ignored && a->whole_read && a->req->url == t.req->url) return false; // it brings the file
+  }
+  return true;
+}
+
+// A range of a whole file kept before: delivered without a transfer.
+bool HttpClient::serve_from_spool(Transfer& t, const std::function<void(size_t, Bytes&)>& done) {
+  auto it = t.spoolable ? spools_.find(t.req->url) : spools_.end();
+  if (it == spools_.end()) return false;
+  Bytes body = it->second->slice(t.req->start, t.req->end);
+  if (body.size() != t.want())
+    throw Error("unable to fetch " + describe(*t.req) + ": the whole file the server sent has " + std::to_string(it->second->size) + " bytes");
+  done(t.index, body);
+  return true;
+}
+
+// What a successful ranged answer says of its origin: a 206 honours ranges;
+// a 200 with the whole file ignores them (the file is kept).
+void HttpClient::learn_ranges(Transfer& t) {
+  if (!t.spoolable) return;
+  if (t.status == 206) ranges_[t.origin] = Ranges::Honoured;
+  if (t.status == 200 && t.spool) {
+    ranges_[t.origin] = Ranges::Ignored;
+    spools_[t.req->url] = t.spool;
+  }
+}
+
 Bytes HttpClient::get(const HttpRequest& req) {
   Bytes out;
   run({req}, [&](size_t, Bytes& b) { out = std::move(b); });
@@ -490,8 +632,13 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
   while (finished < reqs.size()) {
     auto now = Clock::now();
     for (auto it = waiting.begin(); it != waiting.end() && active.size() < opts_.parallel;) {
-      if ((*it)->ready > now) {
+      if ((*it)->ready > now || !startable(**it, active)) {
         ++it;
+        continue;
+      }
+      if (serve_from_spool(**it, done)) {
+        finished++;
+        it = waiting.erase(it);
         continue;
       }
       (*it)->start(m, opts_);
@@ -523,6 +670,7 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
         continue;
       }
       if (why.empty()) {
+        learn_ranges(*t);
         finished++;
         done(t->index, t->body);
         continue;
@@ -542,6 +690,7 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
     now = Clock::now();
     for (auto& t : waiting) {
       if (active.size() >= opts_.parallel) break; // a finished transfer wakes the poll
+      if (!startable(*t, active)) continue;       // waits for another transfer, which wakes the poll
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t->ready - now).count();
       wait_ms = int(std::clamp<int64_t>(ms, 0, wait_ms));
     }

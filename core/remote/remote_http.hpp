@@ -1,8 +1,18 @@
 // HTTP client of remote libraries (libcurl multi): many GETs, plain or ranged,
 // run in parallel over reused connections (HTTP/2 multiplexed when a TLS server
 // offers it), with servers taken as they are:
-//  - a 200 with the whole body answering a range request: the wanted slice is
-//    kept, the rest discarded as it arrives (the transfer stops after it);
+//  - a 200 with the whole body answering a range request (a server that
+//    ignores Range, like `python3 -m http.server`): when the request gives
+//    the file's size and the client a spool directory, the whole file is kept
+//    in an unnamed temporary file there, which then serves every range of
+//    that URL for the client's life, and the origin is read by whole files
+//    from then on (each file once); the first ranged request to an origin
+//    whose Range support is not yet known runs alone, so that only one
+//    answer can be a whole file. Otherwise the wanted slice is kept and the
+//    rest discarded as it arrives (the transfer stops after it);
+//  - every request asks for the bytes as stored (Accept-Encoding: identity);
+//    an answer compressed anyway (a Content-Encoding other than identity)
+//    fails at once, naming its Content-Encoding;
 //  - a short body, a 206 for another range, a connection reset, a timeout (no
 //    byte for `timeout` seconds, or slower than the minimum rate: see
 //    below), a 408, 429 or 5xx: retried with exponential backoff
@@ -25,6 +35,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +61,7 @@ struct HttpOptions {
   long timeout = 30;         // seconds to connect, and without a byte before giving up
   uint64_t min_rate = 8192;  // bytes per second an attempt must average after `timeout` seconds
   bool cross_origin_redirects = false; // follow redirects to other origins (without credentials)
+  std::string spool_dir;     // whole files of a server that ignores Range ("" = slices cut out of its answers)
   std::string ca_file;       // CA certificates (PEM) for https ("" = $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)
   S3Access s3;               // signs every request when s3.key_id is set
 };
@@ -67,6 +80,7 @@ struct HttpRequest {
   std::string url;
   bool ranged = false;
   uint64_t start = 0, end = 0; // ranged: bytes [start, end)
+  uint64_t file_size = 0;      // ranged: the whole file's size, when known (see the header)
   uint64_t max_size = 0;       // not ranged: refuse a longer body
   BodySink* sink = nullptr;    // not ranged: the body goes there (done() then gets an empty one)
   bool no_cache = false;       // ask caches to revalidate (the root)
@@ -103,7 +117,14 @@ public:
 
 private:
   struct Transfer;
+  struct Spool;
+  enum class Ranges { Unknown, Honoured, Ignored };
+  bool startable(Transfer& t, const std::vector<std::unique_ptr<Transfer>>& active);
+  bool serve_from_spool(Transfer& t, const std::function<void(size_t, Bytes&)>& done);
+  void learn_ranges(Transfer& t);
   HttpOptions opts_;
+  std::map<std::string, Ranges> ranges_;               // per origin
+  std::map<std::string, std::shared_ptr<Spool>> spools_; // per URL: whole files of origins that ignore Range
   void* multi_ = nullptr;
   HttpStats stats_;
 };
