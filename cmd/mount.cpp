@@ -109,7 +109,7 @@ void detach(int ready_fd, FILE*& log_file) {
   if (null >= 0) {
     dup2(null, 0);
     dup2(null, 1);
-    if (!log_file) dup2(null, 2);
+    dup2(null, 2); // nothing holds the caller's terminal or pipe open (a --log file is its own FILE)
     close(null);
   }
   if (log_file == stderr) log_file = nullptr;

@@ -179,8 +179,11 @@ run pack-py pack "$py" --into "$lib" --name py
 expect_rc pack-py 0
 pym=$work/pym
 mkdir "$pym"
-mount_bg mount-py "$lib" py "$pym"
-[ "$rc" -eq 0 ] || fail "mount py: exit $rc: $(err mount-py)"
+# Read through a pipe: the command returns and the background server holds
+# neither its stdout nor its stderr open (else cat would wait for it: 124).
+mounts+=("$pym")
+got=$(timeout 30 cat < <("$hpak" mount "$lib" py "$pym" 2>&1)) || fail "the mount's output stayed open after it returned ($?)"
+mountpoint -q "$pym" || fail "mount py: $got"
 if got=$(PYTHONDONTWRITEBYTECODE=1 python3 -S -c '
 import sys; sys.path.insert(0, sys.argv[1] + "/lib")
 import json, email.message, csv, textwrap, difflib, fractions, dataclasses, string
