@@ -15,7 +15,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-60}
 shift || true
-all=(fuzz_pack_entry fuzz_index fuzz_catalog fuzz_midx fuzz_unpack fuzz_restore_state)
+all=(fuzz_pack_entry fuzz_index fuzz_catalog fuzz_midx fuzz_unpack fuzz_restore_state fuzz_mount_tree)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 dir=${HPAK_FUZZ_BUILD:-$root/build-fuzz}

@@ -21,7 +21,7 @@ esac
 # Building hpak: compiler, CMake + Ninja, the libraries CMakeLists.txt finds.
 pkgs=(build-essential cmake ninja-build pkg-config
       libcli11-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev doctest-dev libxxhash-dev
-      zlib1g-dev libzip-dev nlohmann-json3-dev libcurl4-openssl-dev)
+      zlib1g-dev libzip-dev nlohmann-json3-dev libcurl4-openssl-dev libfuse3-dev)
 if [ "$want" != build ]; then
   pkgs+=(dpkg-dev lintian man-db) # scripts/package.sh: dpkg-shlibdeps (CPack), lintian; man -l of the installed pages
 fi
@@ -33,6 +33,7 @@ if [ "$want" = test ]; then
   pkgs+=(passwd util-linux)                                     # useradd, setpriv, mount: shared-library and mount tests
   pkgs+=(zsh)                                                   # the zsh completion test
   pkgs+=(xfsprogs)                                              # mkfs.xfs, xfs_io: reflink restores (tests/cli/test_large_files.sh)
+  pkgs+=(fuse3)                                                 # fusermount3: hpak umount, the mount tests (tests/cli/test_mount.sh)
   pkgs+=(shellcheck)                                            # the shell lint (scripts/lint-shell.sh)
 fi
 

@@ -23,7 +23,7 @@ export LC_ALL=C
 # names them; add more with: build-fuzz/tests/fuzz/T -merge=1 -max_len=4096
 # tests/fuzz/corpus/T build-fuzz/corpus/T, keeping the corpus under 2 MB).
 find "$out" -regextype posix-extended -type f ! -name 'regress-*' ! -regex '.*/[0-9a-f]{40}' -delete 2>/dev/null || true
-mkdir -p "$out"/{fuzz_pack_entry,fuzz_index,fuzz_catalog,fuzz_midx,fuzz_unpack,fuzz_restore_state}
+mkdir -p "$out"/{fuzz_pack_entry,fuzz_index,fuzz_catalog,fuzz_midx,fuzz_unpack,fuzz_restore_state,fuzz_mount_tree}
 "$seeds" "$out"
 
 # flip FILE OFFSET OUT: a copy of FILE with the byte at OFFSET inverted.
@@ -97,6 +97,9 @@ ssize=$(stat -c %s "$W/target/.hpak-state")
 flip "$W/target/.hpak-state" $((ssize / 2)) "$out/fuzz_restore_state/cli-flipped.state"
 "$hpak" -q restore "$lib" env2 "$W/target" >/dev/null
 cp "$W/target/.hpak-state" "$out/fuzz_restore_state/cli-switched.state"
+
+# fuzz_mount_tree starts from the small catalog seeds.
+find "$out/fuzz_catalog" -type f -size -4k -exec cp -t "$out/fuzz_mount_tree" {} +
 
 total=$(du -sb "$out" | cut -f1)
 echo "corpus: $(find "$out" -type f | wc -l) files, $total bytes"

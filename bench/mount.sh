@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench/mount.sh HPAK [DIR]: hpak mount against a fresh hpak restore of the
+# same catalog (issue 31), side by side in one run. The tree is a Python
+# stdlib (that of the python3 on PATH, tests left out, compiled to .pyc) in a
+# library of level 3. Each round (RUNS, default 5), in a shuffled order:
+#   mount:    hpak mount (background; returns once mounted) until it returns;
+#   restore:  hpak restore into an empty directory;
+#   py-cold:  python3 -S importing 30 stdlib modules from the tree, the first
+#             run after the mount / the restore (mount: nothing decoded yet);
+#   py-warm:  the same again (mount: the kernel's caches warm).
+# Times from spawn to exit (perf_counter around subprocess); medians with
+# min-max and the ratio mount/restore of medians. DIR defaults to /tmp.
+# Not yet run for bench/RESULTS.md (issue 31 lists the figures still owed).
+set -euo pipefail
+hpak=$(realpath "${1:?usage: bench/mount.sh HPAK [DIR]}")
+w=$(mktemp -d "${2:-/tmp}/hpak-mount-bench-XXXXXX")
+cleanup() {
+  local m
+  for m in "$w"/m*; do if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u -z "$m" || true; fi; done
+  rm -rf "$w"
+}
+trap cleanup EXIT
+py=$(command -v python3)
+stdlib=$("$py" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')
+env=$w/env
+mkdir -p "$env/lib"
+(cd "$(dirname "$stdlib")" && tar --exclude="$(basename "$stdlib")/test" --exclude='__pycache__' -cf - "$(basename "$stdlib")") | tar -xf - -C "$env/lib"
+"$py" -m compileall -q -j 2 "$env/lib" >/dev/null || true
+"$hpak" pack -q "$env" --into "$w/lib" --name env >/dev/null
+files=$(find "$env" -type f | wc -l)
+echo "tree: $files files, $(du -sh "$env" | cut -f1); dir $w; load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$hpak" "$w" "${RUNS:-5}" "$(basename "$stdlib")" <<'PY'
+import os, random, shutil, statistics, subprocess, sys, time
+hpak, w, runs, ver = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+mods = ("json csv textwrap difflib fractions dataclasses string email.message argparse logging pathlib "
+        "typing enum decimal datetime collections.abc functools itertools re tempfile shutil subprocess "
+        "http.client urllib.parse base64 hashlib zipfile tarfile inspect").split()
+code = "import sys; sys.path.insert(0, sys.argv[1]); import " + ", ".join(mods)
+def timed(argv):
+    t = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+res = {}
+def add(k, v): res.setdefault(k, []).append(v)
+for r in range(runs):
+    arms = ["mount", "restore"]
+    random.shuffle(arms)
+    for arm in arms:
+        d = os.path.join(w, f"m{r}{arm}")
+        os.mkdir(d)
+        if arm == "mount":
+            add("mount", timed([hpak, "mount", "-q", os.path.join(w, "lib"), "env", d]))
+        else:
+            add("restore", timed([hpak, "restore", "-q", os.path.join(w, "lib"), "env", d]))
+        libdir = os.path.join(d, "lib", ver)
+        add(f"py-cold.{arm}", timed([sys.executable, "-S", "-B", "-c", code, libdir]))
+        add(f"py-warm.{arm}", timed([sys.executable, "-S", "-B", "-c", code, libdir]))
+        if arm == "mount":
+            subprocess.run([hpak, "umount", d], check=True)
+        shutil.rmtree(d)
+def row(label, k):
+    v = res[k]
+    return f"{label:24s} median {statistics.median(v)*1000:9.1f} ms  (min {min(v)*1000:.1f}, max {max(v)*1000:.1f}, n={len(v)})"
+print(row("hpak mount", "mount"))
+print(row("hpak restore (fresh)", "restore"))
+print(f"  mount / restore: {statistics.median(res['mount'])/statistics.median(res['restore']):.3f}")
+for t in ("py-cold", "py-warm"):
+    print(row(f"{t} on mount", f"{t}.mount"))
+    print(row(f"{t} on restored", f"{t}.restore"))
+    print(f"  mount / restored: {statistics.median(res[t+'.mount'])/statistics.median(res[t+'.restore']):.3f}")
+PY

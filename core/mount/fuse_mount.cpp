@@ -1,0 +1,258 @@
+#define FUSE_USE_VERSION 312
+#include "core/mount/fuse_mount.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fuse3/fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "base/error.hpp"
+#include "core/restore/materialize.hpp"
+
+namespace hpak {
+
+namespace {
+
+struct Served {
+  const MountTree& tree;
+  MountContent& content;
+  const FuseMountOptions& opts;
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+};
+
+// A file handle: the file's shared bytes.
+struct Handle {
+  uint64_t ino;
+  std::shared_ptr<MountContent::File> file;
+};
+
+Served& served(fuse_req_t req) { return *static_cast<Served*>(fuse_req_userdata(req)); }
+
+void fill_stat(const Served& s, uint64_t ino, const MountInode& in, struct stat& st) {
+  memset(&st, 0, sizeof st);
+  st.st_ino = ino;
+  st.st_mode = in.mode;
+  st.st_nlink = in.nlink;
+  st.st_uid = s.uid;
+  st.st_gid = s.gid;
+  st.st_size = off_t(in.size);
+  st.st_blksize = 4096;
+  st.st_blocks = off_t((in.size + 511) / 512);
+  st.st_mtim = st.st_ctim = st.st_atim = to_timespec(in.mtime_ns);
+}
+
+// Every operation's body runs under this: nothing thrown reaches libfuse.
+template <class F> void guarded(fuse_req_t req, F&& f) {
+  try {
+    f();
+  } catch (const std::bad_alloc&) {
+    fuse_reply_err(req, ENOMEM);
+  } catch (const std::exception&) {
+    fuse_reply_err(req, EIO);
+  }
+}
+
+void op_init(void*, struct fuse_conn_info* conn) {
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  conn->want &= ~unsigned(FUSE_CAP_ATOMIC_O_TRUNC);
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.entry_timeout = e.attr_timeout = s.opts.cache_seconds;
+    auto ino = s.tree.lookup(parent, name);
+    if (!ino) { // a negative entry, cached as long as a positive one: the tree never changes
+      if (!s.tree.inode(parent)) return void(fuse_reply_err(req, ENOENT));
+      return void(fuse_reply_entry(req, &e));
+    }
+    e.ino = *ino;
+    e.generation = 1;
+    fill_stat(s, *ino, *s.tree.inode(*ino), e.attr);
+    fuse_reply_entry(req, &e);
+  });
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info*) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    const MountInode* in = s.tree.inode(ino);
+    if (!in) return void(fuse_reply_err(req, ENOENT));
+    struct stat st;
+    fill_stat(s, ino, *in, st);
+    fuse_reply_attr(req, &st, s.opts.cache_seconds);
+  });
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    const MountInode* in = s.tree.inode(ino);
+    if (!in || !S_ISLNK(in->mode)) return void(fuse_reply_err(req, EINVAL));
+    std::string t = s.tree.link_target(ino);
+    fuse_reply_readlink(req, t.c_str());
+  });
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    const MountInode* in = s.tree.inode(ino);
+    if (!in) return void(fuse_reply_err(req, ENOENT));
+    if (S_ISDIR(in->mode)) return void(fuse_reply_err(req, EISDIR));
+    if (!S_ISREG(in->mode)) return void(fuse_reply_err(req, EINVAL));
+    if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) return void(fuse_reply_err(req, EROFS));
+    auto h = std::make_unique<Handle>(Handle{ino, s.content.open(ino)});
+    fi->fh = reinterpret_cast<uint64_t>(h.get());
+    fi->keep_cache = 1; // the bytes never change: pages read stay valid across opens
+    if (fuse_reply_open(req, fi) == 0) h.release();
+  });
+}
+
+void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_info* fi) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    Handle& h = *reinterpret_cast<Handle*>(fi->fh);
+    if (!s.content.load(h.ino, *h.file)) return void(fuse_reply_err(req, EIO));
+    const uint64_t fsize = h.file->size;
+    if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
+    size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
+    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    buf.buf[0].fd = h.file->fd.get();
+    buf.buf[0].pos = off;
+    fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+  });
+}
+
+void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
+  delete reinterpret_cast<Handle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
+  guarded(req, [&] {
+    const MountInode* in = served(req).tree.inode(ino);
+    if (!in) return void(fuse_reply_err(req, ENOENT));
+    if (!S_ISDIR(in->mode)) return void(fuse_reply_err(req, ENOTDIR));
+    fi->cache_readdir = 1; // the listing never changes
+    fi->keep_cache = 1;
+    fuse_reply_open(req, fi);
+  });
+}
+
+// Entries by position: 0 ".", 1 "..", 2.. the children; `off` is where to go on.
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info*) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    if (!s.tree.inode(ino)) return void(fuse_reply_err(req, ENOENT));
+    std::vector<MountTree::Entry> kids = s.tree.entries(ino);
+    std::string buf(size, '\0');
+    size_t used = 0;
+    for (uint64_t i = uint64_t(std::max<off_t>(off, 0)); i < kids.size() + 2; i++) {
+      struct stat st;
+      memset(&st, 0, sizeof st);
+      std::string name;
+      if (i == 0) name = ".", st.st_ino = ino, st.st_mode = S_IFDIR;
+      else if (i == 1) name = "..", st.st_ino = s.tree.parent(ino), st.st_mode = S_IFDIR;
+      else {
+        name = std::string(kids[i - 2].name);
+        st.st_ino = kids[i - 2].ino;
+        st.st_mode = s.tree.inode(st.st_ino)->mode;
+      }
+      size_t need = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, off_t(i + 1));
+      if (need > size - used) break;
+      used += need;
+    }
+    fuse_reply_buf(req, buf.data(), used);
+  });
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, struct fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+  guarded(req, [&] {
+    Served& s = served(req);
+    struct statvfs sv;
+    memset(&sv, 0, sizeof sv);
+    uint64_t blocks = 0;
+    for (uint64_t ino = 1; ino <= s.tree.inode_count(); ino++)
+      if (const MountInode* in = s.tree.inode(ino)) blocks += (in->size + 4095) / 4096;
+    sv.f_bsize = sv.f_frsize = 4096;
+    sv.f_blocks = blocks;
+    sv.f_files = s.tree.inode_count();
+    sv.f_namemax = formats::kMaxName;
+    sv.f_flag = ST_RDONLY;
+    fuse_reply_statfs(req, &sv);
+  });
+}
+
+fuse_lowlevel_ops make_ops() {
+  fuse_lowlevel_ops ops;
+  memset(&ops, 0, sizeof ops);
+  ops.init = op_init;
+  ops.lookup = op_lookup;
+  ops.getattr = op_getattr;
+  ops.readlink = op_readlink;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.release = op_release;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.releasedir = op_releasedir;
+  ops.statfs = op_statfs;
+  return ops;
+}
+
+// fsname as a mount option: no commas (they separate options) or backslashes.
+std::string option_safe(std::string s) {
+  for (char& c : s)
+    if (c == ',' || c == '\\' || c == ' ' || c == '\t' || c == '\n') c = '_';
+  return s;
+}
+
+struct Session {
+  fuse_session* se = nullptr;
+  bool mounted = false, signals = false;
+  ~Session() {
+    if (!se) return;
+    if (signals) fuse_remove_signal_handlers(se);
+    if (mounted) fuse_session_unmount(se);
+    fuse_session_destroy(se);
+  }
+};
+
+} // namespace
+
+void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOptions& opts) {
+  Served s{tree, content, opts};
+  std::string mount_opts = "ro,default_permissions,fsname=" + option_safe(opts.fsname) + ",subtype=hpak";
+  if (opts.allow_other) mount_opts += ",allow_other";
+  std::string a0 = "hpak", a1 = "-o";
+  char* argv[] = {a0.data(), a1.data(), mount_opts.data(), nullptr};
+  fuse_args args = FUSE_ARGS_INIT(3, argv);
+  fuse_lowlevel_ops ops = make_ops();
+  Session ss;
+  ss.se = fuse_session_new(&args, &ops, sizeof ops, &s);
+  if (!ss.se) throw Error("unable to start a FUSE session for '" + opts.mountpoint + "'");
+  if (fuse_set_signal_handlers(ss.se) != 0) throw Error("unable to install the mount's signal handlers");
+  ss.signals = true;
+  if (fuse_session_mount(ss.se, opts.mountpoint.c_str()) != 0)
+    throw Error("unable to mount on '" + opts.mountpoint + "' (is /dev/fuse there, and fusermount3 installed?)");
+  ss.mounted = true;
+  if (opts.on_ready) opts.on_ready();
+  fuse_loop_config* cfg = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(cfg, std::max(1u, opts.threads));
+  int rc = fuse_session_loop_mt(ss.se, cfg);
+  fuse_loop_cfg_destroy(cfg);
+  if (rc < 0 && !fuse_session_exited(ss.se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
+}
+
+} // namespace hpak

@@ -1,0 +1,36 @@
+// hpak mount: a read-only FUSE file system (libfuse3's low-level API) serving
+// a MountTree (core/mount/mount_tree.hpp) with the bytes of MountContent
+// (core/mount/mount_content.hpp).
+//
+// The tree is immutable while mounted, so the kernel may keep everything it
+// learns: entries, negative lookups and attributes for a day, file pages
+// across opens (keep_cache), directory listings (cache_readdir) and symlink
+// targets (FUSE_CAP_CACHE_SYMLINKS). Requests are served by a multi-threaded
+// loop; reads are answered from the file's memfd by libfuse (spliced where
+// the kernel allows). Mounted as the calling user with `default_permissions`
+// (the kernel checks modes), `ro`, and `allow_other` only when asked.
+// serve_mount returns when the file system is unmounted (hpak umount,
+// fusermount3 -u, umount) or on SIGINT/SIGTERM/SIGHUP (it then unmounts).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/mount/mount_content.hpp"
+
+namespace hpak {
+
+struct FuseMountOptions {
+  std::string mountpoint;
+  std::string fsname = "hpak";  // shown by mount(8) and /proc/mounts
+  bool allow_other = false;
+  unsigned threads = 4;         // the loop's most worker threads
+  double cache_seconds = 86400; // entry and attribute timeouts
+  // Called once the file system is mounted, before the first request is served.
+  std::function<void()> on_ready;
+};
+
+// Mounts and serves until unmounted; throws when the mount itself fails.
+void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOptions& opts);
+
+} // namespace hpak

@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# hpak mount / hpak umount (issue 31): a catalog served read-only over FUSE,
+# exactly as a restore into the mount point writes it.
+# - library and pack mounts: content, modes, mtimes, symlinks, hard links
+#   (shared inode numbers) and relocation equal a restore (unpack --relocate)
+#   into the very same path (a manifest of find/stat and SHA-256 of each file);
+# - python3 imports stdlib modules from a mounted copy of them;
+# - a damaged object gives EIO for that file (and a log line), the others read;
+# - a file cannot be written; a bad mount point or catalog is a one-line error;
+# - unmount while a file is open: refused, or detached with --lazy (the open
+#   file still reads; the server ends when it is closed);
+# - gc while mounted: the mount keeps reading after its packs were rewritten;
+# - the hostile packs of tests/data/hostile: refused with one line, or served
+#   without the server dying.
+# Every mount is unmounted on exit, whatever happens.
+# ctest runs: bash test_mount.sh <hpak-binary> <source-root>.
+. "$(dirname "$0")/cli_lib.sh" "$@"
+need_tool fusermount3
+if [ ! -e /dev/fuse ]; then
+  [ "${CI:-}" = true ] && fail "/dev/fuse is missing"
+  echo "$test_name: skipped: no /dev/fuse"
+  exit 125
+fi
+
+mounts=()
+mount_cleanup() {
+  local status=$? m
+  for m in "${mounts[@]}"; do
+    if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; fi
+  done
+  (exit "$status")
+  cli_cleanup
+}
+trap mount_cleanup EXIT
+
+fails=0
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+ok() { echo "ok: $*"; }
+
+# manifest DIR: every entry below DIR (the state file aside): path, type, mode,
+# size, mtime (ns), symlink target, SHA-256 of a file, and for a hard-linked
+# file the first path of its inode (so link groups compare, not numbers).
+manifest() {
+  python3 - "$1" <<'PY'
+import hashlib, os, stat, sys
+root = sys.argv[1]
+rows, first = [], {}
+for d, dirs, files in os.walk(root):
+    dirs.sort()
+    for name in sorted(dirs + files):
+        p = os.path.join(d, name)
+        rel = os.path.relpath(p, root)
+        if rel == ".hpak-state":
+            continue
+        st = os.lstat(p)
+        kind, extra = "?", ""
+        if stat.S_ISDIR(st.st_mode):
+            kind = "d"
+        elif stat.S_ISLNK(st.st_mode):
+            kind, extra = "l", os.readlink(p)
+        elif stat.S_ISREG(st.st_mode):
+            kind = "f"
+            with open(p, "rb") as f:
+                extra = hashlib.sha256(f.read()).hexdigest()
+            if st.st_nlink > 1:
+                extra += " group=" + first.setdefault(st.st_ino, rel)
+        mode = "" if kind == "l" else oct(stat.S_IMODE(st.st_mode))
+        rows.append(f"{rel} {kind} {mode} {st.st_size if kind != 'd' else ''} {st.st_mtime_ns} {extra}")
+for r in sorted(rows):
+    print(r)
+PY
+}
+
+# mount_bg NAME ARGS...: hpak mount in the background (returns once mounted).
+mount_bg() {
+  local name=$1
+  shift
+  mounts+=("${!#}")
+  run "$name" mount "$@"
+}
+umount_ok() {
+  run "umount-$1" umount "$2"
+  [ "$rc" -eq 0 ] || bad "umount $2: exit $rc: $(err "umount-$1")"
+  mountpoint -q "$2" && bad "$2 still mounted after umount"
+  return 0
+}
+
+# A tree with relocated text (a shebang and a config holding the packed
+# path), an absolute symlink into it, hard links, modes and mtimes.
+src=$work/src/env
+make_tree "$src" 80 3
+mkdir -p "$src/bin" "$src/etc"
+printf '#!%s/bin/python\nprint("hi")\n' "$src" >"$src/bin/tool"
+chmod 0755 "$src/bin/tool"
+printf 'home = %s\nprefix = %s/lib\n' "$src" "$src" >"$src/etc/env.cfg"
+ln -sf "$src/etc/env.cfg" "$src/bin/cfg-link"
+printf 'shared\n' >"$src/etc/a"
+ln -f "$src/etc/a" "$src/etc/b"
+chmod 4755 "$src/etc/a" # set-uid: dropped, as restore drops it
+touch -h -d @1600000000.123456789 "$src/bin/cfg-link" "$src/etc/env.cfg"
+lib=$work/lib
+run pack pack "$src" --into "$lib" --name env
+expect_rc pack 0
+
+mnt=$work/mnt
+# The reference: a restore into the mount point's own path, then emptied again.
+run restore restore "$lib" env "$mnt"
+expect_rc restore 0
+manifest "$mnt" >"$work/restored.manifest"
+grep -q "$mnt/etc/env.cfg" <<<"$(readlink "$mnt/bin/cfg-link")" || fail "the restore did not relocate the symlink"
+rm -rf "$mnt"
+mkdir "$mnt"
+touch -d @1500000000 "$mnt"
+
+mount_bg mount-lib "$lib" env "$mnt"
+if [ "$rc" -ne 0 ]; then fail "mount LIB env: exit $rc: $(err mount-lib)"; fi
+mountpoint -q "$mnt" || fail "mount returned but '$mnt' is not mounted"
+grep -q "mounted 'env' on '$mnt'" "$work/mount-lib.out" || bad "mount did not say what it mounted: $(out mount-lib)"
+manifest "$mnt" >"$work/mounted.manifest"
+if diff "$work/restored.manifest" "$work/mounted.manifest" >"$work/manifest.diff"; then
+  ok "library mount equals a restore into the same path ($(wc -l <"$work/mounted.manifest") entries)"
+else
+  bad "library mount differs from the restore: $(sed -n 1,20p "$work/manifest.diff")"
+fi
+[ "$(stat -c %i "$mnt/etc/a")" = "$(stat -c %i "$mnt/etc/b")" ] && [ "$(stat -c %h "$mnt/etc/a")" = 2 ] ||
+  bad "hard links do not share an inode"
+grep -q "^#!$mnt/bin/python" "$mnt/bin/tool" || bad "the shebang is not relocated to the mount point"
+[ "$(stat -c %a "$mnt/etc/a")" = 755 ] || bad "set-uid bit not dropped: $(stat -c %a "$mnt/etc/a")"
+# Read-only.
+if (echo x >>"$mnt/etc/a") 2>/dev/null; then bad "a mounted file could be written"; else ok "a mounted file cannot be written"; fi
+if touch "$mnt/new" 2>/dev/null; then bad "a file could be created in the mount"; fi
+# Reading twice (the kernel's cache and a fresh open) gives the same bytes.
+cmp -s "$mnt/bin/tool" "$mnt/bin/tool" || bad "a second read differs"
+umount_ok lib "$mnt"
+
+# A pack mount equals unpack --relocate into the same path.
+pack=$work/env.hpak
+run packfile pack "$src" -o "$pack"
+expect_rc packfile 0
+rm -rf "$mnt" && mkdir "$mnt"
+run unpack unpack --relocate "$pack" "$mnt"
+expect_rc unpack 0
+manifest "$mnt" >"$work/unpacked.manifest"
+rm -rf "$mnt" && mkdir "$mnt"
+mount_bg mount-pack "$pack" "$mnt"
+[ "$rc" -eq 0 ] || fail "mount PACK: exit $rc: $(err mount-pack)"
+manifest "$mnt" >"$work/mounted-pack.manifest"
+if diff "$work/unpacked.manifest" "$work/mounted-pack.manifest" >"$work/manifest-pack.diff"; then
+  ok "pack mount equals unpack --relocate into the same path"
+else
+  bad "pack mount differs from unpack --relocate: $(sed -n 1,20p "$work/manifest-pack.diff")"
+fi
+umount_ok pack "$mnt"
+
+# Errors: one line each, exit 2, nothing left mounted.
+run mount-nodir mount "$lib" env "$work/nonexistent"
+refused mount-nodir "mount point '$work/nonexistent'"
+run mount-nocat mount "$lib" nosuch "$mnt"
+refused mount-nocat "nosuch"
+mountpoint -q "$mnt" && bad "a failed mount left '$mnt' mounted"
+run mount-inlib mount "$lib" env "$lib/catalogs"
+refused mount-inlib "inside the library"
+run umount-not umount "$work"
+refused umount-not "not an hpak mount"
+mountpoint -q "$work" && bad "umount of a plain directory mounted something"
+
+# Python imports stdlib modules from the mount.
+py=$work/src/py
+stdlib=$(python3 -c 'import json, os; print(os.path.dirname(os.path.dirname(json.__file__)))')
+mkdir -p "$py/lib"
+for m in json email csv textwrap difflib fractions dataclasses string; do
+  if [ -d "$stdlib/$m" ]; then cp -r "$stdlib/$m" "$py/lib/"; else cp "$stdlib/$m.py" "$py/lib/"; fi
+done
+find "$py" -name __pycache__ -prune -exec rm -rf {} +
+run pack-py pack "$py" --into "$lib" --name py
+expect_rc pack-py 0
+pym=$work/pym
+mkdir "$pym"
+# Read through a pipe: the command returns and the background server holds
+# neither its stdout nor its stderr open (else cat would wait for it: 124).
+mounts+=("$pym")
+got=$(timeout 30 cat < <("$hpak" mount "$lib" py "$pym" 2>&1)) || fail "the mount's output stayed open after it returned ($?)"
+mountpoint -q "$pym" || fail "mount py: $got"
+if got=$(PYTHONDONTWRITEBYTECODE=1 python3 -S -c '
+import sys; sys.path.insert(0, sys.argv[1] + "/lib")
+import json, email.message, csv, textwrap, difflib, fractions, dataclasses, string
+for m in (json, email.message, csv, textwrap, difflib, fractions, dataclasses, string):
+    assert m.__file__.startswith(sys.argv[1] + "/"), m.__file__
+print(json.dumps({"ok": str(fractions.Fraction(1, 3))}))' "$pym" 2>&1); then
+  [ "$got" = '{"ok": "1/3"}' ] && ok "python3 imports from the mount" || bad "python3 from the mount printed: $got"
+else
+  bad "python3 could not import from the mount: $got"
+fi
+umount_ok py "$pym"
+
+# A damaged object: EIO for that file and a line in the log; the others read.
+dlib=$work/dlib
+dsrc=$work/src/dmg
+mkdir -p "$dsrc"
+head -c 300000 /dev/urandom >"$dsrc/big.bin"
+printf 'intact\n' >"$dsrc/small.txt"
+run init-d init "$dlib" --level 0
+expect_rc init-d 0
+run pack-d pack "$dsrc" --into "$dlib" --name dmg
+expect_rc pack-d 0
+python3 - "$dlib" "$dsrc/big.bin" <<'PY'
+import glob, os, sys
+lib, big = sys.argv[1:3]
+needle = open(big, "rb").read()[1000:1064]
+for p in glob.glob(os.path.join(lib, "packs", "*.hpak")):
+    data = bytearray(open(p, "rb").read())
+    i = data.find(needle)
+    if i >= 0:
+        data[i] ^= 0xFF
+        os.chmod(p, 0o644)
+        open(p, "wb").write(data)
+        sys.exit(0)
+sys.exit("the object's bytes were not found in any pack")
+PY
+dm=$work/dmnt
+mkdir "$dm"
+mount_bg mount-d "$dlib" dmg "$dm" --log "$work/mount-d.log"
+[ "$rc" -eq 0 ] || fail "mount of the damaged library: exit $rc: $(err mount-d)"
+if cat "$dm/big.bin" >/dev/null 2>"$work/eio.err"; then
+  bad "a damaged object was served"
+else
+  grep -q "Input/output error" "$work/eio.err" && ok "a damaged object gives EIO" || bad "damaged object: $(cat "$work/eio.err")"
+fi
+[ "$(cat "$dm/small.txt")" = intact ] || bad "an intact file beside a damaged one does not read"
+grep -q "big.bin' unreadable" "$work/mount-d.log" && ok "the damage is logged: $(sed -n 1p "$work/mount-d.log")" ||
+  bad "no log line for the damaged object: $(cat "$work/mount-d.log")"
+umount_ok d "$dm"
+
+# Unmount while a file is open: refused; --lazy detaches, the open file still
+# reads, and the server (in the foreground here, to know its pid) ends when it closes.
+mounts+=("$mnt")
+"$hpak" mount -f "$lib" env "$mnt" >"$work/fg.out" 2>"$work/fg.err" &
+fg_pid=$!
+for _ in $(seq 100); do
+  mountpoint -q "$mnt" && break
+  sleep 0.1
+done
+mountpoint -q "$mnt" || fail "mount -f did not mount: $(cat "$work/fg.err")"
+exec 3<"$mnt/bin/tool"
+run umount-busy umount "$mnt"
+refused umount-busy "unable to unmount .*busy"
+mountpoint -q "$mnt" || bad "a refused umount unmounted"
+run umount-lazy umount --lazy "$mnt"
+expect_rc umount-lazy 0
+mountpoint -q "$mnt" && bad "umount --lazy left it mounted"
+grep -q "^#!$mnt/bin/python" <&3 && ok "an open file still reads after umount --lazy" || bad "the open file no longer reads"
+exec 3<&-
+for _ in $(seq 100); do
+  kill -0 "$fg_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$fg_pid" 2>/dev/null; then
+  bad "the server still runs after the last file closed"
+  kill "$fg_pid"
+fi
+wait "$fg_pid" && ok "the server ended with the mount" || bad "the foreground server exited $?: $(cat "$work/fg.err")"
+
+# gc while mounted: the catalog's packs rewritten under the mount.
+rm -rf "$mnt" && mkdir "$mnt"
+mount_bg mount-gc "$lib" env "$mnt"
+[ "$rc" -eq 0 ] || fail "mount for gc: exit $rc: $(err mount-gc)"
+run catalogs-rm catalogs rm "$lib" py
+run gc gc "$lib" --grace 0
+expect_rc gc 0
+manifest "$mnt" >"$work/after-gc.manifest"
+diff -q "$work/restored.manifest" "$work/after-gc.manifest" >/dev/null && ok "the mount reads the same after gc" ||
+  bad "after gc the mount differs: $(diff "$work/restored.manifest" "$work/after-gc.manifest" | sed -n 1,10p)"
+umount_ok gc "$mnt"
+
+# Hostile packs: a one-line refusal, or a mount whose every file reads or fails with EIO.
+hm=$work/hmnt
+mkdir "$hm"
+served=0
+for p in "$src_root"/tests/data/hostile/*.hpak; do
+  name=$(basename "$p" .hpak)
+  mount_bg "h-$name" "$p" "$hm"
+  no_crash "h-$name"
+  if [ "$rc" -ne 0 ]; then
+    [ "$(wc -l <"$work/h-$name.err")" -ge 1 ] && grep -q "^hpak: error: " "$work/h-$name.err" ||
+      bad "$name: refused without a message"
+    mountpoint -q "$hm" && bad "$name: refused but left mounted"
+    continue
+  fi
+  served=$((served + 1))
+  find "$hm" -type f -exec cat {} + >/dev/null 2>&1 || true
+  find "$hm" -type l -exec readlink {} + >/dev/null 2>&1 || true
+  mountpoint -q "$hm" || bad "$name: the server died while its files were read"
+  umount_ok "h-$name" "$hm"
+done
+ok "hostile packs: none crashed the server ($served served)"
+
+if [ "$fails" -gt 0 ]; then
+  echo "$test_name: $fails failed"
+  exit 1
+fi
+echo "$test_name: all passed"
