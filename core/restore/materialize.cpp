@@ -99,10 +99,11 @@ void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, u
 }
 
 ContentMatch compare_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const RelocTo& relocate_to,
-                                  Bytes& buf, std::string* why) {
+                                  Bytes& buf, std::string* why, Bytes* keep) {
   auto ref = src.locate(n.digest);
   if (!ref || ref->rec.raw_len != n.size) return ContentMatch::Unreadable; // the write pass says why
   buf.resize(1u << 20);
+  if (keep) keep->clear();
   size_t have = 0, used = 0;
   bool same = true;
   auto against_file = [&](ByteSpan piece) {
@@ -130,6 +131,7 @@ ContentMatch compare_file_content(const Node& n, const Catalog& cat, const Objec
   try {
     ref->pack->read_stream(ref->rec, [&](ByteSpan chunk) {
       sha.update(chunk); // to the end, even after a difference
+      if (keep) keep->insert(keep->end(), chunk.begin(), chunk.end());
       if (!same) return;
       if (relocate) reloc.feed(chunk, against_file);
       else against_file(chunk);
@@ -264,12 +266,16 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
     pack.read_into(rec, std::span<uint8_t>(scratch.data(), scratch.size()), verify);
     content = ByteSpan(scratch.data(), scratch.size());
   }
-  if (relocate) {
-    Bytes out = relocate_bytes(content, n.relocs, cat.roots, relocate_to.path, action);
-    put(out);
-  } else {
-    put(content);
-  }
+  write_file_bytes(n, cat, content, fd, target_shown, relocate_to);
+}
+
+void write_file_bytes(const Node& n, const Catalog& cat, ByteSpan raw, int fd, const std::string& target_shown,
+                      const RelocTo& relocate_to) {
+  if (raw.size() != n.size) throw Error("internal error: object bytes of '" + target_shown + "/" + n.path + "' have the wrong size");
+  const RelocAction action = reloc_action(n, cat.roots, relocate_to);
+  Bytes relocated;
+  if (rewrites(action, n)) relocated = relocate_bytes(raw, n.relocs, cat.roots, relocate_to.path, action), raw = relocated;
+  if (!write_full(fd, raw)) throw_errno("unable to write '" + target_shown + "/" + n.path + "'");
 }
 
 void classify_old_catalog(Catalog& cat, const ObjectSource& src) {

@@ -74,6 +74,11 @@ void write_file_content(const formats::Node& n, const formats::Catalog& cat, con
 // The same from an object already located (`ref` empty: the object is missing).
 void write_file_content(const formats::Node& n, const formats::Catalog& cat, const std::optional<ObjectRef>& ref, int fd,
                         const std::string& target_shown, const RelocTo& relocate_to, const ReadChecks& checks, Bytes& scratch);
+// The same from the object's bytes, already read and checked against its
+// SHA-256 name (`raw` is exactly the object; the dirty restore's compare kept
+// them): relocated as write_file_content would, written, nothing re-read.
+void write_file_bytes(const formats::Node& n, const formats::Catalog& cat, ByteSpan raw, int fd, const std::string& target_shown,
+                      const RelocTo& relocate_to);
 
 // A version 1 catalog's relocated files get their kinds from their objects
 // (read, not written anywhere): a missing or damaged object is taken as
@@ -142,9 +147,11 @@ enum class ContentMatch {
 // chunk, the file read through `buf` (1 MiB), never either whole. The
 // object's SHA-256 is always checked against its name, to the end even after
 // a difference, so a forged object is never taken for a changed file;
-// `why` then says what failed.
+// `why` then says what failed. With `keep`, the object's bytes (unrelocated,
+// all of them) are left there: the caller may write a Differs file from them
+// (they were checked against the name) instead of decoding its block again.
 ContentMatch compare_file_content(const formats::Node& n, const formats::Catalog& cat, const ObjectSource& src, int fd,
-                                  const RelocTo& relocate_to, Bytes& buf, std::string* why);
+                                  const RelocTo& relocate_to, Bytes& buf, std::string* why, Bytes* keep = nullptr);
 
 // Sets the mode (if `mode` >= 0) and/or mtime (if `mtime`) of the regular
 // file dirfd/name through a descriptor opened without following a symlink,

@@ -136,7 +136,9 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     if (fd < 0) throw_errno("unable to create '" + shown + "'");
     Fd guard(fd);
     try {
-      write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.reloc, ReadChecks{cx.opts.verify, cx.opts.trust_large_raw}, scratch[tid]);
+      auto kept = p.fetched.find(j); // read and checked by the compare: not decoded again
+      if (kept != p.fetched.end()) write_file_bytes(n, cx.cat, kept->second, fd, cx.target, cx.reloc);
+      else write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.reloc, ReadChecks{cx.opts.verify, cx.opts.trust_large_raw}, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
       unlinkat(pfd, name.c_str(), 0);

@@ -1,5 +1,6 @@
 // The plan pass of the dirty restore (see core/restore/restore_plan.hpp).
 #include <algorithm>
+#include <atomic>
 #include <fcntl.h>
 #include <mutex>
 #include <unistd.h>
@@ -142,6 +143,7 @@ void compare_untrusted(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& 
   std::vector<Bytes> scratch(cx.threads);
   std::vector<std::pair<size_t, std::string>> forged;
   std::mutex mu;
+  std::atomic<uint64_t> kept_bytes{0}; // reserved, whether kept or not: a bound, not a count
   PassProgress progress(cx.opts.progress, "compare", compare.size());
   parallel_for(compare.size(), cx.threads, 4, [&](size_t k, unsigned tid) {
     progress.tick(tid);
@@ -155,9 +157,17 @@ void compare_untrusted(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& 
     }
     Fd guard(fd);
     std::string why;
-    switch (compare_file_content(n, cx.cat, cx.lib, fd, cx.reloc, scratch[tid], &why)) {
+    Bytes kept;
+    const bool keep = n.size <= DirtyPlan::kKeptObjectMax && kept_bytes.fetch_add(n.size) + n.size <= DirtyPlan::kKeptBytesMax;
+    switch (compare_file_content(n, cx.cat, cx.lib, fd, cx.reloc, scratch[tid], &why, keep ? &kept : nullptr)) {
     case ContentMatch::Same: break;
-    case ContentMatch::Differs: st.act = Act::Rewrite, st.why = Why::ContentDiffers; break;
+    case ContentMatch::Differs: {
+      st.act = Act::Rewrite, st.why = Why::ContentDiffers;
+      if (!keep || kept.size() != n.size) break;
+      std::lock_guard lk(mu);
+      p.fetched.emplace(j, std::move(kept));
+      break;
+    }
     case ContentMatch::Unreadable: st.act = Act::Rewrite, st.why = Why::ObjectUnreadable; break;
     case ContentMatch::Forged: {
       std::lock_guard lk(mu);

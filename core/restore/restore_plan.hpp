@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <unordered_map>
 #include <vector>
 
 #include "core/restore/restore.hpp"
@@ -182,6 +183,12 @@ struct DirtyPlan {
   std::vector<Removal> removals; // strays, then entries of the wrong kind, then stale hardlinks
   std::vector<Failure> failures; // forged objects (`partial`), their files left
   uint64_t compared = 0;
+  // The objects of compared files found different (ContentDiffers), as the
+  // compare read and checked them (SHA-256), by catalog node: the write uses
+  // them instead of decoding the object's block a second time. Small objects
+  // only (kKeptObjectMax each, kKeptBytesMax in all); the others are read again.
+  std::unordered_map<size_t, Bytes> fetched;
+  static constexpr uint64_t kKeptObjectMax = 1u << 20, kKeptBytesMax = 64u << 20;
   // Whether applying the plan changes anything.
   bool changes() const;
 };

@@ -741,11 +741,17 @@ TEST_CASE("restore: the dirty compare reads in bounded chunks, relocations strad
 #if HPAK_RSS_MEANINGFUL
     CHECK_MESSAGE(growth < 24 * 1024, "peak RSS grew by " << growth << " KiB comparing a 40 MiB file");
 #endif
-    // A same-size change past the first chunks is found and repaired.
+    // A same-size change past the first chunks is found and repaired; the
+    // small relocated file is written from the object bytes its compare kept
+    // (relocated again, not copied from the compare's relocated stream).
+    std::string want_small = fx::to_string(fx::read_file(t + "/small.py"));
+    REQUIRE(want_small == "x = '" + t + "'\n");
     flip_byte_keep_mtime(t + "/big.py");
+    flip_byte_keep_mtime(t + "/small.py");
     st = restore(lib, "env", t, vc);
-    CHECK(st.files_written == 1);
+    CHECK(st.files_written == 2);
     CHECK(fx::to_string(fx::read_file(t + "/big.py")) == want);
+    CHECK(fx::to_string(fx::read_file(t + "/small.py")) == want_small);
   }
 }
 

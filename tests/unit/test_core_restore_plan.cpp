@@ -171,6 +171,11 @@ TEST_CASE("restore plan: each difference gets its step and reason; applying it g
   CHECK(p.step("mode.sh").act == Act::Keep); // compared (its ctime moved), same bytes
   CHECK(p.step("mode.sh").compared);
   CHECK(p.step("mode.sh").chmod);
+  // The compare keeps the object of a file it found different (for the
+  // write), and only that: checked bytes, exactly the object's.
+  REQUIRE(p.plan.fetched.count(*find_path(p.cat, "content.txt")) == 1);
+  CHECK(fx::to_string(p.plan.fetched.at(*find_path(p.cat, "content.txt"))) == "content-A");
+  CHECK(p.plan.fetched.size() == 1);
   CHECK(p.step("gone.txt").act == Act::Create);
   CHECK(p.step("gone.txt").why == Why::Missing);
   CHECK(p.step("kind.txt").act == Act::Create);
