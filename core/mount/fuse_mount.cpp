@@ -5,6 +5,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -16,18 +19,33 @@ namespace hpak {
 
 namespace {
 
+// A file handle: the file's shared bytes.
+struct Handle {
+  uint64_t ino;
+  std::shared_ptr<MountContent::File> file;
+};
+
 struct Served {
   const MountTree& tree;
   MountContent& content;
   const FuseMountOptions& opts;
   uid_t uid = getuid();
   gid_t gid = getgid();
-};
+  // The handles open now. A server that ends while files are open (after `umount --lazy`, on a signal) gets
+  // no release for them: they are freed with the server.
+  std::mutex handles_mu;
+  std::unordered_map<Handle*, std::unique_ptr<Handle>> handles;
 
-// A file handle: the file's shared bytes.
-struct Handle {
-  uint64_t ino;
-  std::shared_ptr<MountContent::File> file;
+  Handle* keep(std::unique_ptr<Handle> h) {
+    std::lock_guard lock(handles_mu);
+    Handle* p = h.get();
+    handles.emplace(p, std::move(h));
+    return p;
+  }
+  void drop(Handle* h) {
+    std::lock_guard lock(handles_mu);
+    handles.erase(h);
+  }
 };
 
 Served& served(fuse_req_t req) { return *static_cast<Served*>(fuse_req_userdata(req)); }
@@ -109,10 +127,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     if (S_ISDIR(in->mode)) return void(fuse_reply_err(req, EISDIR));
     if (!S_ISREG(in->mode)) return void(fuse_reply_err(req, EINVAL));
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) return void(fuse_reply_err(req, EROFS));
-    auto h = std::make_unique<Handle>(Handle{ino, s.content.open(ino)});
-    fi->fh = reinterpret_cast<uint64_t>(h.get());
+    Handle* h = s.keep(std::make_unique<Handle>(Handle{ino, s.content.open(ino)}));
+    fi->fh = reinterpret_cast<uint64_t>(h);
     fi->keep_cache = 1; // the bytes never change: pages read stay valid across opens
-    if (fuse_reply_open(req, fi) == 0) h.release();
+    if (fuse_reply_open(req, fi) != 0) s.drop(h);
   });
 }
 
@@ -133,7 +151,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_fil
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
-  delete reinterpret_cast<Handle*>(fi->fh);
+  served(req).drop(reinterpret_cast<Handle*>(fi->fh));
   fuse_reply_err(req, 0);
 }
 
@@ -241,6 +259,7 @@ void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOp
   fuse_lowlevel_ops ops = make_ops();
   Session ss;
   ss.se = fuse_session_new(&args, &ops, sizeof ops, &s);
+  fuse_opt_free_args(&args); // the session copies what it parsed; the parse may have allocated args
   if (!ss.se) throw Error("unable to start a FUSE session for '" + opts.mountpoint + "'");
   if (fuse_set_signal_handlers(ss.se) != 0) throw Error("unable to install the mount's signal handlers");
   ss.signals = true;
