@@ -30,7 +30,7 @@ void setup(CLI::App& app) {
 bool remove_one(Library& lib, const std::string& name) {
   std::string why = Library::check_catalog_name(name);
   if (!why.empty()) {
-    fprintf(stderr, "hpak: error: %s\n", why.c_str());
+    log_error(why);
     return false;
   }
   std::string junk;
@@ -45,7 +45,7 @@ bool remove_one(Library& lib, const std::string& name) {
     printf("removed catalog '%s' (its objects go at the next gc)\n", name.c_str());
     return true;
   }
-  fprintf(stderr, "hpak: error: no catalog named '%s' in library '%s'\n", name.c_str(), escape_controls(lib.root()).c_str());
+  log_error("no catalog named '" + name + "' in library '" + lib.root() + "'");
   return false;
 }
 

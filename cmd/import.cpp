@@ -75,8 +75,7 @@ int run() {
   try {
     r = import_rcc(lib, o.sources, io);
   } catch (const RccRefused& e) {
-    clear_progress();
-    fprintf(stderr, "hpak: error: %s; nothing imported\n", e.what());
+    log_error(std::string(e.what()) + "; nothing imported");
     return kExitProblem;
   }
   double secs = now_seconds() - t0;

@@ -27,6 +27,11 @@ void set_verbosity(int verbose) {
   }, verbose > 1 ? DiagLevel::Trace : DiagLevel::Debug);
 }
 
+void log_error(std::string_view text) {
+  clear_progress();
+  spdlog::error("{}", escape_controls(text));
+}
+
 void log_library(const Library& lib) {
   if (!debug_on()) return;
   auto packs = lib.packs();

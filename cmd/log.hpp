@@ -32,6 +32,12 @@ inline bool debug_on() { return spdlog::should_log(spdlog::level::debug); }
 void log_library(const Library& lib);
 void log_pack(const PackReader& pack);
 
+// "hpak: error: TEXT" on stderr through the logger, the progress line cleared
+// first and every control character of TEXT escaped (base/error.hpp), so a
+// path or a name in it keeps the message one line. Every error a command
+// prints goes through here.
+void log_error(std::string_view text);
+
 // Engine phases (from the progress callback): at -v one line as each phase
 // ends (its items done/total, the time since the engine call began or its
 // previous phase ended), at -vv every report.

@@ -47,9 +47,7 @@ static int run_command(const Command& c) {
   }
   end_phases();
   if (!error.empty()) {
-    clear_progress();
-    // One line whatever a path or name in it holds (a newline, a terminal escape).
-    fprintf(stderr, "hpak: error: %s\n", hpak::escape_controls(error).c_str());
+    log_error(error); // one line whatever a path or name in it holds
     rc = kExitError;
   } else if (!finish_stdout()) {
     rc = kExitError;
@@ -120,8 +118,7 @@ int main(int argc, char** argv) {
     for (const Command* c : commands()) known |= args[0] == c->name;
     if (!known) {
       std::string s = suggest(args[0]);
-      fprintf(stderr, "hpak: error: '%s' is not an hpak command%s\n", args[0].c_str(),
-              s.empty() ? "; see 'hpak --help'" : ("; did you mean '" + s + "'?").c_str());
+      log_error("'" + args[0] + "' is not an hpak command" + (s.empty() ? "; see 'hpak --help'" : "; did you mean '" + s + "'?"));
       return kExitError;
     }
   }
@@ -138,7 +135,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    fprintf(stderr, "hpak: error: %s\n", hpak::escape_controls(parse_error_text(app, args, e)).c_str());
+    log_error(parse_error_text(app, args, e));
     return kExitError;
   }
   set_verbosity(global().verbose);

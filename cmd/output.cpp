@@ -90,7 +90,7 @@ double now_seconds() {
 bool finish_stdout() {
   clear_progress();
   if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, "hpak: error: unable to write to standard output: %s\n", strerror(errno));
+    log_error(std::string("unable to write to standard output: ") + strerror(errno));
     return false;
   }
   return true;

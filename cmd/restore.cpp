@@ -93,7 +93,7 @@ int run() {
                 "{} modes fixed, {} bytes written, {} failed",
                 s.fresh ? "fresh" : "dirty", s.files, s.files_written, s.files_kept, s.files_compared, s.removed, s.dirs_created, s.links_written, s.modes_fixed,
                 s.bytes_written, s.failures.size());
-  for (auto& f : s.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());
+  for (auto& f : s.failures) log_error("'" + f.path + "' not restored: " + f.why);
   if (o.json) {
     JsonWriter w;
     w.begin_object().field("catalog", o.name).field("target", o.target).field("fresh", s.fresh).field("files", s.files);
@@ -112,7 +112,7 @@ int run() {
              (unsigned long long)s.kept_unrelocated);
   }
   if (!s.failures.empty()) {
-    fprintf(stderr, "hpak: error: %zu files not restored; '%s' is marked incomplete\n", s.failures.size(), o.target.c_str());
+    log_error(std::to_string(s.failures.size()) + " files not restored; '" + o.target + "' is marked incomplete");
     return kExitProblem;
   }
   return kExitOk;

@@ -51,9 +51,9 @@ int run() {
   mo.progress = progress_bar();
   MaterializeStats st = materialize(cat, src, target.get(), o.dir, mo);
   clear_progress();
-  for (auto& f : st.failures) fprintf(stderr, "hpak: error: '%s' not restored: %s\n", f.path.c_str(), f.why.c_str());
+  for (auto& f : st.failures) log_error("'" + f.path + "' not restored: " + f.why);
   if (!st.failures.empty()) {
-    fprintf(stderr, "hpak: error: %zu of %zu files not restored\n", st.failures.size(), size_t(st.files + st.failures.size()));
+    log_error(std::to_string(st.failures.size()) + " of " + std::to_string(st.files + st.failures.size()) + " files not restored");
     return kExitProblem;
   }
   return kExitOk;

@@ -156,8 +156,7 @@ bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWrite
   try {
     lr = verify_library(p, vo);
   } catch (const Error& e) {
-    clear_progress();
-    fprintf(stderr, "hpak: error: %s\n", e.what());
+    log_error(e.what());
     all_ran = false;
     return true;
   }
@@ -172,7 +171,7 @@ bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWrite
     ns = read_name_signatures(p);
     if (!ns->shown()) ns.reset();
   } catch (const Error& e) {
-    fprintf(stderr, "hpak: error: %s\n", e.what());
+    log_error(e.what());
     all_ran = false;
   }
   if (ns) {
@@ -193,8 +192,7 @@ bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& 
     r = verify_pack(p, vo);
   } catch (const Error& e) {
     // Not examinable at all (missing, not a pack): say so, go on with the rest.
-    clear_progress();
-    fprintf(stderr, "hpak: error: %s\n", e.what());
+    log_error(e.what());
     all_ran = false;
     return true;
   }
@@ -210,7 +208,7 @@ bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& 
       sig = check_pack_signature(p);
       ok &= sig->ok;
     } catch (const Error& e) {
-      fprintf(stderr, "hpak: error: %s\n", e.what());
+      log_error(e.what());
       all_ran = false;
     }
   }

@@ -96,6 +96,14 @@ struct Catalog {
   std::vector<Node> nodes;
 };
 
+// Calls f(node) for every file node of `c`, the nodes that name an object
+// (directories, links and hardlinks name none): the one walk over "the
+// objects a catalog needs".
+template <class F> void for_each_file(const Catalog& c, F&& f) {
+  for (const Node& n : c.nodes)
+    if (n.type == NodeType::File) f(n);
+}
+
 constexpr size_t kMaxPath = 4095;
 constexpr size_t kMaxName = 255;
 

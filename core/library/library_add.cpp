@@ -79,8 +79,9 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
       refresh();
       DigestSet missing;
       if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
-      for (const Node& n : cat.nodes)
-        if (n.type == NodeType::File && !locate_loaded(n.digest)) missing.insert(n.digest);
+      for_each_file(cat, [&](const Node& n) {
+        if (!locate_loaded(n.digest)) missing.insert(n.digest);
+      });
       if (missing.empty()) break;
       if (round == 5)
         throw Error("catalog '" + name + "' not set: " + std::to_string(missing.size()) +

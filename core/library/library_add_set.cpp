@@ -19,8 +19,9 @@ std::vector<Digest> blobs_of(const std::vector<Library::NamedCatalog>& catalogs)
   DigestSet seen;
   std::vector<Digest> out;
   for (auto& nc : catalogs)
-    for (const Node& n : nc.catalog.nodes)
-      if (n.type == NodeType::File && seen.insert(n.digest).second) out.push_back(n.digest);
+    for_each_file(nc.catalog, [&](const Node& n) {
+      if (seen.insert(n.digest).second) out.push_back(n.digest);
+    });
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -59,6 +59,20 @@ one_line dot "catalog name '.hidden' may not start with '.' or '-'"
 run nlpath restore "$W/no"$'\n'"where" t "$W/t2"
 one_line nlpath "no\\\\nwhere"
 
+echo "== every error line goes through the logger, escaped (issue 29)"
+run nlcmd $'no\nsuch'
+expect_eq "an unknown command with a newline: exit 2" 2 "$rc"
+one_line nlcmd "^hpak: error: 'no\\\\nsuch' is not an hpak command"
+run nlopt restore $'--no\nsuch'
+one_line nlopt "no\\\\nsuch"
+mkdir -p "$W/nlsrc"
+printf 'x\n' >"$W/nlsrc/f"
+H pack "$W/nlsrc" -o "$W/nl.hpak" >/dev/null || fail "pack nl.hpak"
+mkdir -p "$W/u"$'\n'"dir/f" # not empty: unpack refuses
+run nlunpack unpack "$W/nl.hpak" "$W/u"$'\n'"dir"
+expect_eq "unpack into a directory that is not empty: exit 2" 2 "$rc"
+one_line nlunpack "target directory '.*u\\\\ndir' is not empty"
+
 echo "== hpak index of a truncated pack: each warning once"
 H pack "$W/src" -o "$W/p.hpak" >/dev/null || fail "pack -o"
 head -c 1000000 /dev/urandom >"$W/src2-big"
