@@ -1,13 +1,9 @@
 // hpak init LIB [--shared] [--level N]: create an empty library (or set its level).
 #include <CLI/CLI.hpp>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cmd/command.hpp"
 #include "core/library/library.hpp"
 #include "core/trust/signing.hpp"
-#include "core/trust/sshsig.hpp"
-#include "base/os/file.hpp"
 
 namespace hpak::cmd {
 
@@ -31,19 +27,7 @@ void setup(CLI::App& app) {
 int run() {
   Library::init(o.lib, o.shared, o.level);
   Library lib(o.lib);
-  // In a shared library LIB/id and LIB/allowed_signers count only when they
-  // are the owner's or root's (core/trust/signing.hpp): made here, by them.
-  struct stat st;
-  const bool owner = stat(o.lib.c_str(), &st) == 0 && (geteuid() == 0 || geteuid() == st.st_uid);
-  if (lib.shared() && owner) library_id(lib, /*create=*/true);
-  if (!o.require_signatures.empty()) {
-    if (lib.shared() && !owner) throw Error("only the owner of shared library '" + o.lib + "' or root can make it require signatures");
-    Bytes text = read_regular(o.require_signatures, Follow::Links, 1 << 20);
-    sshsig::parse_allowed_signers(std::string(text.begin(), text.end()), o.require_signatures); // refuse a bad file now
-    AtomicFile f(o.lib + "/allowed_signers", 0444);
-    f.write(text);
-    f.commit(/*fsync_first=*/true);
-  }
+  init_trust_files(lib, o.require_signatures);
   std::string level = lib.default_level() < 0 ? "" : " (level " + std::to_string(lib.default_level()) + ")";
   printf("initialised %slibrary '%s'%s\n", lib.shared() ? "shared " : "", o.lib.c_str(), level.c_str());
   return kExitOk;

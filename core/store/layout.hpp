@@ -17,6 +17,11 @@
 //   LIB/quarantine/                  entries of catalogs/ that are not name files (a directory,
 //                                    a link, a malformed file), moved aside by `hpak repair` or
 //                                    `hpak catalogs rm` as catalogs.<name>.<time> (made on demand)
+//   LIB/id                           a shared library's id (32 hex digits), made by its owner
+//   LIB/allowed_signers              restores require a name signed by one of these keys
+//   LIB/signatures/<name>            the signed statement of a name (hpak sign)
+//   LIB/remote/published             what `hpak publish` sent last, per destination
+//   LIB/remote/indexes/              pack indexes fetched from a remote library
 //   */.tmp-*                         AtomicFile temp names (base/os/file.hpp)
 #pragma once
 
@@ -58,6 +63,12 @@ public:
   std::string catalog_path(const std::string& name) const { return catalogs_dir() + "/" + name; }
   std::string used_path(const std::string& name) const { return used_dir() + "/" + name; }
   std::string gc_lock() const { return locks_dir() + "/gc.lock"; }
+  std::string id_file() const { return root_ + "/id"; }
+  std::string allowed_signers_file() const { return root_ + "/allowed_signers"; }
+  std::string signatures_dir() const { return root_ + "/signatures"; }
+  std::string remote_dir() const { return root_ + "/remote"; }
+  std::string remote_published() const { return remote_dir() + "/published"; }
+  std::string remote_indexes_dir() const { return remote_dir() + "/indexes"; }
   std::string publish_lock() const { return locks_dir() + "/publish.lock"; }
   // Where a writer's pack is written before it is published: tmp/<what> (an
   // AtomicFile base name: the file is tmp/.tmp-<what>-<random>).

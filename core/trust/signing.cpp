@@ -90,7 +90,7 @@ std::optional<NameStatement> parse_statement(const std::string& text) {
   return s;
 }
 
-std::string signatures_dir(const Library& lib) { return lib.root() + "/signatures"; }
+std::string signatures_dir(const Library& lib) { return lib.layout().signatures_dir(); }
 
 std::string show_time(int64_t t) {
   time_t tt = time_t(t);
@@ -135,7 +135,7 @@ sshsig::Verdict verify_pack_file(const std::string& pack_path, const std::vector
 }
 
 std::string library_id(const Library& lib, bool create) {
-  std::string path = lib.root() + "/id";
+  std::string path = lib.layout().id_file();
   for (int attempt = 0; attempt < 2; attempt++) {
     if (auto text = read_owner_file(lib, path, 64)) {
       if (text->size() != 33 || text->back() != '\n' || !is_hex(text->substr(0, 32), 32)) throw Error("library id file '" + path + "' is malformed");
@@ -252,6 +252,20 @@ Digest enforce_name_policy(const Library& lib, const std::string& name, const st
   return *digest_from_hex(st.catalog);
 }
 
+bool is_library_owner(const Library& lib) { return geteuid() == 0 || geteuid() == library_owner(lib); }
+
+void init_trust_files(const Library& lib, const std::string& allowed_signers) {
+  if (lib.shared() && is_library_owner(lib)) library_id(lib, /*create=*/true);
+  if (allowed_signers.empty()) return;
+  if (lib.shared() && !is_library_owner(lib))
+    throw Error("only the owner of shared library '" + lib.root() + "' or root can make it require signatures");
+  Bytes text = read_regular(allowed_signers, Follow::Links, 1 << 20);
+  sshsig::parse_allowed_signers(std::string(text.begin(), text.end()), allowed_signers); // refuse a bad file now
+  AtomicFile f(lib.layout().allowed_signers_file(), 0444);
+  f.write(text);
+  f.commit(/*fsync_first=*/true);
+}
+
 std::optional<SignaturePolicy> signature_policy(const Library& lib, const std::string& given) {
   SignaturePolicy p;
   if (!given.empty()) {
@@ -259,7 +273,7 @@ std::optional<SignaturePolicy> signature_policy(const Library& lib, const std::s
     p.signers = sshsig::load_allowed_signers(given);
     return p;
   }
-  p.file = lib.root() + "/allowed_signers";
+  p.file = lib.layout().allowed_signers_file();
   auto text = read_owner_file(lib, p.file, 1 << 20);
   if (!text) return std::nullopt;
   p.signers = sshsig::parse_allowed_signers(*text, p.file);

@@ -46,6 +46,18 @@ sshsig::Verdict verify_pack_file(const std::string& pack_path, const std::vector
 // member can put a file in the folder. Only they may create it.
 std::string library_id(const Library& lib, bool create);
 
+// True when this user is root or owns the library's folder (who may make
+// LIB/id and LIB/allowed_signers of a shared library).
+bool is_library_owner(const Library& lib);
+
+// `hpak init`'s trust files: a shared library's LIB/id, made when this user
+// owns it (or is root); with `allowed_signers` non-empty, that OpenSSH
+// allowed_signers file (read through links, at most 1 MiB, parsed first: a
+// bad file is refused) copied to LIB/allowed_signers, after which restores
+// require a signed name. A member of a shared library who is not its owner
+// may not require signatures.
+void init_trust_files(const Library& lib, const std::string& allowed_signers);
+
 struct NameStatement {
   std::string library, name, catalog; // catalog: hex digest
   uint64_t generation = 0;
