@@ -10,7 +10,7 @@
 #   py-warm:  the same again (mount: the kernel's caches warm).
 # Times from spawn to exit (perf_counter around subprocess); medians with
 # min-max and the ratio mount/restore of medians. DIR defaults to /tmp.
-# Not yet run for bench/RESULTS.md (issue 31 lists the figures still owed).
+# Figures: bench/RESULTS.md, "hpak mount against a fresh restore".
 set -euo pipefail
 hpak=$(realpath "${1:?usage: bench/mount.sh HPAK [DIR]}")
 w=$(mktemp -d "${2:-/tmp}/hpak-mount-bench-XXXXXX")
