@@ -26,6 +26,7 @@ struct Options {
   std::vector<std::string> rest;
   std::string catalog, log, allowed_signers;
   unsigned threads = 4;
+  uint64_t cache_mib = MountContent::kDefaultCacheBytes >> 20;
   bool foreground = false, verify = false, keep_unrelocated = false, preserve_setid = false, allow_other = false;
 } o;
 
@@ -42,6 +43,9 @@ void setup(CLI::App& app) {
   app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
   app.add_flag("--allow-other", o.allow_other, "Let other users see the file system (FUSE allow_other; modes still apply)");
   app.add_option("-j,--threads", o.threads, "Most threads serving requests (default 4)")->check(CLI::Range(1u, 256u));
+  app.add_option("--cache-size", o.cache_mib,
+                 "MiB of decoded files kept beyond those open or being read (default 64; the kernel's page cache keeps what was read)")
+      ->check(CLI::Range(uint64_t(0), uint64_t(1) << 20));
   app.add_option("--log", o.log, "Append the file system's errors (an unreadable object) to this file (default: stderr in the foreground, none in the background)");
   app.add_option("--allowed-signers", o.allowed_signers,
                  "Require the name to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
@@ -175,7 +179,8 @@ int run() {
   Log log;
   log.f = stderr;
   if (!o.log.empty() && !(log.f = fopen(o.log.c_str(), "ae"))) throw_errno("unable to open log file '" + o.log + "'");
-  MountContent content(tree, *s.src, ReadChecks{o.verify, false}, dir, [&](const std::string& line) { log.line(line); });
+  MountContent content(tree, *s.src, ReadChecks{o.verify, false}, dir, [&](const std::string& line) { log.line(line); },
+                       o.cache_mib << 20);
   FuseMountOptions fo;
   fo.mountpoint = real_dir;
   fo.fsname = "hpak:" + s.shown;

@@ -31,6 +31,9 @@ struct Served {
   const FuseMountOptions& opts;
   uid_t uid = getuid();
   gid_t gid = getgid();
+  // The kernel opens files without asking the server (FUSE_CAP_NO_OPEN_SUPPORT): no open or release
+  // round trip per open(2); reads come without a handle. Set in op_init when the kernel offers it.
+  bool no_open = false;
   // The handles open now. A server that ends while files are open (after `umount --lazy`, on a signal) gets
   // no release for them: they are freed with the server.
   std::mutex handles_mu;
@@ -74,7 +77,8 @@ template <class F> void guarded(fuse_req_t req, F&& f) {
   }
 }
 
-void op_init(void*, struct fuse_conn_info* conn) {
+void op_init(void* userdata, struct fuse_conn_info* conn) {
+  static_cast<Served*>(userdata)->no_open = static_cast<Served*>(userdata)->opts.no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
   if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   conn->want &= ~unsigned(FUSE_CAP_ATOMIC_O_TRUNC);
@@ -127,31 +131,34 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     if (S_ISDIR(in->mode)) return void(fuse_reply_err(req, EISDIR));
     if (!S_ISREG(in->mode)) return void(fuse_reply_err(req, EINVAL));
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) return void(fuse_reply_err(req, EROFS));
-    Handle* h = s.keep(std::make_unique<Handle>(Handle{ino, s.content.open(ino)}));
+    if (s.no_open) return void(fuse_reply_err(req, ENOSYS)); // from now on the kernel opens without asking
+    Handle* h = s.keep(std::make_unique<Handle>(Handle{ino, s.content.file(ino)}));
     fi->fh = reinterpret_cast<uint64_t>(h);
     fi->keep_cache = 1; // the bytes never change: pages read stay valid across opens
     if (fuse_reply_open(req, fi) != 0) s.drop(h);
   });
 }
 
-void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, struct fuse_file_info* fi) {
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info* fi) {
   guarded(req, [&] {
     Served& s = served(req);
-    Handle& h = *reinterpret_cast<Handle*>(fi->fh);
-    if (!s.content.load(h.ino, *h.file)) return void(fuse_reply_err(req, EIO));
-    const uint64_t fsize = h.file->size;
+    // No handle when the kernel opens without asking (no_open): the cached file of the inode.
+    std::shared_ptr<MountContent::File> file = fi->fh ? reinterpret_cast<Handle*>(fi->fh)->file : s.content.file(ino);
+    if (!s.tree.inode(ino) || !S_ISREG(s.tree.inode(ino)->mode)) return void(fuse_reply_err(req, EINVAL));
+    if (!s.content.load(ino, *file)) return void(fuse_reply_err(req, EIO));
+    const uint64_t fsize = file->size;
     if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
     size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-    buf.buf[0].fd = h.file->fd.get();
+    buf.buf[0].fd = file->fd.get();
     buf.buf[0].pos = off;
     fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
   });
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
-  served(req).drop(reinterpret_cast<Handle*>(fi->fh));
+  if (fi->fh) served(req).drop(reinterpret_cast<Handle*>(fi->fh));
   fuse_reply_err(req, 0);
 }
 

@@ -5,7 +5,8 @@
 // The tree is immutable while mounted, so the kernel may keep everything it
 // learns: entries, negative lookups and attributes for a day, file pages
 // across opens (keep_cache), directory listings (cache_readdir) and symlink
-// targets (FUSE_CAP_CACHE_SYMLINKS). Requests are served by a multi-threaded
+// targets (FUSE_CAP_CACHE_SYMLINKS); where the kernel supports it, files are
+// opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT). Requests are served by a multi-threaded
 // loop; reads are answered from the file's memfd by libfuse (spliced where
 // the kernel allows). Mounted as the calling user with `default_permissions`
 // (the kernel checks modes), `ro`, and `allow_other` only when asked.
@@ -26,6 +27,9 @@ struct FuseMountOptions {
   bool allow_other = false;
   unsigned threads = 4;         // the loop's most worker threads
   double cache_seconds = 86400; // entry and attribute timeouts
+  // Let the kernel open files without a request to the server when it can
+  // (no open/release round trip per open(2); file pages are kept across opens).
+  bool no_open = true;
   // Called once the file system is mounted, before the first request is served.
   std::function<void()> on_ready;
 };

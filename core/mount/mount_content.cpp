@@ -8,19 +8,40 @@
 namespace hpak {
 
 MountContent::MountContent(const MountTree& tree, const ObjectSource& src, const ReadChecks& checks, std::string shown,
-                           std::function<void(const std::string&)> on_error)
-    : tree_(tree), src_(src), checks_(checks), shown_(std::move(shown)), on_error_(std::move(on_error)) {}
+                           std::function<void(const std::string&)> on_error, uint64_t cache_bytes)
+    : tree_(tree), src_(src), checks_(checks), shown_(std::move(shown)), on_error_(std::move(on_error)), cache_bytes_(cache_bytes) {}
 
-std::shared_ptr<MountContent::File> MountContent::open(uint64_t ino) {
+std::shared_ptr<MountContent::File> MountContent::file(uint64_t ino) {
   std::lock_guard lk(mu_);
-  auto& slot = open_[ino];
-  if (auto f = slot.lock()) return f;
+  auto it = cache_.find(ino);
+  if (it != cache_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return it->second.file;
+  }
+  lru_.push_front(ino);
   auto f = std::make_shared<File>();
-  slot = f;
-  // Drop the slots of files closed meanwhile, so the map stays as small as what is open.
-  if (open_.size() > 1024)
-    for (auto it = open_.begin(); it != open_.end();) it = it->second.expired() ? open_.erase(it) : std::next(it);
+  cache_.emplace(ino, Cached{f, lru_.begin()});
+  trim();
   return f;
+}
+
+void MountContent::trim() {
+  // A file held elsewhere (use_count > 1: an open handle, a read in flight)
+  // stays; only this lock hands out new holders, so the count cannot grow
+  // while it is looked at. A file being loaded is held by its loader.
+  for (auto it = lru_.end(); it != lru_.begin() && (held_ > cache_bytes_ || cache_.size() > kMaxCached);) {
+    --it;
+    auto c = cache_.find(*it);
+    File& f = *c->second.file;
+    if (c->second.file.use_count() > 1) continue;
+    std::unique_lock fl(f.mu, std::try_to_lock); // never waits: nobody else holds f
+    if (!fl || f.failed) continue;                // a failed file stays EIO
+    const uint64_t bytes = f.loaded ? f.size : 0;
+    fl.unlock();
+    held_ -= bytes;
+    cache_.erase(c);
+    it = lru_.erase(it);
+  }
 }
 
 bool MountContent::load(uint64_t ino, File& f) {
@@ -36,6 +57,9 @@ bool MountContent::load(uint64_t ino, File& f) {
     write_file_content(*n, tree_.catalog(), src_, mfd.get(), shown_, tree_.relocate_to(), checks_, scratch);
     f.size = tree_.inode(ino)->size;
     f.fd = std::move(mfd);
+    std::lock_guard clk(mu_);
+    held_ += f.size;
+    trim();
     return true;
   } catch (const std::exception& e) {
     f.failed = true;

@@ -4,18 +4,20 @@
 // the XXH3 of the stored bytes, the SHA-256 too with `verify`; relocated to
 // the mount's path; block members through the pack reader's block cache,
 // large raw objects copied by range). They go into an anonymous memory file
-// (memfd) that reads are served from, and which goes when the last open
-// handle of the file closes (the kernel's page cache keeps what was read).
-// A file whose object is missing or fails a check is never served: every
-// read of it fails (EIO) until its handles close, and the failure is
-// reported once through `on_error`.
+// (memfd) that reads are served from. The memory files are cached per inode,
+// the least recently used dropped once more than `cache_bytes` of them are
+// held by no open handle or read in flight (the kernel's page cache keeps
+// what was read; a file dropped and read again is decoded again). A file
+// whose object is missing or fails a check is never served: every read of
+// it fails (EIO), and the failure is reported once through `on_error`.
 #pragma once
 
 #include <functional>
-#include <map>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "base/os/file.hpp"
 #include "core/mount/mount_tree.hpp"
@@ -35,10 +37,13 @@ public:
     uint64_t size = 0; // as a restore writes it
   };
 
+  static constexpr uint64_t kDefaultCacheBytes = 64ull << 20;
+
   MountContent(const MountTree& tree, const ObjectSource& src, const ReadChecks& checks, std::string shown,
-               std::function<void(const std::string&)> on_error);
-  // The shared state of regular file `ino` (not loaded yet).
-  std::shared_ptr<File> open(uint64_t ino);
+               std::function<void(const std::string&)> on_error, uint64_t cache_bytes = kDefaultCacheBytes);
+  // The shared state of regular file `ino`: the cached one, else a new one
+  // (not loaded yet); the most recently used from now.
+  std::shared_ptr<File> file(uint64_t ino);
   // Loads `f` of `ino` if it is not yet; false when its object cannot be
   // served (reported once).
   bool load(uint64_t ino, File& f);
@@ -51,8 +56,20 @@ private:
   ReadChecks checks_;
   std::string shown_;
   std::function<void(const std::string&)> on_error_;
+  struct Cached {
+    std::shared_ptr<File> file;
+    std::list<uint64_t>::iterator lru; // its place in lru_
+  };
+  // Drops the least recently used files nobody holds while more than
+  // cache_bytes_ are held (or more than kMaxCached inodes); under mu_.
+  void trim();
+  static constexpr size_t kMaxCached = 1 << 16;
+
+  uint64_t cache_bytes_;
   std::mutex mu_;
-  std::map<uint64_t, std::weak_ptr<File>> open_;
+  std::unordered_map<uint64_t, Cached> cache_;
+  std::list<uint64_t> lru_; // most recently used first
+  uint64_t held_ = 0;       // bytes of the loaded files in cache_
   std::atomic<uint64_t> failures_{0};
 };
 
