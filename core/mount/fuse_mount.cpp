@@ -174,30 +174,46 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
 }
 
 // Entries by position: 0 ".", 1 "..", 2.. the children; `off` is where to go on.
-void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info*) {
-  guarded(req, [&] {
-    Served& s = served(req);
-    if (!s.tree.inode(ino)) return void(fuse_reply_err(req, ENOENT));
-    std::vector<MountTree::Entry> kids = s.tree.entries(ino);
-    std::string buf(size, '\0');
-    size_t used = 0;
-    for (uint64_t i = uint64_t(std::max<off_t>(off, 0)); i < kids.size() + 2; i++) {
-      struct stat st;
-      memset(&st, 0, sizeof st);
-      std::string name;
-      if (i == 0) name = ".", st.st_ino = ino, st.st_mode = S_IFDIR;
-      else if (i == 1) name = "..", st.st_ino = s.tree.parent(ino), st.st_mode = S_IFDIR;
-      else {
-        name = std::string(kids[i - 2].name);
-        st.st_ino = kids[i - 2].ino;
-        st.st_mode = s.tree.inode(st.st_ino)->mode;
-      }
-      size_t need = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, off_t(i + 1));
-      if (need > size - used) break;
-      used += need;
+// One page of a directory listing from offset `off`; with `plus` each entry
+// carries its attributes and entry timeouts (readdirplus), so a listing also
+// answers the lookups that usually follow it (Python's importer lists every
+// directory of its path first).
+void reply_listing(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
+  Served& s = served(req);
+  if (!s.tree.inode(ino)) return void(fuse_reply_err(req, ENOENT));
+  std::vector<MountTree::Entry> kids = s.tree.entries(ino);
+  std::string buf(size, '\0');
+  size_t used = 0;
+  for (uint64_t i = uint64_t(std::max<off_t>(off, 0)); i < kids.size() + 2; i++) {
+    fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    std::string name;
+    if (i < 2) { // "." and "..": no entry of their own (the kernel does not look them up)
+      name = i == 0 ? "." : "..";
+      e.attr.st_ino = i == 0 ? ino : s.tree.parent(ino);
+      e.attr.st_mode = S_IFDIR;
+    } else {
+      name = std::string(kids[i - 2].name);
+      e.ino = kids[i - 2].ino;
+      e.generation = 1;
+      e.entry_timeout = e.attr_timeout = s.opts.cache_seconds;
+      fill_stat(s, e.ino, *s.tree.inode(e.ino), e.attr);
     }
-    fuse_reply_buf(req, buf.data(), used);
-  });
+    char* at = buf.data() + used;
+    size_t need = plus ? fuse_add_direntry_plus(req, at, size - used, name.c_str(), &e, off_t(i + 1))
+                       : fuse_add_direntry(req, at, size - used, name.c_str(), &e.attr, off_t(i + 1));
+    if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info*) {
+  guarded(req, [&] { reply_listing(req, ino, size, off, /*plus=*/false); });
+}
+
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info*) {
+  guarded(req, [&] { reply_listing(req, ino, size, off, /*plus=*/true); });
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t, struct fuse_file_info*) { fuse_reply_err(req, 0); }
@@ -231,6 +247,7 @@ fuse_lowlevel_ops make_ops() {
   ops.release = op_release;
   ops.opendir = op_opendir;
   ops.readdir = op_readdir;
+  ops.readdirplus = op_readdirplus;
   ops.releasedir = op_releasedir;
   ops.statfs = op_statfs;
   return ops;

@@ -6,7 +6,9 @@
 // learns: entries, negative lookups and attributes for a day, file pages
 // across opens (keep_cache), directory listings (cache_readdir) and symlink
 // targets (FUSE_CAP_CACHE_SYMLINKS); where the kernel supports it, files are
-// opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT). Requests are served by a multi-threaded
+// opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT), and listings
+// carry each entry's attributes (readdirplus), answering the lookups that
+// follow a listing. Requests are served by a multi-threaded
 // loop; reads are answered from the file's memfd by libfuse (spliced where
 // the kernel allows). Mounted as the calling user with `default_permissions`
 // (the kernel checks modes), `ro`, and `allow_other` only when asked.
