@@ -47,6 +47,7 @@ struct CatalogShape {
   formats::DirSlots slots;
   std::vector<uint32_t> child_begin; // children of slot s: child_node[child_begin[s] .. child_begin[s + 1])
   std::vector<uint32_t> child_node;
+  std::vector<std::string_view> child_leaf; // the leaf name of child_node[k]: views into the catalog, which outlives the shape
   // The links a catalog file may have: itself and its hardlinks. An inode
   // with more is shared with a file the catalog does not name (`ln
   // outside/f target/f`): it is replaced, never chmod'ed or utimens'ed.

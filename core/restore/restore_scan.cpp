@@ -27,6 +27,8 @@ CatalogShape::CatalogShape(const Catalog& cat) : slots(dir_slots(cat)) {
   for (size_t s = 1; s < child_begin.size(); s++) child_begin[s] += child_begin[s - 1];
   std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
   for (size_t i = 0; i < n; i++) child_node[fill[slots.parent[i]]++] = uint32_t(i);
+  child_leaf.resize(n);
+  for (size_t k = 0; k < n; k++) child_leaf[k] = leaf_of(cat.nodes[child_node[k]].path);
   links.assign(n, 1);
   link_target.assign(n, 0);
   for (size_t i = 0; i < n; i++) {
@@ -36,11 +38,11 @@ CatalogShape::CatalogShape(const Catalog& cat) : slots(dir_slots(cat)) {
   }
 }
 
-std::optional<size_t> CatalogShape::find_child(const Catalog& cat, size_t slot, std::string_view name) const {
-  auto first = child_node.begin() + child_begin[slot], last = child_node.begin() + child_begin[slot + 1];
-  auto it = std::lower_bound(first, last, name, [&](uint32_t i, std::string_view nm) { return leaf_of(cat.nodes[i].path) < nm; });
-  if (it == last || leaf_of(cat.nodes[*it].path) != name) return std::nullopt;
-  return *it;
+std::optional<size_t> CatalogShape::find_child(const Catalog&, size_t slot, std::string_view name) const {
+  auto first = child_leaf.begin() + child_begin[slot], last = child_leaf.begin() + child_begin[slot + 1];
+  auto it = std::lower_bound(first, last, name);
+  if (it == last || *it != name) return std::nullopt;
+  return child_node[size_t(it - child_leaf.begin())];
 }
 
 TargetScan::~TargetScan() {
