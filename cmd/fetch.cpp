@@ -1,5 +1,6 @@
 // hpak fetch URL NAME --into LIB: fetch a catalog and the objects LIB lacks
-// from a published library (core/remote/remote_fetch.hpp), then set NAME in LIB.
+// from a published library (core/remote/remote_fetch.hpp; URL: any scheme of
+// core/remote/schemes.hpp), then set NAME in LIB.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -117,6 +118,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library over HTTP", setup, run};
+extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library (HTTP, S3 or a directory)", setup, run};
 
 } // namespace hpak::cmd

@@ -458,7 +458,7 @@ struct HttpClient::Transfer {
   }
 
   // "" when the transfer delivered what was asked; else why not. Sets
-  // `retry` when another attempt may succeed, throws HttpNotFound on a 404.
+  // `retry` when another attempt may succeed, throws RemoteNotFound on a 404.
   std::string outcome(CURLcode rc, bool& retry) {
     retry = false;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
