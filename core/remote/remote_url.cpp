@@ -74,9 +74,8 @@ RemoteUrl parse_remote_url(const std::string& text) {
     if ((unsigned char)c < 0x20 || c == 0x7f) unusable(text, "a remote", "a control character in it");
   RemoteUrl url;
   size_t n = scheme_length(text);
-  // What follows "SCHEME://", every trailing slash removed (a DIR keeps "/").
-  std::string rest = n ? text.substr(n + 3) : strip_trailing_slashes(text);
-  while (n && !rest.empty() && rest.back() == '/') rest.pop_back();
+  // The text, or what follows "SCHEME://", without its trailing slashes.
+  std::string rest = strip_trailing_slashes(n ? text.substr(n + 3) : text);
   url.text = n ? text.substr(0, n + 3) + rest : rest;
   url.scheme = n ? lower(text.substr(0, n)) : "file";
   const Scheme* s = find_scheme(url.scheme);

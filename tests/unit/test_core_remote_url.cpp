@@ -71,6 +71,8 @@ TEST_CASE("remote url: trailing slashes are removed once, from the text and the 
   CHECK(parse_remote_url("/srv/www/").path == "/srv/www");
   CHECK(parse_remote_url("/").path == "/"); // the root directory stays itself
   CHECK(parse_remote_url("file:///srv/www/").path == "/srv/www");
+  CHECK(parse_remote_url("file:///").path == "/");
+  CHECK(parse_remote_url("file:///").text == "file:///");
   CHECK(strip_trailing_slashes("a//") == "a");
   CHECK(strip_trailing_slashes("//") == "/");
 }
