@@ -27,6 +27,9 @@ inline constexpr const char* kRoot = formats::kRemoteRootFile;
 inline constexpr const char* kPacks = "packs/";
 inline constexpr const char* kHistory = "roots/history";
 inline constexpr const char* kPublishLock = ".hpak-publish.lock";
+// The folders of the layout, which a store with folders makes when it is
+// opened for writing.
+inline constexpr const char* kFolders[] = {"packs", "roots"};
 
 inline std::string pack(const std::string& pack_name) { return kPacks + pack_name; }
 inline std::string index(const std::string& pack_name) { return kPacks + formats::pack_index_name(pack_name); }

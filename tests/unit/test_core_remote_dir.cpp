@@ -48,7 +48,9 @@ std::vector<std::string> files_under(const std::string& dir) {
 TEST_CASE("dir backend: put then get, get_range and list; remove; folders made as needed") {
   fx::TempDir t("remote-dir");
   DirBackend d(t / "www", Access::Write);
-  CHECK(std::filesystem::is_directory(t / "www")); // opened for writing: created
+  CHECK(std::filesystem::is_directory(t / "www")); // opened for writing: created, with the layout's folders
+  CHECK(std::filesystem::is_directory(t / "www/packs"));
+  CHECK(std::filesystem::is_directory(t / "www/roots"));
   d.put("HPAKROOT", span("root v1\n"));
   d.put("packs/pack-a.hpak", span("0123456789"));
   d.put("packs/pack-a.hidx", span("idx"));

@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/hash.hpp"
+#include "core/remote/remote_layout.hpp"
 #include "core/store/dir_stream.hpp"
 
 namespace hpak::remote {
@@ -80,6 +81,7 @@ DirBackend::DirBackend(std::string dir, Access access) : dir_(std::move(dir)) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw Error("unable to create directory '" + dir_ + "': " + ec.message());
+  for (const char* folder : layout::kFolders) make_parents(std::string(folder) + "/");
 }
 
 std::string DirBackend::where(const std::string& name) const { return (dir_ == "/" ? "" : dir_) + "/" + name; }

@@ -15,7 +15,8 @@
 //    temp names (".tmp-*", a put under way) left out;
 //  - remove unlinks (durable after sync());
 //  - the writer lock is a flock(2) on DIR/NAME, created if missing.
-// Opened for writing, DIR is created if missing.
+// Opened for writing, DIR and the folders of the remote layout
+// (core/remote/remote_layout.hpp: packs/, roots/) are created if missing.
 #pragma once
 
 #include <memory>
