@@ -586,7 +586,6 @@ private:
   std::deque<std::unique_ptr<Job>> jobs_;
 };
 
-// Fetches the entries of `wants` into `sink` (steps 4-6).
 // The read of one planned range.
 GetRequest range_request(const Remote& r, const Range& rg) {
   GetRequest q;
@@ -598,6 +597,7 @@ GetRequest range_request(const Remote& r, const Range& rg) {
   return q;
 }
 
+// Fetches the entries of `wants` into `sink` (steps 4-6).
 void fetch_objects(const Remote& r, const std::vector<Want>& wants, PackSink& sink, const FetchOptions& o, FetchResult& res) {
   std::vector<Range> ranges = plan_ranges(wants, r, o);
   std::vector<GetRequest> reqs;
@@ -682,8 +682,9 @@ const RemoteCatalogEntry& find_catalog(const Remote& r, const std::string& name)
   throw Error("no catalog named '" + name + "' at '" + r.base + "'" + (have.empty() ? " (it has none)" : "; it has " + have));
 }
 
-// Where each of `missing` is in the remote packs, its size checked against
-// the catalog's (an index may not make a range larger than the object).
+// Where each of `missing` is in the remote packs. The catalog (checked
+// against its name) says how large each object is: an index may not make
+// its range larger.
 std::vector<Want> locate_wants(const Remote& r, const std::vector<Digest>& missing, const DigestMap<uint64_t>& sizes,
                                const std::string& name) {
   std::vector<Want> wants;
@@ -730,6 +731,7 @@ void fetch_and_name(Library& lib, const Remote& r, const RemoteCatalogEntry& c, 
       sink.publish();
       res.packs_written += sink.packs();
     }
+    // Set the name only once everything it needs is visible (core/gc/gc.hpp).
     store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/false);
     if (missing_objects(lib, fc.cat, nullptr).empty() && lib.locate_loaded(c.digest)) {
       lib.set_catalog(local, c.digest);

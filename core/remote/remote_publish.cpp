@@ -48,7 +48,7 @@ std::optional<Bytes> read_if_there(Backend& d, const std::string& name, uint64_t
 }
 
 // Writes `data` as `name`, checked against `want` first when given.
-void write(Backend& d, const std::string& name, ByteSpan data, const Digest* want) {
+void put_checked(Backend& d, const std::string& name, ByteSpan data, const Digest* want) {
   try {
     d.put(name, data, want);
   } catch (const remote::DigestMismatch&) {
@@ -99,13 +99,13 @@ std::vector<RemotePackEntry> publish_packs(const Library& lib, Backend& dest, co
     bool was_published = known.count(name) > 0;
     if (!holds(listed, dst_pack, e.size, was_published)) {
       Digest want = *digest_from_hex(std::string_view(name).substr(5, 64));
-      write(dest, dst_pack, p->bytes(), &want); // the mapping stays valid if a gc of the library removes the file
+      put_checked(dest, dst_pack, p->bytes(), &want); // the mapping stays valid if a gc of the library removes the file
       res.packs_copied++;
       res.bytes_copied += e.size;
     }
     if (!holds(listed, dst_idx, e.index_size, was_published) ||
         (!was_published && sha256(read_if_there(dest, dst_idx, e.index_size).value_or(Bytes{})) != e.index_sum)) {
-      write(dest, dst_idx, idx, nullptr);
+      put_checked(dest, dst_idx, idx, nullptr);
       res.bytes_copied += idx.size();
     }
     out.push_back(std::move(e));
@@ -164,7 +164,7 @@ std::vector<HistoryEntry> read_history(Backend& d) {
 void write_history(Backend& d, const std::vector<HistoryEntry>& h) {
   std::string text = kHistoryHead;
   for (auto& e : h) text += "root " + e.sum + " " + std::to_string(e.generation) + " " + std::to_string(e.ms) + "\n";
-  write(d, layout::kHistory, span_of(text), nullptr);
+  put_checked(d, layout::kHistory, span_of(text), nullptr);
 }
 
 // Records `root_bytes` (about to become the root) in the history: its copy
@@ -177,7 +177,7 @@ void record_root(Backend& d, const std::optional<Bytes>& old_root, const Bytes& 
     std::string sum = to_hex(sha256(b));
     if (std::any_of(h.begin(), h.end(), [&](auto& e) { return e.sum == sum; })) return;
     Digest want = sha256(b);
-    write(d, layout::root_copy(sum), b, &want);
+    put_checked(d, layout::root_copy(sum), b, &want);
     h.push_back({sum, gen, ms});
   };
   if (old_root)
@@ -314,7 +314,7 @@ PublishResult publish(const Library& lib, const std::string& dest_url, const Pub
   dest->sync();
   Bytes bytes = root_bytes(root, opts, res);
   record_root(*dest, old_bytes, bytes, root.generation);
-  write(*dest, layout::kRoot, bytes, nullptr);
+  put_checked(*dest, layout::kRoot, bytes, nullptr);
   dest->sync();
   if (root.generation > floor) record_published_generation(lib, root.generation);
   res.generation = root.generation;

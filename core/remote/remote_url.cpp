@@ -22,11 +22,6 @@ size_t scheme_length(const std::string& text) {
   return sep;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower((unsigned char)c));
-  return s;
-}
-
 std::string known_schemes() {
   std::string out;
   for (const Scheme& s : schemes()) out += std::string(out.empty() ? "" : ", ") + s.name + "://";
@@ -47,6 +42,11 @@ std::string strip_trailing_slashes(std::string s) {
 bool looks_like_url(const std::string& text) { return scheme_length(text) > 0; }
 
 namespace url_parts {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower((unsigned char)c));
+  return s;
+}
 
 std::string parse_authority(const std::string& authority, uint16_t default_port, RemoteUrl& out) {
   std::string hostport = authority.substr(authority.rfind('@') == std::string::npos ? 0 : authority.rfind('@') + 1);
@@ -77,7 +77,7 @@ RemoteUrl parse_remote_url(const std::string& text) {
   // The text, or what follows "SCHEME://", without its trailing slashes.
   std::string rest = strip_trailing_slashes(n ? text.substr(n + 3) : text);
   url.text = n ? text.substr(0, n + 3) + rest : rest;
-  url.scheme = n ? lower(text.substr(0, n)) : "file";
+  url.scheme = n ? url_parts::lower(text.substr(0, n)) : "file";
   const Scheme* s = find_scheme(url.scheme);
   if (!s) unusable(text, "a remote", "unknown scheme '" + url.scheme + "' (hpak reads " + known_schemes() + ")");
   std::string why = s->parse(rest, n > 0, url);

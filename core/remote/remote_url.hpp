@@ -42,6 +42,8 @@ std::string strip_trailing_slashes(std::string s);
 
 // Pieces of a URL's parse, for the scheme table's rows.
 namespace url_parts {
+// `s` with A-Z made a-z (schemes, hosts, header names).
+std::string lower(std::string s);
 // "HOST[:PORT]" (after "SCHEME://", before the path): fills host, port.
 // `default_port` when none is given. Returns "" or why it is not usable.
 std::string parse_authority(const std::string& authority, uint16_t default_port, RemoteUrl& out);

@@ -14,10 +14,13 @@
 #include <mutex>
 
 #include "base/os/file.hpp"
+#include "core/remote/remote_url.hpp"
 
 namespace hpak::remote {
 
 namespace {
+
+using url_parts::lower;
 
 using Clock = std::chrono::steady_clock;
 
@@ -45,11 +48,6 @@ bool retryable(CURLcode c) {
 }
 
 bool retryable_status(long s) { return s == 408 || s == 429 || (s >= 500 && s <= 599); }
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(tolower((unsigned char)c));
-  return s;
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
@@ -588,12 +586,6 @@ void HttpClient::fail(const Transfer& t, const std::string& why, bool retried) c
                     : (t.status == 401 || t.status == 403) && why.rfind("HTTP ", 0) == 0 ? RemoteErrc::Denied
                                                                                           : RemoteErrc::Protocol;
   throw_remote(kind, t.req->url, why, message);
-}
-
-Bytes HttpClient::get(const HttpRequest& req) {
-  Bytes out;
-  run({req}, [&](size_t, Bytes& b) { out = std::move(b); });
-  return out;
 }
 
 void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done) {

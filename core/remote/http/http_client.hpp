@@ -100,7 +100,6 @@ public:
   // order. Throws a RemoteError (after retries; see the header); transfers still
   // running are dropped first. An exception from `done` propagates the same.
   void run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done);
-  Bytes get(const HttpRequest& req);
 
   const HttpStats& stats() const { return stats_; }
 

@@ -8,15 +8,13 @@
 
 #include "base/error.hpp"
 #include "base/hash.hpp"
+#include "core/remote/remote_url.hpp"
 
 namespace hpak::remote {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower((unsigned char)c));
-  return s;
-}
+using url_parts::lower;
 
 // Leading and trailing blanks removed, inner runs of them made one space.
 std::string trim_value(const std::string& v) {
