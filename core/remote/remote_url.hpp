@@ -22,9 +22,10 @@ namespace hpak::remote {
 struct RemoteUrl {
   std::string scheme; // a row of the scheme table: "file" (a plain DIR too), "http", "https", "s3"
   std::string text;   // as given, trailing slashes removed: shown in messages, hashed for cache names
-  std::string host;   // http(s): the host as written ("127.0.0.1", "[::1]", "example.com"); s3: the bucket
+  std::string host;   // http(s): the host as written ("127.0.0.1", "[::1]", "example.com")
   uint16_t port = 0;  // http(s): the port given, else the scheme's (80, 443)
   bool port_given = false;
+  std::string bucket; // s3
   std::string path;   // file: the directory; http(s): "" or "/a/b"; s3: the key prefix ("" or "a/b")
 };
 

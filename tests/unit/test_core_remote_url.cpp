@@ -80,7 +80,8 @@ TEST_CASE("remote url: trailing slashes are removed once, from the text and the 
 TEST_CASE("remote url: s3 gives the bucket and the key prefix") {
   RemoteUrl u = parse_remote_url("s3://my-bucket.1/team/lib");
   CHECK(u.scheme == "s3");
-  CHECK(u.host == "my-bucket.1");
+  CHECK(u.bucket == "my-bucket.1");
+  CHECK(u.host == "");
   CHECK(u.path == "team/lib");
   CHECK(parse_remote_url("s3://b").path == "");
 }

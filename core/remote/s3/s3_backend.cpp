@@ -36,7 +36,7 @@ std::string s3_base(const RemoteUrl& url, const S3Access& a) {
   std::string ep = strip_trailing_slashes(a.endpoint);
   if (ep.rfind("http://", 0) != 0 && ep.rfind("https://", 0) != 0)
     throw Error("S3 endpoint '" + ep + "' is not an http:// or https:// URL");
-  return ep + "/" + url.host + (url.path.empty() ? "" : "/" + encode_key(url.path));
+  return ep + "/" + url.bucket + (url.path.empty() ? "" : "/" + encode_key(url.path));
 }
 
 // The value of header `name` among `headers` ("Name: value"), or `fallback`.
@@ -102,9 +102,9 @@ S3Access s3_access_from_env(const std::string& endpoint) {
 
 std::string parse_s3_url(const std::string& rest, bool, RemoteUrl& url) {
   size_t slash = rest.find('/');
-  url.host = rest.substr(0, slash);
+  url.bucket = rest.substr(0, slash);
   url.path = slash == std::string::npos ? "" : rest.substr(slash + 1);
-  if (url.host.empty() || url.host.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
+  if (url.bucket.empty() || url.bucket.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
     return "bucket names are lower-case letters, digits, '.' and '-'";
   return "";
 }
