@@ -1,5 +1,6 @@
 // hpak fetch URL NAME --into LIB: fetch a catalog and the objects LIB lacks
-// from a published library (core/remote/remote_fetch.hpp), then set NAME in LIB.
+// from a published library (core/remote/remote_fetch.hpp; URL: any scheme of
+// core/remote/schemes.hpp), then set NAME in LIB.
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -14,40 +15,31 @@
 
 namespace hpak::cmd {
 
-void add_fetch_options(CLI::App& app, FetchOptions& o) {
-  app.add_option("--parallel", o.http.parallel, "HTTP transfers at once (default 8)")->check(CLI::Range(1, 64));
-  app.add_option("--timeout", o.http.timeout, "Seconds to connect, and without a byte received, before a retry (default 30)")
+void add_fetch_options(CLI::App& app, FetchArgs& a) {
+  FetchOptions& o = a.fo;
+  remote::HttpOptions& http = o.remote.http;
+  app.add_option("--parallel", http.parallel, "HTTP transfers at once (default 8)")->check(CLI::Range(1, 64));
+  app.add_option("--timeout", http.timeout, "Seconds to connect, and without a byte received, before a retry (default 30)")
       ->check(CLI::Range(1, 3600));
-  app.add_option("--attempts", o.http.attempts, "Attempts per request, for resets, timeouts, 429 and 5xx (default 6)")
+  app.add_option("--attempts", http.attempts, "Attempts per request, for resets, timeouts, 429 and 5xx (default 6)")
       ->check(CLI::Range(1, 20));
   app.add_option("--gap", o.gap, "Merge objects of a pack into one range across gaps up to this many bytes (default 262144)");
   app.add_option("--max-range", o.max_range, "Largest range to ask for in one request, in bytes (default 16777216)")
       ->check(CLI::Range(uint64_t(4096), uint64_t(1) << 40));
-  app.add_option("--min-rate", o.http.min_rate,
+  app.add_option("--min-rate", http.min_rate,
                  "Bytes per second a request must average once --timeout seconds have passed, or it is retried (default 8192)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
-  app.add_flag("--follow-redirects", o.http.cross_origin_redirects,
+  app.add_flag("--follow-redirects", http.cross_origin_redirects,
                "Follow redirects to other hosts too (without credentials; never from https to http)");
   app.add_option("--min-generation", o.min_generation, "Refuse a remote root below this generation");
-  app.add_option("--max-age", max_age(), "Refuse a remote root published longer ago than this (s, m, h, d, w)");
-  app.add_option("--s3-endpoint", s3_endpoint(), "S3-compatible endpoint for s3:// URLs (default $AWS_ENDPOINT_URL, else AWS)");
-  app.add_option("--cacert", o.http.ca_file, "CA certificates (PEM) for https (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
+  app.add_option("--max-age", a.max_age, "Refuse a remote root published longer ago than this (s, m, h, d, w)");
+  app.add_option("--s3-endpoint", o.remote.s3_endpoint, "S3-compatible endpoint for s3:// URLs (default $AWS_ENDPOINT_URL, else AWS)");
+  app.add_option("--cacert", http.ca_file, "CA certificates (PEM) for https (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
 }
 
-std::string& s3_endpoint() {
-  static std::string endpoint;
-  return endpoint;
-}
-
-std::string& max_age() {
-  static std::string age;
-  return age;
-}
-
-void resolve_remote_access(const std::string& url, FetchOptions& o, const std::optional<SignaturePolicy>& policy) {
-  if (is_s3_url(url)) o.http.s3 = s3_access_from_env(s3_endpoint());
-  if (policy) o.allowed_signers = policy->signers;
-  if (!max_age().empty()) o.max_age_seconds = parse_duration(max_age());
+void resolve_fetch_policy(FetchArgs& a, const std::optional<SignaturePolicy>& policy) {
+  if (policy) a.fo.allowed_signers = policy->signers;
+  if (!a.max_age.empty()) a.fo.max_age_seconds = parse_duration(a.max_age);
 }
 
 std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
@@ -80,17 +72,17 @@ namespace {
 struct Options {
   std::string url, name, into, as, allowed_signers;
   bool json = false;
-  FetchOptions fo;
+  FetchArgs fetch;
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("url", o.url, "URL of a published library (http://, https:// or s3://BUCKET/PREFIX)")->required();
+  app.add_option("url", o.url, "URL of a published library (http://, https://, s3://BUCKET/PREFIX, file:///DIR or a directory)")->required();
   app.add_option("catalog", o.name, "Catalog name")->required();
   app.add_option("--into", o.into, "Library to fetch into (created if missing)")->required();
   app.add_option("--as", o.as, "Name to give the catalog in the library (default: its remote name)");
   app.add_option("--allowed-signers", o.allowed_signers,
                  "Require the remote root to be signed by a key of this OpenSSH allowed_signers file (hpak publish -k)");
-  add_fetch_options(app, o.fo);
+  add_fetch_options(app, o.fetch);
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
 
@@ -109,11 +101,12 @@ int run() {
   auto lib = open_or_create_library(o.into);
   log_library(*lib);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
-  resolve_remote_access(o.url, o.fo, signature_policy(*lib, o.allowed_signers));
-  o.fo.local_name = o.as;
-  o.fo.progress = progress_bar();
+  resolve_fetch_policy(o.fetch, signature_policy(*lib, o.allowed_signers));
+  FetchOptions& fo = o.fetch.fo;
+  fo.local_name = o.as;
+  fo.progress = progress_bar();
   double t0 = now_seconds();
-  FetchResult r = fetch(*lib, o.url, o.name, o.fo);
+  FetchResult r = fetch(*lib, o.url, o.name, fo);
   double secs = now_seconds() - t0;
   clear_progress();
   log_fetch(r);
@@ -125,6 +118,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library over HTTP", setup, run};
+extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library (HTTP, S3 or a directory)", setup, run};
 
 } // namespace hpak::cmd

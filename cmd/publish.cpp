@@ -22,7 +22,7 @@ struct Options {
 
 void setup(CLI::App& app) {
   app.add_option("library", o.lib, "Library directory")->required();
-  app.add_option("dest", o.dest, "Directory served over HTTP (created if missing), or s3://BUCKET/PREFIX")->required();
+  app.add_option("dest", o.dest, "Directory served over HTTP (created if missing; also file:///DIR), or s3://BUCKET/PREFIX")->required();
   app.add_option("--generation", o.generation, "Generation of the new root (default: one above the published one; must be above it)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 62));
   app.add_option("-k,--key", o.key, "Sign the root with this OpenSSH Ed25519 private key (checked by fetch --allowed-signers)");
@@ -43,8 +43,8 @@ int run() {
   po.prune = o.prune;
   po.grace_seconds = parse_duration(o.grace);
   po.expires_seconds = parse_duration(o.expires);
-  po.http.ca_file = o.cacert;
-  if (is_s3_url(o.dest)) po.http.s3 = s3_access_from_env(o.s3_endpoint);
+  po.remote.http.ca_file = o.cacert;
+  po.remote.s3_endpoint = o.s3_endpoint;
   po.progress = progress_bar();
   double t0 = now_seconds();
   PublishResult r = publish(lib, o.dest, po);

@@ -12,17 +12,20 @@ class App;
 
 namespace hpak::cmd {
 
+// A fetch as its command line gives it: the options, and --max-age as written.
+struct FetchArgs {
+  FetchOptions fo;
+  std::string max_age;
+};
+
 // Declares --parallel, --timeout, --attempts, --gap, --max-range, --min-rate,
 // --follow-redirects, --min-generation, --max-age, --s3-endpoint and
-// --cacert, bound to `o` (--max-age applied by resolve_remote_access).
-void add_fetch_options(CLI::App& app, FetchOptions& o);
-// The --s3-endpoint and --max-age values add_fetch_options binds.
-std::string& s3_endpoint();
-std::string& max_age();
-// S3 access for an s3:// URL (from the environment and --s3-endpoint), the
-// signers a root must be signed by (nullopt: no signature required), and
-// --max-age.
-void resolve_remote_access(const std::string& url, FetchOptions& o, const std::optional<SignaturePolicy>& policy);
+// --cacert, bound to `a` (--max-age applied by resolve_fetch_policy).
+void add_fetch_options(CLI::App& app, FetchArgs& a);
+// The signers a root must be signed by (nullopt: no signature required), and
+// --max-age. (The URL's backend reads its own credentials: S3's from the
+// environment.)
+void resolve_fetch_policy(FetchArgs& a, const std::optional<SignaturePolicy>& policy);
 // Opens (creating it if missing) the library at `dir`.
 std::unique_ptr<Library> open_or_create_library(const std::string& dir);
 // Prints a one-line summary of a fetch on stderr (restore) or stdout (fetch).

@@ -15,7 +15,7 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::string lib, name, target, cache;
-  FetchOptions fetch;
+  FetchArgs fetch;
   std::string allowed_signers;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false, trust_large = false;
@@ -23,7 +23,7 @@ struct Options {
 } o;
 
 void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory, or URL of a published library (http://, https:// or s3://BUCKET/PREFIX)")->required();
+  app.add_option("library", o.lib, "Library directory, or URL of a published library (http://, https://, s3://BUCKET/PREFIX or file:///DIR)")->required();
   app.add_option("catalog", o.name, "Catalog name")->required();
   app.add_option("target", o.target, "Target directory (created with its missing parents if missing)")->required();
   app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
@@ -51,17 +51,18 @@ void setup(CLI::App& app) {
 std::string fetch_into_cache(std::optional<Digest>& expect) {
   if (o.cache.empty()) o.cache = default_remote_cache();
   auto cache = open_or_create_library(o.cache);
-  resolve_remote_access(o.lib, o.fetch, signature_policy(*cache, o.allowed_signers));
-  o.fetch.local_name = remote_cache_name(o.lib, o.name);
-  o.fetch.progress = progress_bar();
+  resolve_fetch_policy(o.fetch, signature_policy(*cache, o.allowed_signers));
+  FetchOptions& fo = o.fetch.fo;
+  fo.local_name = remote_cache_name(o.lib, o.name);
+  fo.progress = progress_bar();
   double t0 = now_seconds();
-  FetchResult r = fetch(*cache, o.lib, o.name, o.fetch);
+  FetchResult r = fetch(*cache, o.lib, o.name, fo);
   clear_progress();
   log_fetch(r);
   if (!global().quiet && !o.json) print_fetch_summary(stdout, o.lib, o.name, r, now_seconds() - t0);
-  if (o.fetch.allowed_signers) expect = r.catalog_digest;
+  if (fo.allowed_signers) expect = r.catalog_digest;
   o.lib = o.cache;
-  return o.fetch.local_name;
+  return fo.local_name;
 }
 
 int run() {

@@ -13,17 +13,22 @@
 #include <map>
 #include <memory>
 
-#include "core/store/lock.hpp"
-#include "core/pack/pack_trust.hpp"
-#include "core/trust/signing.hpp"
 #include "base/diag.hpp"
 #include "base/os/file.hpp"
 #include "base/zstd_codec.hpp"
+#include "core/pack/pack_trust.hpp"
+#include "core/remote/remote_layout.hpp"
+#include "core/remote/remote_url.hpp"
+#include "core/store/lock.hpp"
+#include "core/trust/signing.hpp"
 #include "formats/remote_root_format.hpp"
 
 namespace hpak {
 
 using namespace formats;
+using remote::Backend;
+using remote::GetRequest;
+namespace layout = remote::layout;
 
 namespace {
 
@@ -66,7 +71,9 @@ struct RemotePack {
 };
 
 struct Remote {
-  std::string base;
+  Backend& store;
+  std::string base;  // the backend's address, for messages (an s3:// URL: its endpoint's URL)
+  std::string shown; // the URL as given, trailing slashes removed
   RemoteRoot root;
   std::vector<RemotePack> packs;
 };
@@ -184,23 +191,19 @@ void check_root_freshness(const RemoteRoot& root, const std::string& where, cons
     throw Error(refuse + which + " was published " + show_time(root.time) + ", longer ago than --max-age " + std::to_string(o.max_age_seconds) + " s");
 }
 
-RemoteRoot fetch_root(HttpClient& http, const std::string& base, const std::string& url_shown, const FetchOptions& o,
-                      FetchResult& res) {
-  HttpRequest r;
-  r.url = base + "/" + kRemoteRootFile;
-  r.max_size = kRemoteRootMaxSize + (1 << 16); // the root and its signature
-  r.no_cache = true;
+RemoteRoot fetch_root(const Remote& r, const FetchOptions& o, FetchResult& res) {
+  const std::string where = r.store.where(layout::kRoot);
   Bytes b;
   try {
-    b = http.get(r);
-  } catch (const HttpNotFound&) {
-    throw Error("no published library at '" + url_shown + "': '" + r.url + "' not found (HTTP 404)");
+    b = r.store.get(layout::kRoot, kRemoteRootMaxSize + (1 << 16), /*fresh=*/true); // the root and its signature
+  } catch (const remote::RemoteNotFound& e) {
+    throw Error("no published library at '" + r.shown + "': '" + where + "' not found (" + e.reason() + ")");
   }
   RemoteRootParts parts = split_remote_root(b);
-  if (o.allowed_signers) check_root_signature(parts, r.url, *o.allowed_signers, res);
-  RemoteRoot root = decode_remote_root(parts.text, r.url);
-  check_root_freshness(root, r.url, o);
-  if (o.allowed_signers) check_root_generation(root, r.url, url_shown);
+  if (o.allowed_signers) check_root_signature(parts, where, *o.allowed_signers, res);
+  RemoteRoot root = decode_remote_root(parts.text, where);
+  check_root_freshness(root, where, o);
+  if (o.allowed_signers) check_root_generation(root, where, r.shown);
   return root;
 }
 
@@ -229,7 +232,7 @@ std::optional<MappedFile> cached_index(const std::string& path, const RemotePack
 // the size the root gives it, its header checked as soon as it is in (a
 // stream that is not that index fails at once), hashed on the way, held in no
 // buffer. finish() checks the SHA-256 and renames it into place.
-class IndexSink : public BodySink {
+class IndexSink : public remote::BodySink {
 public:
   IndexSink(std::string path, const RemotePackEntry& e, std::string url, mode_t mode)
       : path_(std::move(path)), e_(e), url_(std::move(url)), mode_(mode) {}
@@ -284,18 +287,19 @@ private:
 
 // The index of every pack the root names: from LIB/remote/indexes when
 // cached there, else fetched (in parallel) into it, checked as it arrives.
-std::vector<RemotePack> load_indexes(Library& lib, HttpClient& http, const std::string& base, const RemoteRoot& root,
-                                     FetchResult& res) {
+std::vector<RemotePack> load_indexes(Library& lib, const Remote& remote, FetchResult& res) {
+  const RemoteRoot& root = remote.root;
+  const std::string& base = remote.base;
   std::string dir = lib.root() + "/remote/indexes";
   make_dirs(dir, lib.shared());
   std::vector<RemotePack> packs(root.packs.size());
-  std::vector<HttpRequest> reqs;
+  std::vector<GetRequest> reqs;
   std::vector<size_t> which;
   std::vector<std::unique_ptr<IndexSink>> sinks;
   for (size_t i = 0; i < root.packs.size(); i++) {
     RemotePack& p = packs[i];
     p.entry = root.packs[i];
-    p.url = base + "/packs/" + p.entry.name;
+    p.url = remote.store.where(layout::pack(p.entry.name));
     if (p.entry.index_size > max_index_size(p.entry.size))
       throw Error("refusing root of '" + base + "': it gives pack " + p.entry.name + " (" + std::to_string(p.entry.size) + " bytes) an index of " +
                   std::to_string(p.entry.index_size) + " bytes, more than such a pack can need");
@@ -304,15 +308,15 @@ std::vector<RemotePack> load_indexes(Library& lib, HttpClient& http, const std::
       p.index_map = std::move(*m);
       continue;
     }
-    HttpRequest r;
-    r.url = base + "/packs/" + pack_index_name(p.entry.name);
+    GetRequest r;
+    r.name = layout::index(p.entry.name);
     r.max_size = p.entry.index_size;
-    sinks.push_back(std::make_unique<IndexSink>(cached, p.entry, r.url, lib.shared() ? 0664 : 0644));
+    sinks.push_back(std::make_unique<IndexSink>(cached, p.entry, remote.store.where(r.name), lib.shared() ? 0664 : 0644));
     r.sink = sinks.back().get();
     reqs.push_back(r);
     which.push_back(i);
   }
-  http.run(reqs, [&](size_t k, Bytes&) {
+  remote.store.get_many(reqs, [&](size_t k, Bytes&) {
     RemotePack& p = packs[which[k]];
     sinks[k]->finish();
     std::string cached = dir + "/" + pack_index_name(p.entry.name);
@@ -582,20 +586,24 @@ private:
   std::deque<std::unique_ptr<Job>> jobs_;
 };
 
+// The read of one planned range.
+GetRequest range_request(const Remote& r, const Range& rg) {
+  GetRequest q;
+  q.name = layout::pack(r.packs[rg.pack].entry.name);
+  q.ranged = true;
+  q.object_size = r.packs[rg.pack].entry.size;
+  q.offset = rg.start;
+  q.length = rg.end - rg.start;
+  return q;
+}
+
 // Fetches the entries of `wants` into `sink` (steps 4-6).
-void fetch_objects(const Remote& r, HttpClient& http, const std::vector<Want>& wants, PackSink& sink,
-                   const FetchOptions& o, FetchResult& res) {
+void fetch_objects(const Remote& r, const std::vector<Want>& wants, PackSink& sink, const FetchOptions& o, FetchResult& res) {
   std::vector<Range> ranges = plan_ranges(wants, r, o);
-  std::vector<HttpRequest> reqs;
+  std::vector<GetRequest> reqs;
   uint64_t total = 0;
   for (const Range& rg : ranges) {
-    HttpRequest q;
-    q.url = r.packs[rg.pack].url;
-    q.ranged = true;
-    q.file_size = r.packs[rg.pack].entry.size;
-    q.start = rg.start;
-    q.end = rg.end;
-    reqs.push_back(q);
+    reqs.push_back(range_request(r, rg));
     total += rg.end - rg.start;
   }
   res.ranges += ranges.size();
@@ -605,7 +613,7 @@ void fetch_objects(const Remote& r, HttpClient& http, const std::vector<Want>& w
       res.objects_fetched += sink.append(it);
       res.needed_bytes += it.block ? block_item_size(it.block->header) : kEntryHeaderSize + it.rec.stored_len;
     });
-    http.run(reqs, [&](size_t i, Bytes& body) { checker.add(ranges[i], std::move(body), reqs[i].url); });
+    r.store.get_many(reqs, [&](size_t i, Bytes& body) { checker.add(ranges[i], std::move(body), r.packs[ranges[i].pack].url); });
     checker.drain(0);
   } catch (const Mismatch&) {
     sink.discard();
@@ -624,7 +632,7 @@ struct FetchedCatalog {
   bool local = false;
 };
 
-FetchedCatalog get_catalog(Library& lib, const Remote& r, HttpClient& http, const Digest& d, const std::string& name) {
+FetchedCatalog get_catalog(Library& lib, const Remote& r, const Digest& d, const std::string& name) {
   FetchedCatalog fc;
   if (lib.locate(d)) {
     fc.cat = lib.load_catalog_by_digest(d);
@@ -637,22 +645,18 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, HttpClient& http, cons
     throw Error("the index of '" + r.packs[w->pack].url + "' gives catalog '" + name + "' " + std::to_string(w->rec.raw_len) +
                 " bytes; catalogs are at most 4 GiB");
   std::vector<Range> rg = plan_ranges({*w}, r, FetchOptions{});
-  HttpRequest q;
-  q.url = r.packs[w->pack].url;
-  q.ranged = true;
-  q.file_size = r.packs[w->pack].entry.size;
-  q.start = rg[0].start;
-  q.end = rg[0].end;
-  Bytes body = http.get(q);
-  if (w->rec.member != kNoMember) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is listed inside a block of '" + q.url + "'; catalogs are entries");
-  if (body.size() != rg[0].end - rg[0].start) throw Error("'" + q.url + "' sent " + std::to_string(body.size()) + " bytes for a range of " + std::to_string(rg[0].end - rg[0].start));
-  CheckedItem it = check_entry(body, rg[0].start, w->rec, rg[0].end, q.url);
+  const std::string& url = r.packs[w->pack].url;
+  GetRequest q = range_request(r, rg[0]);
+  Bytes body = r.store.get_range(q.name, q.offset, q.length, q.object_size);
+  if (w->rec.member != kNoMember) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is listed inside a block of '" + url + "'; catalogs are entries");
+  if (body.size() != q.length) throw Error("'" + url + "' sent " + std::to_string(body.size()) + " bytes for a range of " + std::to_string(q.length));
+  CheckedItem it = check_entry(body, rg[0].start, w->rec, rg[0].end, url);
   fc.rec = it.rec;
   fc.stored.assign(it.stored.begin(), it.stored.end());
   Bytes raw(w->rec.raw_len);
-  if (w->rec.codec == Codec::Zstd) zstd_decompress(fc.stored, raw, nullptr, q.url);
+  if (w->rec.codec == Codec::Zstd) zstd_decompress(fc.stored, raw, nullptr, url);
   else raw = fc.stored;
-  fc.cat = decode_catalog(raw, q.url);
+  fc.cat = decode_catalog(raw, url);
   return fc;
 }
 
@@ -669,47 +673,58 @@ std::vector<Digest> missing_objects(const Library& lib, const Catalog& cat, Fetc
   return out;
 }
 
-FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, const std::string& url_shown,
-                       const std::string& name, const FetchOptions& o, FetchResult res) {
-  Remote r;
-  r.base = base;
-  r.root = fetch_root(http, base, url_shown, o, res);
-  res.generation = r.root.generation;
+// The root's entry for catalog `name`, or an Error naming the ones it has.
+const RemoteCatalogEntry& find_catalog(const Remote& r, const std::string& name) {
   auto c = std::find_if(r.root.catalogs.begin(), r.root.catalogs.end(), [&](auto& e) { return e.name == name; });
-  if (c == r.root.catalogs.end()) {
-    std::string have;
-    for (size_t i = 0; i < r.root.catalogs.size() && i < 10; i++) have += (i ? ", '" : "'") + r.root.catalogs[i].name + "'";
-    throw Error("no catalog named '" + name + "' at '" + base + "'" + (have.empty() ? " (it has none)" : "; it has " + have));
+  if (c != r.root.catalogs.end()) return *c;
+  std::string have;
+  for (size_t i = 0; i < r.root.catalogs.size() && i < 10; i++) have += (i ? ", '" : "'") + r.root.catalogs[i].name + "'";
+  throw Error("no catalog named '" + name + "' at '" + r.base + "'" + (have.empty() ? " (it has none)" : "; it has " + have));
+}
+
+// Where each of `missing` is in the remote packs. The catalog (checked
+// against its name) says how large each object is: an index may not make
+// its range larger.
+std::vector<Want> locate_wants(const Remote& r, const std::vector<Digest>& missing, const DigestMap<uint64_t>& sizes,
+                               const std::string& name) {
+  std::vector<Want> wants;
+  for (const Digest& d : missing) {
+    auto w = locate_remote(r, d);
+    if (!w) throw Error("object " + to_hex(d) + " of catalog '" + name + "' is in none of the packs named by '" + r.base + "'");
+    if (w->rec.raw_len != sizes.at(d))
+      throw Error("the index of '" + r.packs[w->pack].url + "' gives object " + to_hex(d) + " " + std::to_string(w->rec.raw_len) +
+                  " bytes, catalog '" + name + "' " + std::to_string(sizes.at(d)));
+    wants.push_back(*w);
   }
-  res.catalog_digest = c->digest;
-  r.packs = load_indexes(lib, http, base, r.root, res);
-  FetchedCatalog fc = get_catalog(lib, r, http, c->digest, name);
+  return wants;
+}
+
+// The sizes the catalog gives its objects.
+DigestMap<uint64_t> object_sizes(const Catalog& cat) {
   DigestMap<uint64_t> sizes;
-  for (const Node& n : fc.cat.nodes)
+  for (const Node& n : cat.nodes)
     if (n.type == NodeType::File) sizes.emplace(n.digest, n.size);
-  std::string local = o.local_name.empty() ? name : o.local_name;
+  return sizes;
+}
+
+// Fetches what the library lacks of the catalog, until the name can be set
+// with everything it needs visible (core/gc/gc.hpp); a few rounds when a gc
+// of the library keeps taking objects away.
+void fetch_and_name(Library& lib, const Remote& r, const RemoteCatalogEntry& c, FetchedCatalog& fc, const std::string& name,
+                    const FetchOptions& o, FetchResult& res) {
+  const DigestMap<uint64_t> sizes = object_sizes(fc.cat);
+  const std::string local = o.local_name.empty() ? name : o.local_name;
   for (int round = 0;; round++) {
     std::vector<Digest> missing = missing_objects(lib, fc.cat, &res);
-    bool need_catalog = !lib.locate_loaded(c->digest);
+    bool need_catalog = !lib.locate_loaded(c.digest);
     if (!missing.empty() || need_catalog) {
       if (round == 5)
         throw Error("catalog '" + local + "' not set: " + std::to_string(missing.size()) +
                     " of its objects keep disappearing from library '" + lib.root() + "'; fetch it again");
-      std::vector<Want> wants;
-      for (const Digest& d : missing) {
-        auto w = locate_remote(r, d);
-        if (!w) throw Error("object " + to_hex(d) + " of catalog '" + name + "' is in none of the packs named by '" + base + "'");
-        // The catalog (checked against its name) says how large the object is:
-        // an index may not make its range larger.
-        if (w->rec.raw_len != sizes.at(d))
-          throw Error("the index of '" + r.packs[w->pack].url + "' gives object " + to_hex(d) + " " + std::to_string(w->rec.raw_len) +
-                      " bytes, catalog '" + name + "' " + std::to_string(sizes.at(d)));
-        wants.push_back(*w);
-      }
       PackSink sink(lib, o.subpack_bytes);
-      fetch_objects(r, http, wants, sink, o, res);
+      fetch_objects(r, locate_wants(r, missing, sizes, name), sink, o, res);
       if (need_catalog) {
-        if (fc.local) fc = get_catalog(lib, r, http, c->digest, name); // a gc took it meanwhile
+        if (fc.local) fc = get_catalog(lib, r, c.digest, name); // a gc took it meanwhile
         sink.append(fc.rec, fc.stored);
         sink.append(fc.rec, fc.stored, /*mirror=*/true);
       }
@@ -718,11 +733,23 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
     }
     // Set the name only once everything it needs is visible (core/gc/gc.hpp).
     store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/false);
-    if (missing_objects(lib, fc.cat, nullptr).empty() && lib.locate_loaded(c->digest)) {
-      lib.set_catalog(local, c->digest);
-      break;
+    if (missing_objects(lib, fc.cat, nullptr).empty() && lib.locate_loaded(c.digest)) {
+      lib.set_catalog(local, c.digest);
+      return;
     }
   }
+}
+
+FetchResult fetch_once(Library& lib, Backend& store, const std::string& shown, const std::string& name, const FetchOptions& o,
+                       FetchResult res) {
+  Remote r{store, remote::strip_trailing_slashes(store.where("")), shown, {}, {}};
+  r.root = fetch_root(r, o, res);
+  res.generation = r.root.generation;
+  const RemoteCatalogEntry& c = find_catalog(r, name);
+  res.catalog_digest = c.digest;
+  r.packs = load_indexes(lib, r, res);
+  FetchedCatalog fc = get_catalog(lib, r, c.digest, name);
+  fetch_and_name(lib, r, c, fc, name, o, res);
   std::vector<std::string> midx_warnings; // the name is durable: a midx not rewritten is a warning
   if (lib.uncovered_packs() > 8) lib.write_midx_or_warn(midx_warnings);
   for (auto& w : midx_warnings) warn(w);
@@ -731,16 +758,7 @@ FetchResult fetch_once(Library& lib, HttpClient& http, const std::string& base, 
 
 } // namespace
 
-bool is_remote_url(const std::string& s) {
-  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || is_s3_url(s);
-}
-
-std::string remote_base_url(const std::string& url) {
-  if (!is_remote_url(url)) throw Error("'" + url + "' is not an http://, https:// or s3:// URL");
-  std::string b = url;
-  while (!b.empty() && b.back() == '/') b.pop_back();
-  return b;
-}
+bool is_remote_url(const std::string& s) { return remote::looks_like_url(s); }
 
 std::string default_remote_cache() {
   const char* xdg = getenv("XDG_CACHE_HOME");
@@ -751,33 +769,33 @@ std::string default_remote_cache() {
 }
 
 std::string remote_cache_name(const std::string& url, const std::string& name) {
-  std::string b = remote_base_url(url);
+  std::string b = remote::parse_remote_url(url).text;
   return name + "@" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(b.data()), b.size()))).substr(0, 16);
 }
 
 FetchResult fetch(Library& lib, const std::string& url, const std::string& name, const FetchOptions& opts) {
-  std::string shown = remote_base_url(url);
-  std::string base = is_s3_url(shown) ? s3_http_url(shown, opts.http.s3) : shown;
+  const remote::RemoteUrl parsed = remote::parse_remote_url(url);
   std::string why = Library::check_catalog_name(opts.local_name.empty() ? name : opts.local_name);
   if (!why.empty()) throw Error(why);
-  HttpOptions http_opts = opts.http;
-  http_opts.spool_dir = lib.layout().tmp_dir(); // whole packs of a server that ignores Range
-  HttpClient http(http_opts);
+  remote::BackendOptions how = opts.remote;
+  how.http.spool_dir = lib.layout().tmp_dir(); // whole packs of a server that ignores Range
+  std::unique_ptr<Backend> store = remote::open_backend(parsed, how, remote::Access::Read);
   FetchResult res;
   auto finish = [&](FetchResult r) {
-    r.requests = http.stats().requests;
-    r.retries = http.stats().retries;
-    r.transferred_bytes = http.stats().bytes;
+    remote::BackendStats s = store->stats();
+    r.requests = s.requests;
+    r.retries = s.retries;
+    r.transferred_bytes = s.bytes;
     return r;
   };
   try {
-    return finish(fetch_once(lib, http, base, shown, name, opts, res));
-  } catch (const HttpNotFound& e) {
+    return finish(fetch_once(lib, *store, parsed.text, name, opts, res));
+  } catch (const remote::RemoteNotFound& e) {
     // A remote gc removed a pack an old root named: read the root again, once.
     res.replans = 1;
     try {
-      return finish(fetch_once(lib, http, base, shown, name, opts, res));
-    } catch (const HttpNotFound& again) {
+      return finish(fetch_once(lib, *store, parsed.text, name, opts, res));
+    } catch (const remote::RemoteNotFound& again) {
       throw Error(std::string(again.what()) + "; the root was read again and still names it");
     }
   }

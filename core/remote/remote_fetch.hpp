@@ -1,6 +1,7 @@
 // Fetching a catalog from a published library (`hpak fetch URL NAME --into
 // LIB`, `hpak restore URL NAME TARGET`): only the objects the local library
-// lacks travel, in HTTP range requests planned from the remote indexes.
+// lacks travel, in range reads planned from the remote indexes, through the
+// URL's backend (core/remote/backend.hpp: HTTP(S), S3, a directory).
 //
 //  1. root: GET URL/HPAKROOT (no-cache) -> the catalog's digest, the packs.
 //  2. indexes: each pack's .hidx, checked against the SHA-256 the root gives
@@ -11,7 +12,7 @@
 //     indexes, sorted by pack and offset, entries closer than `gap` merged into
 //     one range (up to `max_range`); a pack of which `whole_pack` or more is
 //     needed is fetched in full ranges.
-//  5. fetch: the ranges in parallel (core/remote/remote_http.hpp). Every entry is
+//  5. fetch: the ranges in parallel (over HTTP: core/remote/http/). Every entry is
 //     checked before it is stored: its header against the index record, its
 //     XXH3, and the SHA-256 of its decoded bytes against its name. A mismatch
 //     stores nothing of the pack being written and fails. A v2 index gives
@@ -26,22 +27,22 @@
 //  7. name: under LIB/locks/publish.lock (shared), every object is checked
 //     visible (a gc may have raced: fetched again, bounded), then the name is
 //     set — the protocol of core/gc/gc.hpp.
-// A 404 for a pack (a remote gc removed it) refetches the root once and plans
-// again; a second one fails naming the pack.
+// A pack or index not found (HTTP 404: a remote gc removed it) refetches the
+// root once and plans again; a second one fails naming the pack.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "core/library/library.hpp"
 #include "base/progress.hpp"
-#include "core/remote/remote_http.hpp"
+#include "core/library/library.hpp"
+#include "core/remote/schemes.hpp"
 #include "core/trust/sshsig.hpp"
 
 namespace hpak {
 
 struct FetchOptions {
-  HttpOptions http;
+  remote::BackendOptions remote; // how the URL is reached (HTTP transfers, the S3 endpoint)
   uint64_t gap = 256u << 10;
   uint64_t max_range = 16u << 20;
   double whole_pack = 0.9;
@@ -67,7 +68,7 @@ struct FetchResult {
   uint64_t objects_fetched = 0;   // the ones the library lacked
   uint64_t needed_bytes = 0;      // their stored size (entry headers included)
   uint64_t range_bytes = 0;       // bytes of the ranges asked for
-  uint64_t transferred_bytes = 0; // every HTTP body byte (root and indexes too)
+  uint64_t transferred_bytes = 0; // every byte received (HTTP bodies; root and indexes too)
   uint64_t requests = 0, retries = 0, ranges = 0;
   uint64_t indexes_fetched = 0;
   uint64_t packs_written = 0;
@@ -75,15 +76,17 @@ struct FetchResult {
   std::string signer; // the root's signer, when a signature was required
 };
 
-// The base URL without trailing slashes; http://, https:// or s3:// (else an Error).
-std::string remote_base_url(const std::string& url);
-bool is_remote_url(const std::string& s); // http://, https:// or s3://
+// Whether `s` is written as a URL (SCHEME://...): `hpak restore` reads it as
+// a remote, anything else as a library directory.
+bool is_remote_url(const std::string& s);
 // The default cache library: $XDG_CACHE_HOME/hpak, else $HOME/.cache/hpak.
 std::string default_remote_cache();
 // The name a restore through a cache gives a remote catalog there:
-// "NAME@" + 16 hex digits of the SHA-256 of the base URL (remotes never clash).
+// "NAME@" + 16 hex digits of the SHA-256 of the URL without its trailing
+// slashes (remotes never clash).
 std::string remote_cache_name(const std::string& url, const std::string& name);
 
+// URL: any the scheme table reads (core/remote/remote_url.hpp).
 FetchResult fetch(Library& lib, const std::string& url, const std::string& name, const FetchOptions& opts);
 
 } // namespace hpak

@@ -1,25 +1,18 @@
 // Publishing a library as plain files for any web server or S3 bucket
-// (`hpak publish LIB DEST`). The remote layout (man/hpak-format.5, "REMOTE LAYOUT"):
-//
-//   DEST/HPAKROOT                   the root (formats/remote_root_format.hpp): the
-//                                   only mutable file clients read; names the rest
-//                                   by digest; signed when a key is given
-//   DEST/packs/pack-<sha256>.hpak   copied verbatim from the library, never rewritten
-//   DEST/packs/pack-<sha256>.hidx   its index, verbatim
-//   DEST/roots/<sha256>.root        a copy of every root published, named by the
-//                                   SHA-256 of its bytes (for --prune; never read
-//                                   by clients)
-//   DEST/roots/history              the roots published, oldest first (publisher only):
-//                                     "hpak-remote-history 1\n"
-//                                     ("root " sha256 " " generation " " unix_ms "\n")*
-//   DEST/.hpak-publish.lock         flock'd by a publish (one at a time; a directory
-//                                   DEST only: an S3 DEST takes one publisher on trust)
+// (`hpak publish LIB DEST`), through DEST's backend (core/remote/backend.hpp:
+// a directory, s3://BUCKET/PREFIX), in the remote layout of
+// core/remote/remote_layout.hpp (man/hpak-format.5, "REMOTE LAYOUT"). A publish
+// holds DEST's writer lock (a directory's .hpak-publish.lock; an S3 DEST takes
+// one publisher on trust).
 //
 // Order (a client never sees a root naming a file that is not there): every
 // pack the library holds and DEST lacks is copied (checked against its name as
-// it is copied), then its index, each to a temp name, fsync'd and renamed;
-// the directory is fsync'd; then the root's copy under roots/, the history,
-// and last the root itself, with a generation above the one it replaces.
+// it is copied), then its index, each written atomically and durably (a
+// directory: a temp name, fsync'd, renamed, the folder fsync'd); then the
+// root's copy under roots/, the history, and last the root itself, with a
+// generation above the one it replaces. What is already there is learnt from
+// a listing of packs/ when DEST can list (a directory), else from the
+// published root (S3).
 //
 // Publish never rewrites a pack. Without `prune` it deletes nothing. With
 // `prune`, after the new root is in place, it deletes the packs (and indexes)
@@ -33,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "core/library/library.hpp"
 #include "base/progress.hpp"
-#include "core/remote/remote_http.hpp"
+#include "core/library/library.hpp"
+#include "core/remote/schemes.hpp"
 
 namespace hpak {
 
@@ -45,7 +38,7 @@ struct PublishOptions {
   bool prune = false;
   int64_t grace_seconds = 7 * 86400;
   int64_t expires_seconds = 90 * 86400; // clients refuse the root this long after it was published
-  HttpOptions http;        // an s3:// DEST: credentials, endpoint
+  remote::BackendOptions remote; // how DEST is reached (an s3:// DEST: its endpoint, TLS)
   Progress progress;
 };
 
@@ -57,8 +50,8 @@ struct PublishResult {
   uint64_t packs_removed = 0, bytes_removed = 0, roots_removed = 0, roots_kept = 0;
 };
 
-// DEST: a directory, or s3://bucket/prefix (opts.http.s3 gives the endpoint
-// and credentials).
+// DEST: a directory (also file:///DIR), or s3://BUCKET/PREFIX (credentials
+// from the environment: core/remote/s3/s3_backend.hpp).
 PublishResult publish(const Library& lib, const std::string& dest, const PublishOptions& opts);
 
 } // namespace hpak

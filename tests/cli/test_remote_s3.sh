@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # S3: hpak publish LIB s3://BUCKET/PREFIX (PUT, DELETE with --prune) and hpak
 # fetch / restore s3://BUCKET/PREFIX (GET with Range), every request signed
-# with AWS SigV4 (libcurl's CURLOPT_AWS_SIGV4), path-style, against a real
+# with AWS SigV4 (core/remote/s3/sigv4.hpp), path-style, against a real
 # S3-compatible server that checks the signatures: @20minutes/s3rver (npm,
 # installed by scripts/setup.sh --test into .cache/s3rver), started on 127.0.0.1.
 . "$(dirname "$0")/cli_lib.sh" "$@"

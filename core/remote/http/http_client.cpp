@@ -1,4 +1,4 @@
-#include "core/remote/remote_http.hpp"
+#include "core/remote/http/http_client.hpp"
 
 #include <curl/curl.h>
 #include <fcntl.h>
@@ -13,12 +13,14 @@
 #include <memory>
 #include <mutex>
 
-#include "base/hash.hpp"
 #include "base/os/file.hpp"
+#include "core/remote/remote_url.hpp"
 
-namespace hpak {
+namespace hpak::remote {
 
 namespace {
+
+using url_parts::lower;
 
 using Clock = std::chrono::steady_clock;
 
@@ -46,11 +48,6 @@ bool retryable(CURLcode c) {
 }
 
 bool retryable_status(long s) { return s == 408 || s == 429 || (s >= 500 && s <= 599); }
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(tolower((unsigned char)c));
-  return s;
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
@@ -145,36 +142,6 @@ struct HttpClient::Spool {
   }
 };
 
-bool is_s3_url(const std::string& s) { return s.rfind("s3://", 0) == 0; }
-
-std::string s3_http_url(const std::string& s3_url, const S3Access& a) {
-  std::string rest = s3_url.substr(5);
-  while (!rest.empty() && rest.back() == '/') rest.pop_back();
-  std::string bucket = rest.substr(0, rest.find('/'));
-  if (bucket.empty() || bucket.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)
-    throw Error("'" + s3_url + "' is not an s3://BUCKET/PREFIX URL (bucket names are lower-case letters, digits, '.' and '-')");
-  std::string ep = a.endpoint;
-  while (!ep.empty() && ep.back() == '/') ep.pop_back();
-  if (ep.rfind("http://", 0) != 0 && ep.rfind("https://", 0) != 0)
-    throw Error("S3 endpoint '" + ep + "' is not an http:// or https:// URL");
-  return ep + "/" + rest;
-}
-
-S3Access s3_access_from_env(const std::string& endpoint) {
-  S3Access a;
-  if (const char* r = env("AWS_REGION")) a.region = r;
-  else if (const char* r2 = env("AWS_DEFAULT_REGION")) a.region = r2;
-  if (!endpoint.empty()) a.endpoint = endpoint;
-  else if (const char* e = env("AWS_ENDPOINT_URL_S3")) a.endpoint = e;
-  else if (const char* e2 = env("AWS_ENDPOINT_URL")) a.endpoint = e2;
-  else a.endpoint = "https://s3." + a.region + ".amazonaws.com";
-  if (const char* k = env("AWS_ACCESS_KEY_ID")) a.key_id = k;
-  if (const char* k = env("AWS_SECRET_ACCESS_KEY")) a.secret = k;
-  if (const char* t = env("AWS_SESSION_TOKEN")) a.token = t;
-  if (!a.key_id.empty() && a.secret.empty()) throw Error("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not");
-  return a;
-}
-
 std::string describe(const HttpRequest& r) {
   if (!r.ranged) return "'" + r.url + "'";
   return "'" + r.url + "' (bytes " + std::to_string(r.start) + "-" + std::to_string(r.end - 1) + ")";
@@ -218,7 +185,6 @@ struct HttpClient::Transfer {
   bool too_slow = false;
   double slow_at = 0;       // seconds into the attempt when it was found too slow
   uint64_t slow_bytes = 0;
-  std::string userpwd, sigv4;
   char errbuf[CURL_ERROR_SIZE] = {};
 
   ~Transfer() { drop(); }
@@ -267,15 +233,12 @@ struct HttpClient::Transfer {
     return CURL_SEEKFUNC_OK;
   }
 
-  // SigV4 through libcurl, plus the payload hash header S3 requires.
-  void sign_s3(const S3Access& a) {
-    sigv4 = "aws:amz:" + a.region + ":s3";
-    userpwd = a.key_id + ":" + a.secret;
-    curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, sigv4.c_str());
-    curl_easy_setopt(easy, CURLOPT_USERPWD, userpwd.c_str());
-    std::string payload = req->method == "PUT" ? to_hex(sha256(req->upload)) : std::string("UNSIGNED-PAYLOAD");
-    headers = curl_slist_append(headers, ("x-amz-content-sha256: " + payload).c_str());
-    if (!a.token.empty()) headers = curl_slist_append(headers, ("x-amz-security-token: " + a.token).c_str());
+  // The request's own headers, and its credentials when `url` is of its own
+  // origin (never for another host).
+  void add_headers(const HttpOptions& o) {
+    for (const std::string& h : req->headers) headers = curl_slist_append(headers, h.c_str());
+    if (o.sign && same_origin(url, req->url))
+      for (const std::string& h : o.sign(*req, url)) headers = curl_slist_append(headers, h.c_str());
   }
 
   static size_t on_body(char* p, size_t size, size_t n, void* self) {
@@ -447,7 +410,7 @@ struct HttpClient::Transfer {
     } else if (req->method == "DELETE") {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
-    if (!o.s3.key_id.empty() && same_origin(url, req->url)) sign_s3(o.s3); // never credentials for another host
+    add_headers(o);
     headers = curl_slist_append(headers, "Accept-Encoding: identity"); // the bytes as stored (hashes are over them)
     if (req->no_cache) {
       headers = curl_slist_append(headers, "Cache-Control: no-cache");
@@ -493,7 +456,7 @@ struct HttpClient::Transfer {
   }
 
   // "" when the transfer delivered what was asked; else why not. Sets
-  // `retry` when another attempt may succeed, throws HttpNotFound on a 404.
+  // `retry` when another attempt may succeed, throws RemoteNotFound on a 404.
   std::string outcome(CURLcode rc, bool& retry) {
     retry = false;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
@@ -526,7 +489,8 @@ struct HttpClient::Transfer {
       return http_status();
     }
     if (status == 404 || status == 410)
-      throw HttpNotFound("unable to fetch " + describe(r) + ": HTTP " + std::to_string(status) + " (not found)");
+      throw RemoteNotFound(r.url, "HTTP " + std::to_string(status),
+                           "unable to fetch " + describe(r) + ": HTTP " + std::to_string(status) + " (not found)");
     if (retryable_status(status)) {
       retry = true;
       return http_status();
@@ -612,10 +576,16 @@ void HttpClient::learn_ranges(Transfer& t) {
   }
 }
 
-Bytes HttpClient::get(const HttpRequest& req) {
-  Bytes out;
-  run({req}, [&](size_t, Bytes& b) { out = std::move(b); });
-  return out;
+// The request of `t` failed for good: a RemoteError of its kind (see the header).
+void HttpClient::fail(const Transfer& t, const std::string& why, bool retried) const {
+  const std::string& m = t.req->method;
+  std::string message = std::string(m == "PUT" ? "unable to upload to " : m == "DELETE" ? "unable to delete " : "unable to fetch ") +
+                        describe(*t.req) + ": " + why + (retried ? " (" + std::to_string(opts_.attempts) + " attempts)" : "");
+  if (!t.spool_error.empty()) throw Error(message); // the local disk, not the remote
+  RemoteErrc kind = retried ? RemoteErrc::Transient
+                    : (t.status == 401 || t.status == 403) && why.rfind("HTTP ", 0) == 0 ? RemoteErrc::Denied
+                                                                                          : RemoteErrc::Protocol;
+  throw_remote(kind, t.req->url, why, message);
 }
 
 void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done) {
@@ -675,10 +645,7 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
         done(t->index, t->body);
         continue;
       }
-      if (!retry || ++t->attempt >= opts_.attempts)
-        throw Error(std::string(t->req->method == "PUT" ? "unable to upload to " : t->req->method == "DELETE" ? "unable to delete " : "unable to fetch ") +
-                    describe(*t->req) + ": " + why +
-                    (retry ? " (" + std::to_string(opts_.attempts) + " attempts)" : ""));
+      if (!retry || ++t->attempt >= opts_.attempts) fail(*t, why, retry);
       stats_.retries++;
       double delay = t->retry_after >= 0 ? std::min(t->retry_after, opts_.max_retry_after)
                                          : std::min(8.0, opts_.backoff * std::pow(2.0, t->attempt - 1));
@@ -699,4 +666,4 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
   }
 }
 
-} // namespace hpak
+} // namespace hpak::remote

@@ -20,9 +20,12 @@
 //  - redirects: at most 5, http and https only, never from https to http;
 //    by default only to the same origin (scheme, host and port), where the
 //    request keeps its credentials; with `cross_origin_redirects` to another
-//    origin too, but then without any (no SigV4 signature, no S3 session
-//    token: credentials never reach another host);
-//  - a 404 or 410: HttpNotFound at once (a file a remote gc removed);
+//    origin too, but then without any (no signature, no session token:
+//    credentials never reach another host);
+//  - a 404 or 410: RemoteNotFound at once (a file a remote gc removed);
+//  - what fails for good is a RemoteError of its kind (core/remote/backend.hpp):
+//    Denied for a 401 or 403, Transient once the retries are spent, Protocol
+//    for an answer that is not what was asked;
 //  - a body above the size asked for: an error (never buffered without bound);
 //    a body given to a BodySink is not buffered at all.
 // Deadline: an attempt must have moved (received or sent) at least
@@ -42,16 +45,16 @@
 
 #include "base/bytes.hpp"
 #include "base/error.hpp"
+#include "core/remote/backend.hpp"
 
-namespace hpak {
+namespace hpak::remote {
 
-// An S3-compatible store addressed path-style (ENDPOINT/BUCKET/KEY); requests
-// are signed with AWS SigV4 (libcurl's CURLOPT_AWS_SIGV4) when a key is given.
-struct S3Access {
-  std::string endpoint;           // http(s)://host[:port]
-  std::string region = "us-east-1";
-  std::string key_id, secret, token; // key_id "": unsigned (a public bucket)
-};
+struct HttpRequest;
+
+// The headers that authenticate one attempt of `req` to `url` ("Name: value"
+// lines), e.g. an S3 signature (core/remote/s3/); called for every attempt
+// sent to the request's own origin, never for another (a redirect).
+using HttpSigner = std::function<std::vector<std::string>(const HttpRequest& req, const std::string& url)>;
 
 struct HttpOptions {
   unsigned parallel = 8;     // transfers at once
@@ -63,17 +66,7 @@ struct HttpOptions {
   bool cross_origin_redirects = false; // follow redirects to other origins (without credentials)
   std::string spool_dir;     // whole files of a server that ignores Range ("" = slices cut out of its answers)
   std::string ca_file;       // CA certificates (PEM) for https ("" = $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)
-  S3Access s3;               // signs every request when s3.key_id is set
-};
-
-// Where a body goes instead of memory (an index written to its file as it
-// arrives). start() opens each attempt, data() takes each piece in order;
-// an Error thrown by either fails the request at once (no retry).
-class BodySink {
-public:
-  virtual ~BodySink() = default;
-  virtual void start() = 0;
-  virtual void data(ByteSpan piece) = 0;
+  HttpSigner sign;           // set: authenticates every attempt (see HttpSigner)
 };
 
 struct HttpRequest {
@@ -86,11 +79,7 @@ struct HttpRequest {
   bool no_cache = false;       // ask caches to revalidate (the root)
   std::string method;          // "" = GET; "PUT" (sends `upload`), "DELETE"
   ByteSpan upload;
-};
-
-class HttpNotFound : public Error {
-public:
-  using Error::Error;
+  std::vector<std::string> headers; // sent with every attempt ("Name: value")
 };
 
 struct HttpStats {
@@ -108,10 +97,9 @@ public:
 
   // Runs every request, at most `parallel` at a time; `done(i, body)` gets
   // each body (exactly end-start bytes when ranged) as it completes, in any
-  // order. Throws HttpNotFound or Error (after retries); transfers still
+  // order. Throws a RemoteError (after retries; see the header); transfers still
   // running are dropped first. An exception from `done` propagates the same.
   void run(const std::vector<HttpRequest>& reqs, const std::function<void(size_t, Bytes&)>& done);
-  Bytes get(const HttpRequest& req);
 
   const HttpStats& stats() const { return stats_; }
 
@@ -122,6 +110,7 @@ private:
   bool startable(Transfer& t, const std::vector<std::unique_ptr<Transfer>>& active);
   bool serve_from_spool(Transfer& t, const std::function<void(size_t, Bytes&)>& done);
   void learn_ranges(Transfer& t);
+  [[noreturn]] void fail(const Transfer& t, const std::string& why, bool retried) const;
   HttpOptions opts_;
   std::map<std::string, Ranges> ranges_;               // per origin
   std::map<std::string, std::shared_ptr<Spool>> spools_; // per URL: whole files of origins that ignore Range
@@ -132,13 +121,4 @@ private:
 // "URL" or "URL (bytes A-B)" for messages.
 std::string describe(const HttpRequest& r);
 
-bool is_s3_url(const std::string& s);
-// s3://BUCKET/PREFIX -> ENDPOINT/BUCKET/PREFIX (path style; no trailing slash).
-std::string s3_http_url(const std::string& s3_url, const S3Access& a);
-// The S3 access an s3:// URL gets: endpoint from `endpoint` (an option), else
-// $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com;
-// region from $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1; credentials
-// from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN.
-S3Access s3_access_from_env(const std::string& endpoint);
-
-} // namespace hpak
+} // namespace hpak::remote
