@@ -290,7 +290,7 @@ private:
 std::vector<RemotePack> load_indexes(Library& lib, const Remote& remote, FetchResult& res) {
   const RemoteRoot& root = remote.root;
   const std::string& base = remote.base;
-  std::string dir = lib.root() + "/remote/indexes";
+  std::string dir = lib.layout().remote_indexes_dir();
   make_dirs(dir, lib.shared());
   std::vector<RemotePack> packs(root.packs.size());
   std::vector<GetRequest> reqs;
@@ -702,8 +702,7 @@ std::vector<Want> locate_wants(const Remote& r, const std::vector<Digest>& missi
 // The sizes the catalog gives its objects.
 DigestMap<uint64_t> object_sizes(const Catalog& cat) {
   DigestMap<uint64_t> sizes;
-  for (const Node& n : cat.nodes)
-    if (n.type == NodeType::File) sizes.emplace(n.digest, n.size);
+  for_each_file(cat, [&](const Node& n) { sizes.emplace(n.digest, n.size); });
   return sizes;
 }
 

@@ -121,10 +121,11 @@ std::vector<RemoteCatalogEntry> published_catalogs(const Library& lib) {
   for (const std::string& name : lib.catalog_names()) {
     Digest d;
     Catalog cat = lib.load_catalog(name, &d);
-    for (const Node& n : cat.nodes)
-      if (n.type == NodeType::File && !lib.locate_loaded(n.digest))
+    for_each_file(cat, [&](const Node& n) {
+      if (!lib.locate_loaded(n.digest))
         throw Error("catalog '" + name + "' needs object " + to_hex(n.digest) + ", which is missing from library '" +
                     lib.root() + "'; nothing published");
+    });
     out.push_back({name, d});
   }
   return out;
@@ -233,7 +234,7 @@ void prune(Backend& d, int64_t grace_ms, PublishResult& res) {
 // LIB/remote/published: the highest generation this library published
 // anywhere ("N\n"); 0 when absent or unreadable (a hostile file there can
 // only make later generations higher).
-std::string published_path(const Library& lib) { return lib.root() + "/remote/published"; }
+std::string published_path(const Library& lib) { return lib.layout().remote_published(); }
 
 uint64_t published_generation(const Library& lib) {
   try {
@@ -248,7 +249,7 @@ uint64_t published_generation(const Library& lib) {
 // destination's own root.
 void record_published_generation(const Library& lib, uint64_t generation) {
   try {
-    std::string dir = lib.root() + "/remote";
+    std::string dir = lib.layout().remote_dir();
     if (mkdir(dir.c_str(), lib.shared() ? 02775 : 0755) == 0 && lib.shared()) chmod(dir.c_str(), 02775);
     AtomicFile f(published_path(lib), lib.shared() ? 0664 : 0644);
     std::string text = std::to_string(generation) + "\n";
