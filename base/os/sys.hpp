@@ -90,7 +90,7 @@ inline long copy_range(int in_fd, Off* in_off, int out_fd, size_t len);
 // ---- file systems
 // The bytes available to an unprivileged writer on the file system of `fd`; false with errno.
 inline bool fs_free_space(int fd, uint64_t& bytes);
-// The file system type magic of `fd` (statfs f_type: kNfsMagic...); false with errno.
+// The file system type magic of `fd` (statfs f_type: 0x6969 is NFS); false with errno.
 inline bool fs_type(int fd, uint64_t& magic);
 
 // ---- directories (opendir/readdir): `Dir` is opaque
@@ -106,6 +106,8 @@ inline void dir_close(Dir* d);
 inline Uid uid();
 inline Uid euid();
 inline Pid pid();
+// gethostname(2) into buf (size bytes, NUL-terminated when it fits).
+inline int host_name(char* buf, size_t size);
 // The login name and home directory of `uid` (passwd database); false when it has none.
 bool user_of(Uid uid, std::string* name, std::string* home);
 

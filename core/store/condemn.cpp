@@ -1,8 +1,8 @@
 #include "core/store/condemn.hpp"
 
 #include <cstdio>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/store/dir_stream.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"

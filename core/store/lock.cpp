@@ -3,13 +3,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/store/lock_scope.hpp"
 #include "base/diag.hpp"
 #include "base/error.hpp"
@@ -20,7 +15,7 @@ namespace {
 
 // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" naming the file `st`
 // (waiters, with "->", are not holders): its pid, or "".
-std::string holder_pid_in(const char* line, const struct stat& st) {
+std::string holder_pid_in(const char* line, const os::FileStat& st) {
   char type[32], adv[32], mode[32], dev_ino[128];
   long pid = 0;
   if (strstr(line, "->")) return {};
@@ -28,7 +23,7 @@ std::string holder_pid_in(const char* line, const struct stat& st) {
   unsigned maj = 0, min = 0;
   unsigned long long ino = 0;
   if (std::string(type) != "FLOCK" || sscanf(dev_ino, "%x:%x:%llu", &maj, &min, &ino) != 3) return {};
-  if (ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev)) return {};
+  if (ino != (unsigned long long)st.st_ino || maj != os::dev_major(st.st_dev) || min != os::dev_minor(st.st_dev)) return {};
   return std::to_string(pid);
 }
 
@@ -51,13 +46,13 @@ std::string comm_of(const std::string& pid) {
 // hpak with umask 022 created it without group write (man/hpak-library.7,
 // PERMISSIONS). Says so, and how to fix it.
 [[noreturn]] void throw_lock_access_error(const std::string& p, bool shared_library) {
-  struct stat st;
-  if (!shared_library || lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWGRP))
+  os::FileStat st;
+  if (!shared_library || os::lstat_path(p.c_str(), st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWGRP))
     throw_open_error(p, EACCES, Follow::NoLinks);
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-  const passwd* pw = getpwuid(st.st_uid);
-  std::string owner = pw && pw->pw_name ? std::string(pw->pw_name) : "uid " + std::to_string(st.st_uid);
+  std::string owner;
+  if (!os::user_of(st.st_uid, &owner, nullptr) || owner.empty()) owner = "uid " + std::to_string(st.st_uid);
   throw Error("unable to open '" + p + "' for writing: Permission denied; it is not group-writable (mode " + mode + ", owner '" +
               owner + "'), so it was created with umask 022 or stricter, while members of a shared library must run hpak with umask 002: '" +
               owner + "' or root can fix it with 'chmod g+w " + p + "'");
@@ -85,7 +80,7 @@ bool locks_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || e
 
 // flock(fd, op | LOCK_NB): true if taken, false if someone else holds it.
 bool try_flock(int fd, int op, const std::string& p) {
-  if (flock(fd, op | LOCK_NB) == 0) return true;
+  if (os::flock(fd, op | LOCK_NB) == 0) return true;
   if (errno != EWOULDBLOCK && errno != EINTR) throw_lock_error(p, errno);
   return false;
 }
@@ -112,9 +107,9 @@ std::string describe_gc_holder(int fd, const std::string& p) {
 // frees the space).
 void record_holder(int fd) {
   char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  std::string who = "host " + std::string(host) + " pid " + std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) == 0 && pwrite(fd, who.data(), who.size(), 0) < 0) {
+  os::host_name(host, sizeof host - 1);
+  std::string who = "host " + std::string(host) + " pid " + std::to_string(os::pid()) + "\n";
+  if (os::truncate(fd, 0) == 0 && os::pwrite(fd, who.data(), who.size(), 0) < 0) {
   }
 }
 
@@ -135,8 +130,8 @@ void report_waited(const std::string& p, std::chrono::steady_clock::time_point s
 } // namespace
 
 std::string flock_holder(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return {};
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0) return {};
   FILE* f = fopen("/proc/locks", "re");
   if (!f) return {};
   char line[512];
@@ -152,7 +147,7 @@ void check_locks_work(const Layout& layout, bool shared_library) {
   const std::string p = layout.publish_lock();
   Fd fd = open_lock_file(p, shared_library, /*read_only_ok=*/true);
   refuse_host_local_locks(fd.get(), layout.root());
-  if (flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
+  if (os::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
   if (locks_unsupported(errno)) throw_lock_error(p, errno);
 }
 
@@ -175,7 +170,7 @@ PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusi
   report_wait(fd_.get(), p, exclusive ? "exclusive" : "shared");
   const auto since = std::chrono::steady_clock::now();
   if (!exclusive) {
-    while (flock(fd_.get(), LOCK_SH) != 0)
+    while (os::flock(fd_.get(), LOCK_SH) != 0)
       if (errno != EINTR) throw_lock_error(p, errno);
     report_waited(p, since);
     return;

@@ -2,9 +2,8 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 #include "formats/pack_name.hpp"
@@ -40,8 +39,8 @@ std::string parent_dir(std::string dir) {
 
 // Size of a regular file, or -1 if there is none.
 int64_t file_size(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  os::FileStat st;
+  if (os::lstat_path(path.c_str(), st) != 0 || !S_ISREG(st.st_mode)) return -1;
   return int64_t(st.st_size);
 }
 
@@ -77,8 +76,8 @@ bool link_pack(const std::string& tmp_path, const std::string& final_pack, uint6
 } // namespace
 
 bool has_marker(const Layout& layout) {
-  struct stat st;
-  if (lstat(layout.marker().c_str(), &st) == 0) return true;
+  os::FileStat st;
+  if (os::lstat_path(layout.marker().c_str(), st) == 0) return true;
   if (errno == ENOENT || errno == ENOTDIR) return false;
   // Not "no library here" (an add would then try to create one): the read
   // that failed, named (EIO on a failing disk, EACCES).
@@ -87,8 +86,8 @@ bool has_marker(const Layout& layout) {
 
 Marker read_marker(const Layout& layout) {
   const std::string root = layout.root(), marker = layout.marker();
-  struct stat st;
-  if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
+  os::FileStat st;
+  if (os::stat_path(root.c_str(), st) != 0) throw_errno("unable to open library '" + root + "'");
   if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
   if (!has_marker(layout)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
   Bytes b = read_regular(marker, Follow::NoLinks, kMaxMarkerSize);
@@ -124,8 +123,8 @@ void create_dirs(const Layout& layout, bool shared) {
 
 bool folders_private(const Layout& layout) {
   for (const std::string& d : {layout.root(), layout.packs_dir()}) {
-    struct stat st;
-    if (lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) return false;
+    os::FileStat st;
+    if (os::lstat_path(d.c_str(), st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != os::euid() && st.st_uid != 0) || (st.st_mode & 022)) return false;
   }
   return true;
 }

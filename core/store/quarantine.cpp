@@ -2,17 +2,16 @@
 
 #include <cerrno>
 #include <ctime>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 
 namespace hpak::store {
 
 std::string describe_entry(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return "nothing";
+  os::FileStat st;
+  if (os::lstat_path(path.c_str(), st) != 0) return "nothing";
   if (S_ISDIR(st.st_mode)) return "a directory";
   if (S_ISLNK(st.st_mode)) return "a symbolic link";
   if (S_ISFIFO(st.st_mode)) return "a FIFO";

@@ -95,5 +95,6 @@ inline void dir_close(Dir* d) { ::closedir(d); }
 inline Uid uid() { return ::getuid(); }
 inline Uid euid() { return ::geteuid(); }
 inline Pid pid() { return ::getpid(); }
+inline int host_name(char* buf, size_t size) { return ::gethostname(buf, size); }
 
 } // namespace hpak::os

@@ -21,6 +21,5 @@ using Uid = ::uid_t;
 using Pid = ::pid_t;
 using Dir = ::DIR;
 constexpr int kCwd = AT_FDCWD;
-constexpr uint64_t kNfsMagic = 0x6969; // statfs f_type of NFS
 
 } // namespace hpak::os
