@@ -1,11 +1,9 @@
 #include "core/pack/packer.hpp"
 
-#include <fcntl.h>
 #include <mutex>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/pack/pack_passes.hpp"
 #include "core/pack/pack_reader.hpp"
 #include "base/compress_rule.hpp"
@@ -80,12 +78,12 @@ struct FilePipeline {
 
   void write_large_file(Node& n) {
     const std::string where = shown(n);
-    int fd = openat(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_at(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open '" + where + "'");
     Fd guard(fd);
-    struct stat st;
-    if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + where + "'");
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    os::FileStat st;
+    if (os::fstat(fd, st) != 0) throw_errno("unable to stat '" + where + "'");
+    os::advise_sequential(fd);
     LargeFile file{fd, uint64_t(st.st_size), where};
     HashedFile h = hash_large_file(file, roots());
     n.size = file.size;

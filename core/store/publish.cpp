@@ -25,7 +25,7 @@ std::string marker_text(const Marker& m) {
 }
 
 // True if this call created the folder.
-bool make_dir(const std::string& p, mode_t mode) {
+bool make_dir(const std::string& p, os::Mode mode) {
   if (mkdir(p.c_str(), mode) == 0) return true;
   if (errno != EEXIST) throw_errno("unable to create '" + p + "'");
   return false;
@@ -106,7 +106,7 @@ Marker read_marker(const Layout& layout) {
 }
 
 void create_dirs(const Layout& layout, bool shared) {
-  const mode_t dmode = shared ? 02775 : 0755;
+  const os::Mode dmode = shared ? 02775 : 0755;
   const bool root_created = make_dir(layout.root(), dmode);
   bool sub_created = false;
   for (const char* sub : kLibrarySubdirs) {
