@@ -1,8 +1,7 @@
 // Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
-#include <fcntl.h>
 #include <optional>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/store/lock.hpp"
 #include "core/library/library.hpp"
 #include "base/compress_rule.hpp"
@@ -26,7 +25,7 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
   Fd guard(rootfd);
   for (const Node& n : cat.nodes) {
     if (n.type != NodeType::File || !missing.count(n.digest) || w.contains(n.digest)) continue;
-    int fd = openat(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_at(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to reopen '" + src + "/" + n.path + "'");
     Fd fguard(fd);
     Bytes raw = read_fd(fd, src + "/" + n.path);
