@@ -6,7 +6,7 @@
 // The interface is POSIX-shaped on purpose: a descriptor is an `int`, a call that
 // fails returns -1 (or nullptr, or false) with errno set, so callers keep reporting
 // through throw_errno/SystemError (base/error.hpp). The types (`FileStat`, `Mode`,
-// `Off`, `Dev`, `Uid`, `Pid`, `Dir`) and the flag and mode names (O_*, AT_*, S_*,
+// `Off`, `Dev`, `Ino`, `Nlink`, `Uid`, `Pid`, `Dir`, `TimeSpec`) and the flag and mode names (O_*, AT_*, S_*,
 // LOCK_*, MADV_*, DT_*) are POSIX's spelling: the implementation header of the
 // platform provides them. Today that is base/os/linux/sys_impl.hpp, whose
 // functions are inline wrappers of the system calls (cost zero: no virtual call,
@@ -88,8 +88,16 @@ inline int memfd(const char* name);
 inline long copy_range(int in_fd, Off* in_off, int out_fd, size_t len);
 
 // ---- file systems
-// The bytes available to an unprivileged writer on the file system of `fd`; false with errno.
-inline bool fs_free_space(int fd, uint64_t& bytes);
+// The space an unprivileged writer has on the file system of `fd` (statvfs f_frsize,
+// f_bavail, f_files, f_favail; files 0: the file system does not count inodes);
+// false with errno.
+struct FsSpace {
+  uint64_t block_size = 0;
+  uint64_t blocks_free = 0;
+  uint64_t files = 0;
+  uint64_t files_free = 0;
+};
+inline bool fs_free_space(int fd, FsSpace& space);
 // The file system type magic of `fd` (statfs f_type: 0x6969 is NFS); false with errno.
 inline bool fs_type(int fd, uint64_t& magic);
 

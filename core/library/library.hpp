@@ -158,7 +158,7 @@ public:
   // A file's identity (the midx found wrong is not trusted again).
   struct FileId {
     os::Dev dev = 0;
-    ino_t ino = 0;
+    os::Ino ino = 0;
     int64_t size = -1, mtime_ns = 0;
     bool operator==(const FileId&) const = default;
   };

@@ -17,7 +17,7 @@ struct Walker {
   const ScanOptions& opts;
   std::string root;
   ScannedTree out;
-  std::map<std::pair<os::Dev, ino_t>, std::string> links;
+  std::map<std::pair<os::Dev, os::Ino>, std::string> links;
 
   int64_t mtime(const os::FileStat& st) const {
     return opts.record_mtime ? int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : 0;

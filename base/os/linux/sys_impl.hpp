@@ -69,10 +69,13 @@ inline long copy_range(int in_fd, Off* in_off, int out_fd, size_t len) {
   return ::copy_file_range(in_fd, in_off, out_fd, nullptr, len, 0);
 }
 
-inline bool fs_free_space(int fd, uint64_t& bytes) {
+inline bool fs_free_space(int fd, FsSpace& space) {
   struct statvfs v;
   if (::fstatvfs(fd, &v) != 0) return false;
-  bytes = uint64_t(v.f_bavail) * uint64_t(v.f_frsize);
+  space.block_size = uint64_t(v.f_frsize);
+  space.blocks_free = uint64_t(v.f_bavail);
+  space.files = uint64_t(v.f_files);
+  space.files_free = uint64_t(v.f_favail);
   return true;
 }
 inline bool fs_type(int fd, uint64_t& magic) {
