@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #if defined(_WIN32)
 #error "the os seam's Windows implementation (base/os/windows/sys_impl.hpp, issue 30) is not written yet"
@@ -109,6 +110,21 @@ inline Dir* dir_from_fd(int fd); // takes ownership of fd on success
 inline const char* dir_next(Dir* d);
 inline int dir_fd(Dir* d);
 inline void dir_close(Dir* d);
+
+// ---- processes and local sockets (not on hot paths: out of line)
+// Runs `argv[0]` (looked up in PATH) with `argv` and this process's environment and
+// waits for it; its exit status (128 + the signal that killed it), or -1 with
+// errno when it could not be started.
+int run_program(const std::vector<std::string>& argv);
+// A private new directory from `templ` ending in XXXXXX (mkdtemp); false with errno.
+bool make_temp_dir(std::string& templ);
+// Connects a stream socket to the local (Unix-domain) socket at `path`, with
+// send and receive timeouts of `timeout_s`; -1 with errno (ENAMETOOLONG: a path
+// the address cannot hold).
+int connect_local(const std::string& path, int timeout_s);
+// send(2) without SIGPIPE / recv(2) on a connected socket; -1 with errno.
+inline long send(int fd, const void* buf, size_t n);
+inline long recv(int fd, void* buf, size_t n);
 
 // ---- identity
 inline Uid uid();

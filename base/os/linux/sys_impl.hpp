@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -94,6 +95,9 @@ inline const char* dir_next(Dir* d) {
 }
 inline int dir_fd(Dir* d) { return ::dirfd(d); }
 inline void dir_close(Dir* d) { ::closedir(d); }
+
+inline long send(int fd, const void* buf, size_t n) { return ::send(fd, buf, n, MSG_NOSIGNAL); }
+inline long recv(int fd, void* buf, size_t n) { return ::recv(fd, buf, n, 0); }
 
 inline Uid uid() { return ::getuid(); }
 inline Uid euid() { return ::geteuid(); }
