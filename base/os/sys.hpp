@@ -27,7 +27,7 @@
 
 namespace hpak::os {
 
-// ---- descriptors
+// ---- descriptors (kStdin, kStdout, kStderr: the standard ones)
 // openat(2): `path` relative to `dirfd` (kCwd: the working directory).
 inline int open_at(int dirfd, const char* path, int flags, Mode mode = 0);
 inline int open_path(const char* path, int flags, Mode mode = 0);
@@ -66,6 +66,15 @@ inline int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char
 inline int link_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, int flags = 0);
 inline int symlink_at(const char* target, int dirfd, const char* path);
 inline long readlink_at(int dirfd, const char* path, char* buf, size_t size);
+// The same by path (relative to the working directory): for a library's own
+// folders, which are opened by name (man/hpak-library.7).
+inline int mkdir_path(const char* path, Mode mode);
+inline int unlink_path(const char* path);
+inline int rmdir_path(const char* path);
+inline int rename_path(const char* oldpath, const char* newpath); // replaces newpath
+inline int link_path(const char* oldpath, const char* newpath);
+inline int chmod_path(const char* path, Mode mode);
+inline long readlink_path(const char* path, char* buf, size_t size);
 
 // ---- durability and locks
 inline int fsync(int fd);

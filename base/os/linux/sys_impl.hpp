@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdio>
 #include <sys/socket.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -52,6 +53,13 @@ inline int symlink_at(const char* target, int dirfd, const char* path) { return 
 inline long readlink_at(int dirfd, const char* path, char* buf, size_t size) {
   return ::readlinkat(dirfd, path, buf, size);
 }
+inline int mkdir_path(const char* path, Mode mode) { return ::mkdir(path, mode); }
+inline int unlink_path(const char* path) { return ::unlink(path); }
+inline int rmdir_path(const char* path) { return ::rmdir(path); }
+inline int rename_path(const char* oldpath, const char* newpath) { return ::rename(oldpath, newpath); }
+inline int link_path(const char* oldpath, const char* newpath) { return ::link(oldpath, newpath); }
+inline int chmod_path(const char* path, Mode mode) { return ::chmod(path, mode); }
+inline long readlink_path(const char* path, char* buf, size_t size) { return ::readlink(path, buf, size); }
 
 inline int fsync(int fd) { return ::fsync(fd); }
 inline int flock(int fd, int op) { return ::flock(fd, op); }

@@ -23,5 +23,6 @@ using Uid = ::uid_t;
 using Pid = ::pid_t;
 using Dir = ::DIR;
 constexpr int kCwd = AT_FDCWD;
+constexpr int kStdin = 0, kStdout = 1, kStderr = 2;
 
 } // namespace hpak::os
