@@ -344,11 +344,11 @@ void Library::set_catalog(const std::string& name, const Digest& d) {
 
 bool Library::remove_catalog(const std::string& name, bool durable) {
   if (!check_catalog_name(name).empty()) return false;
-  if (unlink(layout_.catalog_path(name).c_str()) != 0) {
+  if (os::unlink_path(layout_.catalog_path(name).c_str()) != 0) {
     if (errno == ENOENT) return false;
     throw_errno("unable to remove catalog '" + name + "'");
   }
-  unlink(layout_.used_path(name).c_str());
+  os::unlink_path(layout_.used_path(name).c_str());
   // Before the removal is reported, or a gc collects the name's objects: a
   // power loss must not bring the name back without them.
   if (durable) sync_dir(layout_.catalogs_dir());
@@ -383,7 +383,7 @@ void Library::touch_used(const std::string& name) const {
   const std::string p = layout_.used_path(name);
   os::Mode mode = shared_ ? 0666 : 0644;
   bool replace = false;
-  int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+  int fd = os::open_path(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
   if (fd < 0) {
     replace = errno == ELOOP || errno == ENXIO; // a symlink; a FIFO nobody reads
   } else {

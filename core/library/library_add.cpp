@@ -20,7 +20,7 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
                          std::optional<AtomicFile>& tmp_out) {
   AtomicFile& tmp = tmp_out.emplace(lib.layout().temp_pack("pack"), 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), level);
-  int rootfd = open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int rootfd = os::open_path(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
   Fd guard(rootfd);
   for (const Node& n : cat.nodes) {

@@ -54,7 +54,7 @@ void copy_with_buffer(int in_fd, uint64_t in_off, int out_fd, uint64_t len, cons
 // A descriptor of the pack file that is the very inode `pack` mapped (the
 // path may have been replaced since); empty if it cannot be had.
 Fd reopen_pack(const PackReader& pack) {
-  int fd = open(pack.path().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = os::open_path(pack.path().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return Fd();
   Fd guard(fd);
   os::FileStat st;

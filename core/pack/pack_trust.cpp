@@ -39,14 +39,14 @@ std::string identity(const os::FileStat& st) {
 
 // A directory of this user's, closed to everyone else, created if missing.
 bool private_dir(const std::string& p) {
-  if (mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
   os::FileStat st;
   return os::lstat_path(p.c_str(), st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == os::euid() && (st.st_mode & 077) == 0;
 }
 
 // The remembered verdict: "ok", "bad <why>", or "" (none, or not this user's file).
 std::string read_verdict(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = os::open_path(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return {};
   Fd guard(fd);
   os::FileStat st;
@@ -101,13 +101,13 @@ std::string user_private_dir(const char* xdg_var, const char* home_fallback, con
     for (size_t at = 0; at < rest.size();) {
       size_t slash = rest.find('/', at);
       base += "/" + rest.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
-      if (mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
+      if (os::mkdir_path(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
       at = slash == std::string::npos ? rest.size() : slash + 1;
     }
   } else {
     return {};
   }
-  if (mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
+  if (os::mkdir_path(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
   std::string dir = base + "/hpak";
   if (!private_dir(dir) || !private_dir(dir + "/" + leaf)) return {};
   return dir + "/" + leaf;

@@ -99,7 +99,7 @@ struct FilePipeline {
 // order (so the pack is byte-identical whatever the thread count), with at
 // most 1024 files and opts.memory_budget bytes in flight.
 void pack_files(WalkedTree& walked, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
-  Fd rootfd(open(walked.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd rootfd(os::open_path(walked.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd) throw_errno("unable to open directory '" + walked.root + "'");
   const unsigned threads = opts.threads ? opts.threads : default_threads();
   const size_t n = walked.tree.files.size();
@@ -179,7 +179,7 @@ PackFileResult pack_to_file(const std::string& src, const std::string& out_path,
   try {
     idx_file.commit(/*durable=*/true);
   } catch (const Error&) {
-    unlink(out_path.c_str()); // as promised: nothing under either name unless both complete
+    os::unlink_path(out_path.c_str()); // as promised: nothing under either name unless both complete
     throw;
   }
   return res;

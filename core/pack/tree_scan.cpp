@@ -84,7 +84,7 @@ struct Walker {
 } // namespace
 
 ScannedTree scan_tree(const std::string& root, const ScanOptions& opts) {
-  int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = os::open_path(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw_errno("unable to open directory '" + root + "'");
   Fd guard(fd);
   Walker w{opts, root, {}, {}};

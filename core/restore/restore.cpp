@@ -50,7 +50,7 @@ struct LibraryIds {
 };
 
 LibraryIds library_ids(const Library& lib) {
-  Fd fd(open(lib.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Fd fd(os::open_path(lib.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd) throw_errno("unable to open library '" + lib.root() + "'");
   return {lib.root(), lineage(fd.get(), lib.root())};
 }

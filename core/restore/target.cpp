@@ -52,13 +52,13 @@ Fd open_target_dir(const std::string& path, os::Mode mode, const BeforeCreate& b
   std::vector<std::string> parts = split_path(path);
   const bool absolute = path[0] == '/';
   if (parts.empty()) { // "/" (or only slashes)
-    int fd = open("/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_path("/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open target directory '/'");
     return Fd(fd);
   }
   // cur: the directory reached so far, named `cur_shown` as in `path`.
   std::string cur_shown = absolute ? "/" : ".";
-  Fd cur(open(cur_shown.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Fd cur(os::open_path(cur_shown.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!cur) throw_errno("unable to open '" + cur_shown + "'");
   auto below = [&](const std::string& c) {
     return cur_shown == "/" ? "/" + c : (cur_shown == "." && !absolute ? c : cur_shown + "/" + c);
@@ -112,7 +112,7 @@ std::string target_path(int fd, const std::string& shown) {
   os::FileStat have, st;
   if (os::fstat(fd, have) != 0) throw_errno("unable to examine target '" + shown + "'");
   char buf[PATH_MAX + 1];
-  long n = readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, PATH_MAX);
+  long n = os::readlink_path(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, PATH_MAX);
   if (n > 0 && buf[0] == '/') {
     std::string p(buf, size_t(n));
     if (os::stat_path(p.c_str(), st) == 0 && same_inode(st, have)) return p;

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "base/os/sys.hpp"
 #include "core/store/lock_scope.hpp"
@@ -60,8 +61,8 @@ std::string comm_of(const std::string& pid) {
 
 Fd open_lock_file(const std::string& p, bool shared_library, bool read_only_ok) {
   const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-  int fd = open(p.c_str(), O_RDWR | O_CREAT | flags, shared_library ? 0664 : 0644);
-  if (fd < 0 && errno == EACCES && read_only_ok) fd = open(p.c_str(), O_RDONLY | flags);
+  int fd = os::open_path(p.c_str(), O_RDWR | O_CREAT | flags, shared_library ? 0664 : 0644);
+  if (fd < 0 && errno == EACCES && read_only_ok) fd = os::open_path(p.c_str(), O_RDONLY | flags);
   if (fd < 0 && errno == EACCES) throw_lock_access_error(p, shared_library);
   if (fd < 0) throw_open_error(p, errno, Follow::NoLinks);
   Fd guard(fd);
@@ -183,7 +184,7 @@ PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusi
       throw Error("an add has been setting its catalog name for over 60 s" + (holder.empty() ? "" : " (" + holder + ")") +
                   "; gc aborted, nothing deleted");
     }
-    usleep(10000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   report_waited(p, since);
 }

@@ -173,7 +173,7 @@ NameStatement sign_name(Library& lib, const std::string& name, const std::string
   std::string sig = sshsig::sign_with_key_file(key_path, kSignatureNamespace, span_of(text));
   std::string dir = signatures_dir(lib);
   os::Mode dmode = lib.shared() ? 02775 : 0755;
-  if (mkdir(dir.c_str(), dmode) == 0 && lib.shared()) chmod(dir.c_str(), dmode);
+  if (os::mkdir_path(dir.c_str(), dmode) == 0 && lib.shared()) os::chmod_path(dir.c_str(), dmode);
   else if (errno != EEXIST && !path_exists(dir)) throw_errno("unable to create '" + dir + "'");
   write_atomically(dir + "/" + name, text + sig, lib.shared() ? 0664 : 0644);
   return st;

@@ -511,9 +511,9 @@ std::string sign_via_ssh_keygen(const std::string& key_path, const std::string& 
       result.assign(b.begin(), b.end());
     }
   }
-  os::unlink_at(os::kCwd, sig.c_str());
-  os::unlink_at(os::kCwd, msg.c_str());
-  os::unlink_at(os::kCwd, dir.c_str(), AT_REMOVEDIR);
+  os::unlink_path(sig.c_str());
+  os::unlink_path(msg.c_str());
+  os::rmdir_path(dir.c_str());
   if (!error.empty()) throw Error(error);
   return result;
 }
@@ -626,7 +626,7 @@ std::optional<Bytes> agent_sign(const PublicKey& pub, ByteSpan data, std::string
 // Whether a passphrase can be asked for: a controlling terminal (what
 // ssh-keygen prompts on).
 bool can_prompt() {
-  if (!os::is_terminal(STDIN_FILENO)) return false;
+  if (!os::is_terminal(os::kStdin)) return false;
   int fd = os::open_path("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return false;
   os::close(fd);
