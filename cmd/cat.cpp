@@ -1,8 +1,8 @@
 // hpak cat PACK PATH|DIGEST: one file's bytes to stdout, read through the
 // index without touching the rest of the pack.
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
 #include "core/pack/pack_reader.hpp"
@@ -52,7 +52,7 @@ int run() {
     if (!rec) throw Error("object " + to_hex(node->digest) + " for '" + o.what + "' is not in the pack");
   }
   fflush(stdout);
-  pack.read_stream(*rec, [](ByteSpan chunk) { write_all(STDOUT_FILENO, chunk, "standard output"); });
+  pack.read_stream(*rec, [](ByteSpan chunk) { write_all(os::kStdout, chunk, "standard output"); });
   return kExitOk;
 }
 } // namespace

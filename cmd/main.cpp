@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <cstring>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
@@ -33,7 +33,7 @@ static std::string suggest(const std::string& name) {
 // Runs the command, then flushes stdout; the only place errors are printed.
 static int run_command(const Command& c) {
   const double t0 = now_seconds();
-  spdlog::debug("command '{}', pid {}", c.name, getpid());
+  spdlog::debug("command '{}', pid {}", c.name, hpak::os::pid());
   int rc = kExitError;
   std::string error;
   try {

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
 
@@ -15,7 +15,7 @@ static bool g_progress_shown = false;
 
 Progress progress_bar() {
   end_phases(); // of the previous engine call, if one is still open
-  const bool bar = !global().quiet && isatty(2), log = debug_on();
+  const bool bar = !global().quiet && os::is_terminal(os::kStderr), log = debug_on();
   if (!bar && !log) return {};
   return [bar, log, last = std::chrono::steady_clock::time_point{}](std::string_view phase, uint64_t done, uint64_t total) mutable {
     if (log) {

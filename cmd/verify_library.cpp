@@ -1,8 +1,8 @@
 #include "cmd/verify_library.hpp"
 
 #include <cstdio>
-#include <sys/stat.h>
 
+#include "base/os/sys.hpp"
 #include "cmd/output.hpp"
 
 namespace hpak::cmd {
@@ -12,8 +12,8 @@ using ull = unsigned long long;
 } // namespace
 
 bool is_directory(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  os::FileStat st;
+  return os::stat_path(path.c_str(), st) == 0 && S_ISDIR(st.st_mode);
 }
 
 void write_library_json(JsonWriter& w, const LibraryVerifyReport& r, double secs, const JsonMembers& extra) {

@@ -15,10 +15,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <sys/stat.h>
-#include <sys/types.h>
 
 #include "base/bytes.hpp"
+#include "base/os/sys.hpp"
 
 namespace hpak {
 

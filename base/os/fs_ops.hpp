@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <sys/stat.h>
 
 #include "base/os/file.hpp"
 

@@ -1,15 +1,13 @@
 #include "core/import/rcc_source.hpp"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <map>
 #include <mutex>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zip.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include "base/os/sys.hpp"
 #include "core/store/dir_stream.hpp"
 #include "base/os/file.hpp"
 
@@ -128,29 +126,29 @@ class DirSource : public RccSource {
 public:
   explicit DirSource(const std::string& path) {
     where_ = path;
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = os::open_path(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open '" + path + "'");
     root_ = Fd(fd);
-    struct stat st;
-    if (fstatat(root_.get(), "catalog", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+    os::FileStat st;
+    if (os::stat_at(root_.get(), "catalog", st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
       throw Error("'" + path + "' is not an rcc hololib (no catalog/ directory)");
   }
 
   bool compress_no() const override {
-    struct stat st;
-    return fstatat(root_.get(), "catalog/compress.no", &st, AT_SYMLINK_NOFOLLOW) == 0;
+    os::FileStat st;
+    return os::stat_at(root_.get(), "catalog/compress.no", st, AT_SYMLINK_NOFOLLOW) == 0;
   }
 
   std::vector<std::string> catalog_names() const override {
-    int fd = openat(root_.get(), "catalog", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_at(root_.get(), "catalog", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open '" + where_ + "/catalog'");
     store::DirStream d(Fd(fd), where_ + "/catalog");
     std::vector<std::string> out;
     while (auto n = d.next()) {
       std::string name(*n);
       if (!is_catalog_file_name(name)) continue;
-      struct stat st;
-      if (fstatat(d.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) continue;
+      os::FileStat st;
+      if (os::stat_at(d.fd(), name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) continue;
       out.push_back(name);
     }
     std::sort(out.begin(), out.end());
@@ -164,8 +162,8 @@ public:
   }
 
   bool has_object(const std::string& hex) const override {
-    struct stat st;
-    return fstatat(root_.get(), object_name(hex).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    os::FileStat st;
+    return os::stat_at(root_.get(), object_name(hex).c_str(), st, AT_SYMLINK_NOFOLLOW) == 0;
   }
 
   std::optional<Bytes> read_object(const std::string& hex, uint64_t cap) const override {
@@ -177,15 +175,15 @@ private:
 
   std::optional<Bytes> read_member(const std::string& rel, uint64_t cap) const {
     std::string shown = "'" + where_ + "/" + rel + "'";
-    int fd = openat(root_.get(), rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int fd = os::open_at(root_.get(), rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       if (errno == ENOENT) return std::nullopt;
       if (errno == ELOOP) throw RccRefused(shown + " is a symlink");
       throw_errno("unable to open " + shown);
     }
     Fd guard(fd);
-    struct stat st;
-    if (fstat(fd, &st) != 0) throw_errno("unable to stat " + shown);
+    os::FileStat st;
+    if (os::fstat(fd, st) != 0) throw_errno("unable to stat " + shown);
     if (!S_ISREG(st.st_mode)) throw RccRefused(shown + " is not a regular file");
     if (uint64_t(st.st_size) > cap) too_large(shown, cap);
     Bytes b = read_fd(fd, shown);
@@ -345,8 +343,8 @@ uint64_t rcc_decoded_size(ByteSpan stored, uint64_t cap, const std::string& what
 }
 
 std::unique_ptr<RccSource> RccSource::open(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) throw_errno("unable to open '" + path + "'");
+  os::FileStat st;
+  if (os::stat_path(path.c_str(), st) != 0) throw_errno("unable to open '" + path + "'");
   if (S_ISDIR(st.st_mode)) return std::make_unique<DirSource>(path);
   if (!S_ISREG(st.st_mode)) throw Error("'" + path + "' is neither an rcc hololib directory nor a zip file");
   return std::make_unique<ZipSource>(path);

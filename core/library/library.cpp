@@ -1,13 +1,11 @@
 #include "core/library/library.hpp"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <map>
 #include <mutex>
 #include <set>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/pack/pack_trust.hpp"
 #include "core/store/dir_stream.hpp"
 #include "core/store/quarantine.hpp"
@@ -98,7 +96,7 @@ uint64_t midx_size_bound(const Library::Loaded& l) {
   return 24 + 32 * uint64_t(l.packs.size()) + 1024 + 36 * digests + 32;
 }
 
-Library::FileId file_id(const struct stat& st) {
+Library::FileId file_id(const os::FileStat& st) {
   return {st.st_dev, st.st_ino, int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
@@ -346,11 +344,11 @@ void Library::set_catalog(const std::string& name, const Digest& d) {
 
 bool Library::remove_catalog(const std::string& name, bool durable) {
   if (!check_catalog_name(name).empty()) return false;
-  if (unlink(layout_.catalog_path(name).c_str()) != 0) {
+  if (os::unlink_path(layout_.catalog_path(name).c_str()) != 0) {
     if (errno == ENOENT) return false;
     throw_errno("unable to remove catalog '" + name + "'");
   }
-  unlink(layout_.used_path(name).c_str());
+  os::unlink_path(layout_.used_path(name).c_str());
   // Before the removal is reported, or a gc collects the name's objects: a
   // power loss must not bring the name back without them.
   if (durable) sync_dir(layout_.catalogs_dir());
@@ -383,15 +381,15 @@ std::string Library::quarantine_catalog(const std::string& name) {
 void Library::touch_used(const std::string& name) const {
   if (!check_catalog_name(name).empty()) return;
   const std::string p = layout_.used_path(name);
-  mode_t mode = shared_ ? 0666 : 0644;
+  os::Mode mode = shared_ ? 0666 : 0644;
   bool replace = false;
-  int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+  int fd = os::open_path(p.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
   if (fd < 0) {
     replace = errno == ELOOP || errno == ENXIO; // a symlink; a FIFO nobody reads
   } else {
     Fd guard(fd);
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) futimens(fd, nullptr);
+    os::FileStat st;
+    if (os::fstat(fd, st) == 0 && S_ISREG(st.st_mode)) os::set_times(fd, nullptr);
     else replace = true;
   }
   if (!replace) return;
@@ -403,9 +401,9 @@ void Library::touch_used(const std::string& name) const {
 }
 
 int64_t Library::last_used(const std::string& name) const {
-  struct stat st;
-  if (lstat(layout_.used_path(name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mtim.tv_sec;
-  if (lstat(layout_.catalog_path(name).c_str(), &st) == 0) return st.st_mtim.tv_sec;
+  os::FileStat st;
+  if (os::lstat_path(layout_.used_path(name).c_str(), st) == 0 && S_ISREG(st.st_mode)) return st.st_mtim.tv_sec;
+  if (os::lstat_path(layout_.catalog_path(name).c_str(), st) == 0) return st.st_mtim.tv_sec;
   return 0;
 }
 

@@ -20,9 +20,9 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
+#include "base/os/sys.hpp"
 #include "core/pack/object_source.hpp"
 #include "core/pack/packer.hpp"
 #include "core/store/layout.hpp"
@@ -157,8 +157,8 @@ public:
   struct Loaded;
   // A file's identity (the midx found wrong is not trusted again).
   struct FileId {
-    dev_t dev = 0;
-    ino_t ino = 0;
+    os::Dev dev = 0;
+    os::Ino ino = 0;
     int64_t size = -1, mtime_ns = 0;
     bool operator==(const FileId&) const = default;
   };

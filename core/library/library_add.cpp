@@ -1,8 +1,7 @@
 // Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
-#include <fcntl.h>
 #include <optional>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/store/lock.hpp"
 #include "core/library/library.hpp"
 #include "base/compress_rule.hpp"
@@ -21,12 +20,12 @@ PackResult write_missing(Library& lib, const std::string& src, const Catalog& ca
                          std::optional<AtomicFile>& tmp_out) {
   AtomicFile& tmp = tmp_out.emplace(lib.layout().temp_pack("pack"), 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), level);
-  int rootfd = open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int rootfd = os::open_path(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
   Fd guard(rootfd);
   for (const Node& n : cat.nodes) {
     if (n.type != NodeType::File || !missing.count(n.digest) || w.contains(n.digest)) continue;
-    int fd = openat(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_at(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to reopen '" + src + "/" + n.path + "'");
     Fd fguard(fd);
     Bytes raw = read_fd(fd, src + "/" + n.path);

@@ -1,7 +1,6 @@
 #include "core/mount/mount_content.hpp"
 
-#include <sys/mman.h>
-
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "core/restore/materialize.hpp"
 
@@ -51,7 +50,7 @@ bool MountContent::load(uint64_t ino, File& f) {
   const formats::Node* n = tree_.node_of(ino);
   try {
     if (!n || n->type != formats::NodeType::File) throw Error("internal error: inode " + std::to_string(ino) + " is not a file");
-    Fd mfd(memfd_create("hpak-mount", MFD_CLOEXEC));
+    Fd mfd(os::memfd("hpak-mount"));
     if (!mfd) throw_errno("unable to make a memory file for '" + shown_ + "/" + n->path + "'");
     Bytes scratch;
     write_file_content(*n, tree_.catalog(), src_, mfd.get(), shown_, tree_.relocate_to(), checks_, scratch);

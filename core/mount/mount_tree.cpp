@@ -1,8 +1,8 @@
 #include "core/mount/mount_tree.hpp"
 
 #include <algorithm>
-#include <sys/stat.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "core/restore/materialize.hpp"
 

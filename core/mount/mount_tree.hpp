@@ -22,9 +22,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <vector>
 
+#include "base/os/sys.hpp"
 #include "core/pack/relocation.hpp"
 #include "formats/catalog_format.hpp"
 
@@ -35,7 +35,7 @@ constexpr uint64_t kMountRootIno = 1;
 struct MountInode {
   uint32_t node = UINT32_MAX; // catalog node (UINT32_MAX: the root)
   uint32_t nlink = 1;
-  mode_t mode = 0;            // with the file type bits (S_IFREG, ...)
+  os::Mode mode = 0;          // with the file type bits (S_IFREG, ...)
   uint64_t size = 0;          // as a restore writes it
   int64_t mtime_ns = 0;
 };
@@ -43,7 +43,7 @@ struct MountInode {
 struct MountTreeOptions {
   RelocTo relocate_to;         // the mount's real path (empty: served as packed)
   bool preserve_setid = false;
-  mode_t root_mode = 0755;     // the mount point's own mode and mtime
+  os::Mode root_mode = 0755;   // the mount point's own mode and mtime
   int64_t root_mtime_ns = 0;
 };
 

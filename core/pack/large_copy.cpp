@@ -2,13 +2,10 @@
 
 #include <atomic>
 #include <cstring>
-#include <fcntl.h>
 #include <future>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
+#include "base/os/sys.hpp"
 #include "base/diag.hpp"
 #include "base/os/file.hpp"
 #include "base/hash.hpp"
@@ -31,19 +28,19 @@ bool refused(int err) { return err == EXDEV || err == EINVAL || err == ENOSYS ||
 
 void advise(ByteSpan span, int advice) {
   if (span.empty()) return;
-  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t page = uintptr_t(os::page_size());
   uintptr_t start = reinterpret_cast<uintptr_t>(span.data()) & ~(page - 1);
   uintptr_t end = reinterpret_cast<uintptr_t>(span.data()) + span.size();
-  madvise(reinterpret_cast<void*>(start), end - start, advice);
+  os::advise_memory(reinterpret_cast<void*>(start), end - start, advice);
 }
 
 void copy_with_buffer(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const std::string& what_in,
                       const std::string& what_out) {
   thread_local Bytes buf;
   buf.resize(kLargeChunk);
-  posix_fadvise(in_fd, off_t(in_off), off_t(len), POSIX_FADV_SEQUENTIAL);
+  os::advise_sequential(in_fd, os::Off(in_off), os::Off(len));
   while (len > 0) {
-    ssize_t n = pread(in_fd, buf.data(), size_t(std::min<uint64_t>(buf.size(), len)), off_t(in_off));
+    long n = os::pread(in_fd, buf.data(), size_t(std::min<uint64_t>(buf.size(), len)), os::Off(in_off));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno("unable to read '" + what_in + "'");
     if (n == 0) throw Error("'" + what_in + "' ends inside an object it indexes");
@@ -57,12 +54,12 @@ void copy_with_buffer(int in_fd, uint64_t in_off, int out_fd, uint64_t len, cons
 // A descriptor of the pack file that is the very inode `pack` mapped (the
 // path may have been replaced since); empty if it cannot be had.
 Fd reopen_pack(const PackReader& pack) {
-  int fd = open(pack.path().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = os::open_path(pack.path().c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return Fd();
   Fd guard(fd);
-  struct stat st;
-  const struct stat& mapped = pack.map().stat();
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != mapped.st_dev || st.st_ino != mapped.st_ino) return Fd();
+  os::FileStat st;
+  const os::FileStat& mapped = pack.map().stat();
+  if (os::fstat(fd, st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != mapped.st_dev || st.st_ino != mapped.st_ino) return Fd();
   return guard;
 }
 
@@ -77,9 +74,9 @@ void report_refused(int err, const std::string& what_out) {
 
 void copy_fd_range(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const std::string& what_in,
                    const std::string& what_out) {
-  loff_t off = loff_t(in_off);
+  os::Off off = os::Off(in_off);
   while (len > 0) {
-    ssize_t n = copy_file_range(in_fd, &off, out_fd, nullptr, size_t(std::min<uint64_t>(len, 1ull << 30)), 0);
+    long n = os::copy_range(in_fd, &off, out_fd, size_t(std::min<uint64_t>(len, 1ull << 30)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && refused(errno)) { // the rest through a buffer
       report_refused(errno, what_out);
@@ -141,7 +138,7 @@ namespace {
 void pread_exactly(int fd, std::span<uint8_t> out, uint64_t off, const std::string& what) {
   size_t got = 0;
   while (got < out.size()) {
-    ssize_t n = pread(fd, out.data() + got, out.size() - got, off_t(off + got));
+    long n = os::pread(fd, out.data() + got, out.size() - got, os::Off(off + got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno("unable to read '" + what + "'");
     if (n == 0) throw Error("'" + what + "' ends inside an object it indexes");

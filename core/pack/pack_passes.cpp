@@ -1,10 +1,8 @@
 #include "core/pack/pack_passes.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <unordered_map>
 
+#include "base/os/sys.hpp"
 #include "core/pack/relocation.hpp"
 #include "base/compress_rule.hpp"
 #include "base/os/file.hpp"
@@ -38,15 +36,15 @@ namespace {
 
 // Reads a whole regular file relative to `rootfd`.
 Bytes read_member(int rootfd, const std::string& rel, const std::string& shown) {
-  int fd = openat(rootfd, rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = os::open_at(rootfd, rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) throw_errno("unable to open '" + shown + "'");
   Fd guard(fd);
-  struct stat st;
-  if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + shown + "'");
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0) throw_errno("unable to stat '" + shown + "'");
   Bytes data(size_t(st.st_size));
   size_t got = 0;
   while (got < data.size()) {
-    ssize_t n = read(fd, data.data() + got, data.size() - got);
+    long n = os::read(fd, data.data() + got, data.size() - got);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw_errno("unable to read '" + shown + "'");
@@ -72,7 +70,7 @@ HashedFile hash_file(int rootfd, const std::string& rel, const std::string& show
 ByteSpan LargeFile::read_at(uint64_t at, size_t len, Bytes& buf) const {
   size_t got = 0;
   while (got < len) {
-    ssize_t n = pread(fd, buf.data() + got, len - got, off_t(at + got));
+    long n = os::pread(fd, buf.data() + got, len - got, os::Off(at + got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno("unable to read '" + shown + "'");
     if (n == 0) throw Error("'" + shown + "' shrank while being packed");

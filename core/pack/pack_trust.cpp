@@ -1,11 +1,8 @@
 #include "core/pack/pack_trust.hpp"
 
 #include <cstdlib>
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/os/file.hpp"
 #include "base/hash.hpp"
 #include "base/parallel.hpp"
@@ -23,18 +20,18 @@ std::function<void(const std::string&)>& sink_ref() {
 }
 
 // Owned by this user or root, and writable by no one else.
-bool owned_safely(const struct stat& st) {
-  uid_t me = geteuid();
+bool owned_safely(const os::FileStat& st) {
+  os::Uid me = os::euid();
   return (st.st_uid == me || st.st_uid == 0) && (st.st_mode & 022) == 0;
 }
 
-std::string owner_of(const struct stat& st) {
+std::string owner_of(const os::FileStat& st) {
   std::string who = "uid " + std::to_string(st.st_uid);
-  if (const passwd* pw = getpwuid(st.st_uid)) who = "'" + std::string(pw->pw_name) + "' (" + who + ")";
+  if (std::string name; os::user_of(st.st_uid, &name, nullptr)) who = "'" + name + "' (" + who + ")";
   return who;
 }
 
-std::string identity(const struct stat& st) {
+std::string identity(const os::FileStat& st) {
   return std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_uid) + " " +
          std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
          std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
@@ -42,18 +39,18 @@ std::string identity(const struct stat& st) {
 
 // A directory of this user's, closed to everyone else, created if missing.
 bool private_dir(const std::string& p) {
-  if (mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
-  struct stat st;
-  return lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 077) == 0;
+  if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
+  os::FileStat st;
+  return os::lstat_path(p.c_str(), st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == os::euid() && (st.st_mode & 077) == 0;
 }
 
 // The remembered verdict: "ok", "bad <why>", or "" (none, or not this user's file).
 std::string read_verdict(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = os::open_path(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return {};
   Fd guard(fd);
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_size > 4096) return {};
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != os::euid() || st.st_size > 4096) return {};
   try {
     Bytes b = read_fd(fd, path);
     std::string s(b.begin(), b.end());
@@ -94,7 +91,7 @@ std::string user_private_dir(const char* xdg_var, const char* home_fallback, con
   const char* home = getenv("HOME");
   std::string home_dir;
   if (home && home[0] == '/') home_dir = home;
-  else if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_dir && pw->pw_dir[0] == '/') home_dir = pw->pw_dir;
+  else if (std::string pw_home; os::user_of(os::euid(), nullptr, &pw_home) && pw_home[0] == '/') home_dir = pw_home;
   if (xdg && xdg[0] == '/') {
     base = xdg;
   } else if (!home_dir.empty()) {
@@ -104,13 +101,13 @@ std::string user_private_dir(const char* xdg_var, const char* home_fallback, con
     for (size_t at = 0; at < rest.size();) {
       size_t slash = rest.find('/', at);
       base += "/" + rest.substr(at, slash == std::string::npos ? std::string::npos : slash - at);
-      if (mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
+      if (os::mkdir_path(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
       at = slash == std::string::npos ? rest.size() : slash + 1;
     }
   } else {
     return {};
   }
-  if (mkdir(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
+  if (os::mkdir_path(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
   std::string dir = base + "/hpak";
   if (!private_dir(dir) || !private_dir(dir + "/" + leaf)) return {};
   return dir + "/" + leaf;
@@ -173,8 +170,8 @@ bool PackTrust::settle() const {
 // they are at the time of use, not as they were when it was mapped); "" when
 // its path no longer names that inode.
 static std::string fresh_identity(const MappedFile& m) {
-  struct stat st;
-  if (lstat(m.path().c_str(), &st) != 0 || st.st_dev != m.stat().st_dev || st.st_ino != m.stat().st_ino) return {};
+  os::FileStat st;
+  if (os::lstat_path(m.path().c_str(), st) != 0 || st.st_dev != m.stat().st_dev || st.st_ino != m.stat().st_ino) return {};
   return identity(st);
 }
 
@@ -187,7 +184,7 @@ std::string PackTrust::verdict_key() const {
 }
 
 int PackTrust::decide() const {
-  const struct stat& st = pack_.map().stat();
+  const os::FileStat& st = pack_.map().stat();
   std::string who = "pack '" + pack_.path() + "' (owned by " + owner_of(st) + ")";
   std::string dir = trust_cache_dir();
   std::string file;

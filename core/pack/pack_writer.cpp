@@ -1,8 +1,8 @@
 #include "core/pack/pack_writer.hpp"
 
-#include <unistd.h>
 #include <xxhash.h>
 
+#include "base/os/sys.hpp"
 #include "base/os/file.hpp"
 #include "base/zstd_codec.hpp"
 
@@ -153,7 +153,7 @@ const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Diges
   h.digest = digest;
   h.stored_xxh = xxh.digest();
   encode_entry_header(h, hdr);
-  pwrite_all(fd_, ByteSpan(hdr, sizeof hdr), off_t(start), where_);
+  pwrite_all(fd_, ByteSpan(hdr, sizeof hdr), os::Off(start), where_);
   hash_back(start, offset_); // the patched header and the payload, read back once
   IndexRecord r{digest, start, stored, raw_len, h.stored_xxh, kind, codec};
   if (kind == Kind::Blob) result_.raw_total += raw_len;
@@ -167,7 +167,7 @@ void PackWriter::hash_back(uint64_t from, uint64_t to) {
   Sha256& sha = settled_sha();
   Bytes chunk(size_t(std::min<uint64_t>(4u << 20, to - from)));
   for (uint64_t pos = from; pos < to;) {
-    ssize_t n = pread(fd_, chunk.data(), size_t(std::min<uint64_t>(chunk.size(), to - pos)), off_t(pos));
+    long n = os::pread(fd_, chunk.data(), size_t(std::min<uint64_t>(chunk.size(), to - pos)), os::Off(pos));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw_errno("unable to read back '" + where_ + "'");
     sha.update(ByteSpan(chunk.data(), size_t(n)));

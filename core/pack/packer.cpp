@@ -1,11 +1,9 @@
 #include "core/pack/packer.hpp"
 
-#include <fcntl.h>
 #include <mutex>
 #include <optional>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/pack/pack_passes.hpp"
 #include "core/pack/pack_reader.hpp"
 #include "base/compress_rule.hpp"
@@ -80,12 +78,12 @@ struct FilePipeline {
 
   void write_large_file(Node& n) {
     const std::string where = shown(n);
-    int fd = openat(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_at(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open '" + where + "'");
     Fd guard(fd);
-    struct stat st;
-    if (fstat(fd, &st) != 0) throw_errno("unable to stat '" + where + "'");
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    os::FileStat st;
+    if (os::fstat(fd, st) != 0) throw_errno("unable to stat '" + where + "'");
+    os::advise_sequential(fd);
     LargeFile file{fd, uint64_t(st.st_size), where};
     HashedFile h = hash_large_file(file, roots());
     n.size = file.size;
@@ -101,7 +99,7 @@ struct FilePipeline {
 // order (so the pack is byte-identical whatever the thread count), with at
 // most 1024 files and opts.memory_budget bytes in flight.
 void pack_files(WalkedTree& walked, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
-  Fd rootfd(open(walked.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd rootfd(os::open_path(walked.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!rootfd) throw_errno("unable to open directory '" + walked.root + "'");
   const unsigned threads = opts.threads ? opts.threads : default_threads();
   const size_t n = walked.tree.files.size();
@@ -181,7 +179,7 @@ PackFileResult pack_to_file(const std::string& src, const std::string& out_path,
   try {
     idx_file.commit(/*durable=*/true);
   } catch (const Error&) {
-    unlink(out_path.c_str()); // as promised: nothing under either name unless both complete
+    os::unlink_path(out_path.c_str()); // as promised: nothing under either name unless both complete
     throw;
   }
   return res;

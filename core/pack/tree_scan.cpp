@@ -1,11 +1,9 @@
 #include "core/pack/tree_scan.hpp"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <map>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/store/dir_stream.hpp"
 #include "base/os/file.hpp"
 
@@ -19,9 +17,9 @@ struct Walker {
   const ScanOptions& opts;
   std::string root;
   ScannedTree out;
-  std::map<std::pair<dev_t, ino_t>, std::string> links;
+  std::map<std::pair<os::Dev, os::Ino>, std::string> links;
 
-  int64_t mtime(const struct stat& st) const {
+  int64_t mtime(const os::FileStat& st) const {
     return opts.record_mtime ? int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec : 0;
   }
 
@@ -32,8 +30,8 @@ struct Walker {
       if (opts.exclude && opts.exclude(path)) continue;
       std::string shown = root + "/" + path;
       if (path.size() > kMaxPath) throw Error("path too long for a catalog (over 4095 bytes): '" + shown + "'");
-      struct stat st;
-      if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("unable to stat '" + shown + "'");
+      os::FileStat st;
+      if (os::stat_at(dirfd, name.c_str(), st, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("unable to stat '" + shown + "'");
       Node n;
       n.path = path;
       n.mode = st.st_mode & 07777;
@@ -41,7 +39,7 @@ struct Walker {
       if (S_ISDIR(st.st_mode)) {
         n.type = NodeType::Dir;
         out.nodes.push_back(std::move(n));
-        int sub = openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int sub = os::open_at(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0) throw_errno("unable to open directory '" + shown + "'");
         Fd guard(sub);
         walk(sub, path);
@@ -65,7 +63,7 @@ struct Walker {
       } else if (S_ISLNK(st.st_mode)) {
         n.type = NodeType::Symlink;
         std::string target(size_t(st.st_size) + 1, '\0');
-        ssize_t len = readlinkat(dirfd, name.c_str(), target.data(), target.size());
+        long len = os::readlink_at(dirfd, name.c_str(), target.data(), target.size());
         if (len < 0) throw_errno("unable to read symlink '" + shown + "'");
         if (size_t(len) >= target.size()) throw Error("symlink '" + shown + "' changed while packing");
         target.resize(size_t(len));
@@ -86,7 +84,7 @@ struct Walker {
 } // namespace
 
 ScannedTree scan_tree(const std::string& root, const ScanOptions& opts) {
-  int fd = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = os::open_path(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw_errno("unable to open directory '" + root + "'");
   Fd guard(fd);
   Walker w{opts, root, {}, {}};

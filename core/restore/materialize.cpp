@@ -2,16 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <dirent.h>
-#include <fcntl.h>
 #include <map>
 #include <mutex>
 #include <thread>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 #include <unordered_map>
 
+#include "base/os/sys.hpp"
 #include "base/os/fs_ops.hpp"
 #include "core/pack/large_copy.hpp"
 #include "core/pack/relocation.hpp"
@@ -36,9 +32,9 @@ bool rewrites(RelocAction a, const Node& n) {
 constexpr uint64_t kStreamThreshold = kLargeChunk;
 
 struct UmaskGuard {
-  mode_t old;
-  UmaskGuard() : old(umask(0)) {}
-  ~UmaskGuard() { umask(old); }
+  os::Mode old;
+  UmaskGuard() : old(os::set_umask(0)) {}
+  ~UmaskGuard() { os::set_umask(old); }
 };
 
 } // namespace
@@ -78,13 +74,13 @@ SpaceNeed space_for_catalog(const Catalog& cat, std::string_view relocate_to) {
 }
 
 void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, uint64_t freed) {
-  struct statvfs vfs;
-  if (fstatvfs(fd, &vfs) != 0) return; // nothing to compare with: the writes report ENOSPC
-  const uint64_t block = vfs.f_frsize ? vfs.f_frsize : 4096;
+  os::FsSpace vfs;
+  if (!os::fs_free_space(fd, vfs)) return; // nothing to compare with: the writes report ENOSPC
+  const uint64_t block = vfs.block_size ? vfs.block_size : 4096;
   auto sat_add = [](uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; };
   uint64_t per_entry = need.entries > UINT64_MAX / block ? UINT64_MAX : need.entries * block;
   uint64_t needed = sat_add(need.bytes, per_entry);
-  uint64_t has = vfs.f_bavail > UINT64_MAX / block ? UINT64_MAX : uint64_t(vfs.f_bavail) * block;
+  uint64_t has = vfs.blocks_free > UINT64_MAX / block ? UINT64_MAX : vfs.blocks_free * block;
   has = sat_add(has, freed);
   std::string needs = human_size(needed), free = human_size(has);
   if (needs == free) { // "needs 2.7 MiB, has 2.7 MiB" says nothing: the exact figures
@@ -94,8 +90,8 @@ void check_free_space(int fd, const std::string& shown, const SpaceNeed& need, u
   if (needed > has)
     throw Error("not enough space in '" + shown + "': needs " + needs + ", has " + free + " (" + std::to_string(need.entries) + " entries, " +
                 human_size(need.bytes) + " of file content)");
-  if (vfs.f_files != 0 && need.entries > vfs.f_favail) // f_files 0: the file system does not count inodes
-    throw Error("not enough inodes in '" + shown + "': needs " + std::to_string(need.entries) + ", has " + std::to_string(vfs.f_favail));
+  if (vfs.files != 0 && need.entries > vfs.files_free) // files 0: the file system does not count inodes
+    throw Error("not enough inodes in '" + shown + "': needs " + std::to_string(need.entries) + ", has " + std::to_string(vfs.files_free));
 }
 
 ContentMatch compare_file_content(const Node& n, const Catalog& cat, const ObjectSource& src, int fd, const RelocTo& relocate_to,
@@ -109,7 +105,7 @@ ContentMatch compare_file_content(const Node& n, const Catalog& cat, const Objec
   auto against_file = [&](ByteSpan piece) {
     while (same && !piece.empty()) {
       if (used == have) {
-        ssize_t got = read(fd, buf.data(), buf.size());
+        long got = os::read(fd, buf.data(), buf.size());
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) {
           same = false; // shorter than the object (or unreadable): rewrite
@@ -146,8 +142,8 @@ ContentMatch compare_file_content(const Node& n, const Catalog& cat, const Objec
   }
   if (same && used == have) {
     char extra;
-    ssize_t got;
-    while ((got = read(fd, &extra, 1)) < 0 && errno == EINTR) {
+    long got;
+    while ((got = os::read(fd, &extra, 1)) < 0 && errno == EINTR) {
     }
     same = got == 0; // and not longer either
   } else if (used != have) {
@@ -156,18 +152,18 @@ ContentMatch compare_file_content(const Node& n, const Catalog& cat, const Objec
   return same ? ContentMatch::Same : ContentMatch::Differs;
 }
 
-bool fix_file_meta(int dirfd, const std::string& name, ino_t ino, nlink_t max_links, int mode, const timespec* mtime,
+bool fix_file_meta(int dirfd, const std::string& name, os::Ino ino, os::Nlink max_links, int mode, const timespec* mtime,
                    const std::string& shown) {
-  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = os::open_at(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return false;
   Fd guard(fd);
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != ino || st.st_nlink > max_links) return false;
-  if (mode >= 0 && (st.st_mode & 07777) != unsigned(mode) && fchmod(fd, mode_t(mode)) != 0)
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != ino || st.st_nlink > max_links) return false;
+  if (mode >= 0 && (st.st_mode & 07777) != unsigned(mode) && os::fchmod(fd, os::Mode(mode)) != 0)
     throw_errno("unable to set the mode of '" + shown + "'");
   if (mtime) {
     timespec ts[2] = {*mtime, *mtime};
-    if (futimens(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
+    if (os::set_times(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
   }
   return true;
 }
@@ -307,7 +303,7 @@ public:
   }
   ~Materializer() {
     for (size_t i = 1; i < dir_fds_.size(); i++)
-      if (dir_fds_[i] >= 0) close(dir_fds_[i]);
+      if (dir_fds_[i] >= 0) os::close(dir_fds_[i]);
   }
 
   MaterializeStats run() {
@@ -390,20 +386,20 @@ private:
     const Node& node = nodes_[dir_nodes_[slot]];
     const char* name = leaf_name(node);
     int pfd = dir_fds_[parent_[dir_nodes_[slot]]];
-    mode_t create_mode = wanted_mode(node, opts_.preserve_setid) | 0700;
-    if (mkdirat(pfd, name, create_mode) != 0) {
+    os::Mode create_mode = wanted_mode(node, opts_.preserve_setid) | 0700;
+    if (os::mkdir_at(pfd, name, create_mode) != 0) {
       if (errno != EEXIST) throw_errno("unable to create directory '" + shown(node) + "'");
       if (!opts_.force) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
-      struct stat st;
-      if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+      os::FileStat st;
+      if (os::stat_at(pfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
         dir_existed_[slot] = 1;
       } else {
         remove_entry(pfd, name, shown(node));
-        if (mkdirat(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown(node) + "'");
+        if (os::mkdir_at(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown(node) + "'");
       }
     }
     if (needs_fd_[slot]) {
-      int fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int fd = os::open_at(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) throw_errno("unable to open directory '" + shown(node) + "'");
       dir_fds_[slot] = fd;
     }
@@ -451,9 +447,9 @@ private:
     }
     if (opts_.restore_mtime) {
       timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-      futimens(fd.get(), ts);
+      os::set_times(fd.get(), ts);
     }
-    if (close(fd.release()) != 0) throw_errno("unable to write '" + shown(node) + "'");
+    if (os::close(fd.release()) != 0) throw_errno("unable to write '" + shown(node) + "'");
     bytes_.fetch_add(relocated_size(node, cat_.roots, opts_.relocate_to.path), std::memory_order_relaxed); // as written
     uint64_t d = done_.fetch_add(1, std::memory_order_relaxed) + 1;
     if (tid == 0 && (d & 1023) == 0) report(opts_.progress, "write", d, files_.size());
@@ -461,11 +457,11 @@ private:
 
   int create_file(const Node& node, int pfd, const char* name, const char* via_name) {
     int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    const mode_t mode = wanted_mode(node, opts_.preserve_setid);
-    int fd = via_name == name ? openat(pfd, name, flags, mode) : create_beneath(pfd, via_name, flags, mode);
+    const os::Mode mode = wanted_mode(node, opts_.preserve_setid);
+    int fd = via_name == name ? os::open_at(pfd, name, flags, mode) : create_beneath(pfd, via_name, flags, mode);
     if (fd < 0 && errno == EEXIST && opts_.force) { // (with force every directory has an fd)
       remove_entry(pfd, name, shown(node));
-      fd = openat(pfd, name, flags, mode);
+      fd = os::open_at(pfd, name, flags, mode);
     }
     if (fd < 0) {
       if (errno == EEXIST) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
@@ -478,7 +474,7 @@ private:
   int fd_of(uint32_t slot) {
     if (dir_fds_[slot] >= 0) return dir_fds_[slot];
     const Node& d = nodes_[dir_nodes_[slot]];
-    int fd = openat(dir_fds_[parent_[dir_nodes_[slot]]], leaf_name(d), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_at(dir_fds_[parent_[dir_nodes_[slot]]], leaf_name(d), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open directory '" + shown(d) + "'");
     return dir_fds_[slot] = fd;
   }
@@ -491,10 +487,10 @@ private:
       if (it == nodes_.end() || it->path != node.target) throw Error("internal error: hardlink target '" + node.target + "' not in the catalog");
       uint32_t tp = parent_[size_t(it - nodes_.begin())];
       std::string tname(leaf_of(node.target));
-      if (linkat(fd_of(tp), tname.c_str(), fd_of(parent_[i]), name.c_str(), 0) != 0) {
+      if (os::link_at(fd_of(tp), tname.c_str(), fd_of(parent_[i]), name.c_str(), 0) != 0) {
         if (errno == EEXIST && opts_.force) {
           remove_entry(dir_fds_[parent_[i]], name, shown(node));
-          if (linkat(dir_fds_[tp], tname.c_str(), dir_fds_[parent_[i]], name.c_str(), 0) == 0) {
+          if (os::link_at(dir_fds_[tp], tname.c_str(), dir_fds_[parent_[i]], name.c_str(), 0) == 0) {
             stats_.hardlinks++;
             continue;
           }
@@ -515,17 +511,17 @@ private:
       std::string name(leaf_of(node.path));
       std::string target = relocated_link(node, cat_.roots, opts_.relocate_to.path);
       int pfd = fd_of(parent_[i]);
-      if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) {
+      if (os::symlink_at(target.c_str(), pfd, name.c_str()) != 0) {
         if (!(errno == EEXIST && opts_.force)) {
           if (errno == EEXIST) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
           throw_errno("unable to create symlink '" + shown(node) + "'");
         }
         remove_entry(pfd, name, shown(node));
-        if (symlinkat(target.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + shown(node) + "'");
+        if (os::symlink_at(target.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + shown(node) + "'");
       }
       if (opts_.restore_mtime) {
         timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-        utimensat(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW);
+        os::set_times_at(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW);
       }
       stats_.symlinks++;
     }
@@ -536,14 +532,14 @@ private:
   void finish_dirs() {
     for (size_t k = dir_fds_.size() - 1; k >= 1; k--) {
       const Node& node = nodes_[dir_nodes_[k]];
-      const mode_t mode = wanted_mode(node, opts_.preserve_setid);
+      const os::Mode mode = wanted_mode(node, opts_.preserve_setid);
       if (dir_existed_[k] || (mode | 0700) != mode || (mode & 07000)) {
-        if (fchmod(fd_of(uint32_t(k)), mode) != 0) throw_errno("unable to set the mode of '" + shown(node) + "'");
+        if (os::fchmod(fd_of(uint32_t(k)), mode) != 0) throw_errno("unable to set the mode of '" + shown(node) + "'");
       }
       if (opts_.restore_mtime) {
         timespec ts[2] = {to_timespec(node.mtime_ns), to_timespec(node.mtime_ns)};
-        if (dir_fds_[k] >= 0) futimens(dir_fds_[k], ts);
-        else utimensat(dir_fds_[parent_[dir_nodes_[k]]], leaf_name(node), ts, AT_SYMLINK_NOFOLLOW);
+        if (dir_fds_[k] >= 0) os::set_times(dir_fds_[k], ts);
+        else os::set_times_at(dir_fds_[parent_[dir_nodes_[k]]], leaf_name(node), ts, AT_SYMLINK_NOFOLLOW);
       }
     }
   }

@@ -25,10 +25,9 @@
 
 #include <ctime>
 #include <string>
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <vector>
 
+#include "base/os/sys.hpp"
 #include "core/pack/large_copy.hpp" // ReadChecks
 #include "core/pack/object_source.hpp"
 #include "base/progress.hpp"
@@ -110,7 +109,7 @@ inline unsigned wanted_mode(const formats::Node& n, bool preserve_setid) {
 
 // A recorded mtime (ns since the epoch) as a timespec.
 timespec to_timespec(int64_t ns);
-inline int64_t mtime_ns_of(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
+inline int64_t mtime_ns_of(const os::FileStat& st) { return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec; }
 
 // What a restore will add to a file system: file bytes and entries that take
 // an inode (files, directories, symlinks). Sums saturate (a hostile catalog
@@ -160,7 +159,7 @@ ContentMatch compare_file_content(const formats::Node& n, const formats::Catalog
 // changing it would change that file too). Returns false, changing nothing,
 // when the checks fail or the file cannot be opened: the caller then replaces
 // the entry instead.
-bool fix_file_meta(int dirfd, const std::string& name, ino_t ino, nlink_t max_links, int mode, const timespec* mtime,
+bool fix_file_meta(int dirfd, const std::string& name, os::Ino ino, os::Nlink max_links, int mode, const timespec* mtime,
                    const std::string& shown);
 
 } // namespace hpak

@@ -3,14 +3,11 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
-#include <fcntl.h>
 #include <mutex>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <optional>
 #include <algorithm>
 
+#include "base/os/sys.hpp"
 #include "base/diag.hpp"
 #include "core/store/dir_stream.hpp"
 #include "base/os/fs_ops.hpp"
@@ -28,19 +25,19 @@ namespace {
 // (st_dev, st_ino) of directory `fd` and of each of its ancestors up to the
 // root (whose ".." is itself), nearest first. Identities, not path strings:
 // a bind mount or a symlinked path to the same directory compares equal.
-using Inode = std::pair<dev_t, ino_t>;
+using Inode = std::pair<os::Dev, os::Ino>;
 std::vector<Inode> lineage(int fd, const std::string& shown) {
   std::vector<Inode> out;
   Fd held;
   int cur = fd;
   for (;;) {
-    struct stat st;
-    if (fstat(cur, &st) != 0) throw_errno("unable to examine '" + shown + "' or its parents");
+    os::FileStat st;
+    if (os::fstat(cur, st) != 0) throw_errno("unable to examine '" + shown + "' or its parents");
     Inode id{st.st_dev, st.st_ino};
     if (!out.empty() && id == out.back()) break;
     out.push_back(id);
     if (out.size() > PATH_MAX) throw Error("'" + shown + "' has too many parents");
-    held = Fd(openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    held = Fd(os::open_at(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!held) throw_errno("unable to examine the parents of '" + shown + "'");
     cur = held.get();
   }
@@ -53,7 +50,7 @@ struct LibraryIds {
 };
 
 LibraryIds library_ids(const Library& lib) {
-  Fd fd(open(lib.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Fd fd(os::open_path(lib.root().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd) throw_errno("unable to open library '" + lib.root() + "'");
   return {lib.root(), lineage(fd.get(), lib.root())};
 }
@@ -70,8 +67,8 @@ void refuse_inside_library(const LibraryIds& lib, int fd, const std::string& tar
 // delete it), by identity: "/", a parent of the library, the library through
 // a bind mount or a symlinked path.
 void refuse_library_in_target(const LibraryIds& lib, int tfd, const std::string& target) {
-  struct stat st;
-  if (fstat(tfd, &st) != 0) throw_errno("unable to examine target '" + target + "'");
+  os::FileStat st;
+  if (os::fstat(tfd, st) != 0) throw_errno("unable to examine target '" + target + "'");
   auto it = std::find(lib.ids.begin(), lib.ids.end(), Inode{st.st_dev, st.st_ino});
   if (it == lib.ids.begin()) throw Error("target '" + target + "' is the library '" + lib.root + "'");
   if (it != lib.ids.end()) throw Error("target '" + target + "' contains the library '" + lib.root + "'; a restore there would delete it");
@@ -147,11 +144,11 @@ void refuse_foreign_target(const std::optional<RestoreState>& old, const std::st
 
 // One restore per target at a time: a second waits, or fails with `wait = false`.
 void lock_target(int tfd, const std::string& target, bool wait) {
-  if (flock(tfd, LOCK_EX | LOCK_NB) == 0) return;
+  if (os::flock(tfd, LOCK_EX | LOCK_NB) == 0) return;
   if (errno != EWOULDBLOCK) throw_errno("unable to lock target '" + target + "'");
   if (!wait) throw Error("target '" + target + "' is being restored by another process (retry, or drop --no-wait to wait for it)");
   diag_debug([&] { return "target '" + target + "' is being restored by another process: waiting for it"; });
-  if (flock(tfd, LOCK_EX) != 0) throw_errno("unable to lock target '" + target + "'");
+  if (os::flock(tfd, LOCK_EX) != 0) throw_errno("unable to lock target '" + target + "'");
 }
 
 // The state a complete restore leaves (complete and fence_ns set last).

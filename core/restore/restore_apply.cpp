@@ -1,10 +1,8 @@
 // The apply pass of the dirty restore (see core/restore/restore_plan.hpp).
 #include <atomic>
-#include <fcntl.h>
 #include <mutex>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/os/fs_ops.hpp"
 #include "base/progress.hpp"
 #include "core/restore/restore_plan.hpp"
@@ -76,7 +74,7 @@ void make_touched_writable(const DirtyContext& cx, TargetScan& sc, const DirtyPl
   std::vector<uint8_t> touched = touched_dirs(cx, p);
   for (size_t s = 1; s < touched.size(); s++) {
     if (!touched[s] || sc.dir_fd[s] < 0 || (sc.dir_mode[s] & 0300) == 0300) continue;
-    if (fchmod(sc.dir_fd[s], sc.dir_mode[s] | 0700) != 0)
+    if (os::fchmod(sc.dir_fd[s], sc.dir_mode[s] | 0700) != 0)
       throw_errno("unable to make '" + cx.target + "/" + cx.cat.nodes[cx.shape.slots.dir_nodes[s]].path + "' writable");
     sc.dir_mode[s] |= 0700;
   }
@@ -100,8 +98,8 @@ void make_dirs(const DirtyContext& cx, TargetScan& sc, const DirtyPlan& p, Resto
     int pfd = sc.dir_fd[cx.shape.slots.parent[j]];
     std::string name(leaf_of(n.path));
     const unsigned mode = wanted_mode(n, cx.opts.preserve_setid) | 0700;
-    if (mkdirat(pfd, name.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + cx.target + "/" + n.path + "'");
-    if (sc.dir_fd[s] >= 0) close(sc.dir_fd[s]);
+    if (os::mkdir_at(pfd, name.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + cx.target + "/" + n.path + "'");
+    if (sc.dir_fd[s] >= 0) os::close(sc.dir_fd[s]);
     sc.dir_fd[s] = open_dir_beneath(pfd, name);
     if (sc.dir_fd[s] < 0) refuse_unopenable_dir(cx.tfd, cx.target, n.path, errno);
     sc.dir_mode[s] = mode;
@@ -131,8 +129,8 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     int pfd = sc.dir_fd[cx.shape.slots.parent[j]];
     std::string name(leaf_of(n.path));
     std::string shown = cx.target + "/" + n.path;
-    if (p.nodes[j].act == Act::Rewrite) unlinkat(pfd, name.c_str(), 0);
-    int fd = openat(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, wanted_mode(n, cx.opts.preserve_setid));
+    if (p.nodes[j].act == Act::Rewrite) os::unlink_at(pfd, name.c_str(), 0);
+    int fd = os::open_at(pfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, wanted_mode(n, cx.opts.preserve_setid));
     if (fd < 0) throw_errno("unable to create '" + shown + "'");
     Fd guard(fd);
     try {
@@ -141,7 +139,7 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
       else write_file_content(n, cx.cat, refs[k], fd, cx.target, cx.reloc, ReadChecks{cx.opts.verify, cx.opts.trust_large_raw}, scratch[tid]);
     } catch (const Error& e) {
       guard.reset();
-      unlinkat(pfd, name.c_str(), 0);
+      os::unlink_at(pfd, name.c_str(), 0);
       if (!cx.opts.partial) throw Error("'" + shown + "' not restored: " + e.what());
       std::lock_guard lk(mu);
       stats.failures.push_back({n.path, to_hex(n.digest), e.what()});
@@ -149,8 +147,8 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
       return;
     }
     timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
-    if (futimens(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
-    if (close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
+    if (os::set_times(fd, ts) != 0) throw_errno("unable to set the mtime of '" + shown + "'");
+    if (os::close(guard.release()) != 0) throw_errno("unable to write '" + shown + "'");
     bytes += relocated_size(n, cx.cat.roots, cx.real_target);
   };
   parallel_for(units.count(), cx.threads, 1, [&](size_t u, unsigned tid) {
@@ -171,20 +169,20 @@ void make_links(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& p
     std::string name(leaf_of(n.path));
     if (n.type == NodeType::Hardlink && create) {
       size_t t = cx.shape.link_target[i];
-      if (linkat(sc.dir_fd[cx.shape.slots.parent[t]], std::string(leaf_of(n.target)).c_str(), pfd, name.c_str(), 0) != 0) {
+      if (os::link_at(sc.dir_fd[cx.shape.slots.parent[t]], std::string(leaf_of(n.target)).c_str(), pfd, name.c_str(), 0) != 0) {
         if (cx.opts.partial && errno == ENOENT) continue;
         throw_errno("unable to link '" + cx.target + "/" + n.path + "'");
       }
       stats.links_written++;
     } else if (n.type == NodeType::Symlink && create) {
       std::string want = expected_symlink(n, cx.cat, cx.real_target);
-      if (symlinkat(want.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + cx.target + "/" + n.path + "'");
+      if (os::symlink_at(want.c_str(), pfd, name.c_str()) != 0) throw_errno("unable to create symlink '" + cx.target + "/" + n.path + "'");
       stats.links_written++;
     }
     if (n.type == NodeType::Symlink && (create || p.nodes[i].retime)) {
       // Checked a symlink with one link by the scan; never followed.
       timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
-      if (utimensat(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("unable to set the mtime of '" + cx.target + "/" + n.path + "'");
+      if (os::set_times_at(pfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("unable to set the mtime of '" + cx.target + "/" + n.path + "'");
     }
   }
 }
@@ -198,12 +196,12 @@ void finish_dirs(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
     const Node& n = cx.cat.nodes[cx.shape.slots.dir_nodes[s]];
     const unsigned mode = wanted_mode(n, cx.opts.preserve_setid);
     if (sc.dir_mode[s] != mode) {
-      if (fchmod(sc.dir_fd[s], mode) != 0) throw_errno("unable to set the mode of '" + cx.target + "/" + n.path + "'");
+      if (os::fchmod(sc.dir_fd[s], mode) != 0) throw_errno("unable to set the mode of '" + cx.target + "/" + n.path + "'");
       stats.modes_fixed++;
     }
     if (touched[s] || sc.dir_mtime[s] != n.mtime_ns) {
       timespec ts[2] = {to_timespec(n.mtime_ns), to_timespec(n.mtime_ns)};
-      if (futimens(sc.dir_fd[s], ts) != 0) throw_errno("unable to set the mtime of '" + cx.target + "/" + n.path + "'");
+      if (os::set_times(sc.dir_fd[s], ts) != 0) throw_errno("unable to set the mtime of '" + cx.target + "/" + n.path + "'");
     }
   }
 }
@@ -220,8 +218,8 @@ void apply_dirty_plan(const DirtyContext& cx, TargetScan& sc, DirtyPlan& plan, c
   make_touched_writable(cx, sc, plan);
   remove_planned(cx, sc, plan, stats);
   struct UmaskGuard {
-    mode_t old = umask(0);
-    ~UmaskGuard() { umask(old); }
+    os::Mode old = os::set_umask(0);
+    ~UmaskGuard() { os::set_umask(old); }
   } ug;
   make_dirs(cx, sc, plan, stats);
   write_files(cx, sc, plan, stats);

@@ -1,10 +1,9 @@
 // The plan pass of the dirty restore (see core/restore/restore_plan.hpp).
 #include <algorithm>
 #include <atomic>
-#include <fcntl.h>
 #include <mutex>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/os/fs_ops.hpp"
 #include "base/progress.hpp"
 #include "core/restore/restore_plan.hpp"
@@ -150,7 +149,7 @@ void compare_untrusted(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& 
     size_t j = compare[k];
     const Node& n = cx.cat.nodes[j];
     NodeStep& st = p.nodes[j];
-    int fd = openat(sc.dir_fd[cx.shape.slots.parent[j]], std::string(leaf_of(n.path)).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = os::open_at(sc.dir_fd[cx.shape.slots.parent[j]], std::string(leaf_of(n.path)).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       st.act = Act::Rewrite, st.why = Why::FileUnreadable;
       return;

@@ -29,10 +29,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <unordered_map>
 #include <vector>
 
+#include "base/os/sys.hpp"
 #include "core/restore/restore.hpp"
 #include "core/restore/restore_state.hpp"
 
@@ -101,7 +101,7 @@ struct SeenEntry {
   bool link_matches = false; // a symlink whose text is the catalog's (relocated) target
   uint32_t mode = 0;         // permission bits (07777)
   uint64_t nlink = 0, size = 0, blocks_bytes = 0;
-  ino_t ino = 0;
+  os::Ino ino = 0;
   int64_t ctime_ns = 0, mtime_ns = 0;
 };
 

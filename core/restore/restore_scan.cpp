@@ -1,12 +1,9 @@
 // The scan pass of the dirty restore (see core/restore/restore_plan.hpp).
 #include <algorithm>
 #include <cstring>
-#include <dirent.h>
-#include <fcntl.h>
 #include <mutex>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/os/fs_ops.hpp"
 #include "base/progress.hpp"
 #include "core/pack/relocation.hpp"
@@ -47,7 +44,7 @@ std::optional<size_t> CatalogShape::find_child(const Catalog&, size_t slot, std:
 
 TargetScan::~TargetScan() {
   for (int fd : dir_fd)
-    if (fd >= 0) close(fd);
+    if (fd >= 0) os::close(fd);
 }
 
 std::string expected_symlink(const Node& n, const Catalog& cat, const std::string& real_target) {
@@ -59,7 +56,7 @@ std::string expected_symlink(const Node& n, const Catalog& cat, const std::strin
     for (size_t at = rel.find('/'); at != std::string::npos; at = rel.find('/', at + 1)) {
       int fd = open_dir_beneath(tfd, rel.substr(0, at));
       if (fd >= 0) {
-        close(fd);
+        os::close(fd);
       } else if (errno == EXDEV) {
         refuse_mount_point(target + "/" + rel.substr(0, at));
       }
@@ -72,9 +69,9 @@ std::string expected_symlink(const Node& n, const Catalog& cat, const std::strin
 
 namespace {
 
-int64_t ctime_ns(const struct stat& st) { return int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec; }
+int64_t ctime_ns(const os::FileStat& st) { return int64_t(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec; }
 
-EntryKind kind_of(mode_t m) {
+EntryKind kind_of(os::Mode m) {
   if (S_ISDIR(m)) return EntryKind::Dir;
   if (S_ISREG(m)) return EntryKind::File;
   if (S_ISLNK(m)) return EntryKind::Symlink;
@@ -114,11 +111,11 @@ private:
       refuse_unopenable_dir(cx_.tfd, cx_.target, rel_, errno);
     }
     sc_.dir_fd[slot_] = fd_;
-    if (fstat(fd_, &dst_) != 0) throw_errno("unable to examine '" + cx_.target + (rel_.empty() ? "" : "/" + rel_) + "'");
+    if (os::fstat(fd_, dst_) != 0) throw_errno("unable to examine '" + cx_.target + (rel_.empty() ? "" : "/" + rel_) + "'");
     sc_.dir_mode[slot_] = dst_.st_mode & 07777;
     sc_.dir_mtime[slot_] = mtime_ns_of(dst_);
     // slot 0's fd is a dup of the target's: its offset is shared.
-    if (slot_ == 0 && lseek(fd_, 0, SEEK_SET) != 0) throw_errno("unable to read '" + cx_.target + "'");
+    if (slot_ == 0 && os::seek(fd_, 0, SEEK_SET) != 0) throw_errno("unable to read '" + cx_.target + "'");
     return true;
   }
 
@@ -128,7 +125,7 @@ private:
 
   // An entry to remove: never a mount point (refused before any change).
   void stray(const char* name, bool temp_state) {
-    struct stat s;
+    os::FileStat s;
     bool mount_root = false;
     if (stat_entry(fd_, name, dst_.st_dev, s, mount_root) == 0 && mount_root) refuse_mount_point(shown(name));
     strays_.push_back({uint32_t(slot_), std::string(name), temp_state});
@@ -154,7 +151,7 @@ private:
       seen.kind = EntryKind::Dir; // its own pass opens it (no symlink followed) and reads its mode
       return;
     }
-    struct stat s;
+    os::FileStat s;
     bool mount_root = false;
     if (stat_entry(fd_, e->d_name, dst_.st_dev, s, mount_root) != 0) {
       if (errno == ENOENT) return;
@@ -174,7 +171,7 @@ private:
     if (n.type == NodeType::Symlink && seen.kind == EntryKind::Symlink) {
       std::string want = expected_symlink(n, cx_.cat, cx_.real_target);
       std::string have(size_t(s.st_size) + 1, '\0');
-      ssize_t len = readlinkat(fd_, e->d_name, have.data(), have.size());
+      long len = os::readlink_at(fd_, e->d_name, have.data(), have.size());
       seen.link_matches = len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0;
     }
   }
@@ -185,7 +182,7 @@ private:
   std::vector<char>& buf_;
   std::string rel_;
   int fd_ = -1; // owned by sc_.dir_fd once open
-  struct stat dst_ {};
+  os::FileStat dst_ {};
   std::vector<Stray> strays_;
 };
 

@@ -2,9 +2,8 @@
 
 #include <cctype>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/os/file.hpp"
 #include "base/zstd_codec.hpp"
 
@@ -31,7 +30,7 @@ const BootId& current_boot_id() {
 std::optional<RestoreState> read_state(int target_fd) {
   // Hostile like any file of the target: never through a symlink, never
   // blocking on a FIFO or a device, a regular file of bounded size only.
-  int fd = openat(target_fd, kStateName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  int fd = os::open_at(target_fd, kStateName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   Fd guard(fd);
   try {
@@ -110,23 +109,23 @@ void write_state(int target_fd, const std::string& target_shown, const RestoreSt
   put_bytes(b, s.catalog_stored);
   put_u64(b, xxh64(b));
   // temp + rename inside the target (relative to its fd, never through a path).
-  std::string tmp = std::string(".tmp") + kStateName + "-" + std::to_string(getpid());
+  std::string tmp = std::string(".tmp") + kStateName + "-" + std::to_string(os::pid());
   // A name left by a killed restore with our pid (or planted, even as a
   // hardlink to a file outside the target) is removed, never written through.
-  unlinkat(target_fd, tmp.c_str(), 0);
-  int fd = openat(target_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  os::unlink_at(target_fd, tmp.c_str(), 0);
+  int fd = os::open_at(target_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
   try {
     Fd guard(fd);
     write_all(fd, b, target_shown + "/" + tmp);
-    if (close(guard.release()) != 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
+    if (os::close(guard.release()) != 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
   } catch (const Error&) {
-    unlinkat(target_fd, tmp.c_str(), 0); // ENOSPC mid-write: no temp file left behind
+    os::unlink_at(target_fd, tmp.c_str(), 0); // ENOSPC mid-write: no temp file left behind
     throw;
   }
-  if (renameat(target_fd, tmp.c_str(), target_fd, kStateName) != 0) {
+  if (os::rename_at(target_fd, tmp.c_str(), target_fd, kStateName) != 0) {
     int err = errno;
-    unlinkat(target_fd, tmp.c_str(), 0);
+    os::unlink_at(target_fd, tmp.c_str(), 0);
     throw_errno("unable to write the restore state in '" + target_shown + "'", err);
   }
 }

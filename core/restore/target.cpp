@@ -6,16 +6,14 @@
 
 #include <climits>
 #include <set>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "base/os/sys.hpp"
 #include <vector>
 
 namespace hpak {
 
 namespace {
 
-bool same_inode(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+bool same_inode(const os::FileStat& a, const os::FileStat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
 // Splits "a//b/c/" into {"a", "b", "c"}.
 std::vector<std::string> split_path(const std::string& path) {
@@ -32,14 +30,14 @@ std::vector<std::string> split_path(const std::string& path) {
 
 // Creates `name` in `parent` (EEXIST is fine: whatever is there is checked
 // by the O_NOFOLLOW open that follows).
-void make_dir_at(int parent, const std::string& name, mode_t mode, const std::string& shown) {
-  if (mkdirat(parent, name.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + shown + "'");
+void make_dir_at(int parent, const std::string& name, os::Mode mode, const std::string& shown) {
+  if (os::mkdir_at(parent, name.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + shown + "'");
 }
 
 // Why `parent/name` cannot be opened as a directory without following a symlink.
 [[noreturn]] void refuse_target(int parent, const std::string& name, const std::string& shown, int err) {
-  struct stat st;
-  if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+  os::FileStat st;
+  if (os::stat_at(parent, name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode))
       throw Error("target '" + shown + "' is a symlink (not followed: name the directory itself)");
     if (!S_ISDIR(st.st_mode)) throw Error("target '" + shown + "' exists and is not a directory");
@@ -49,18 +47,18 @@ void make_dir_at(int parent, const std::string& name, mode_t mode, const std::st
 
 } // namespace
 
-Fd open_target_dir(const std::string& path, mode_t mode, const BeforeCreate& before_create) {
+Fd open_target_dir(const std::string& path, os::Mode mode, const BeforeCreate& before_create) {
   if (path.empty()) throw Error("target path is empty");
   std::vector<std::string> parts = split_path(path);
   const bool absolute = path[0] == '/';
   if (parts.empty()) { // "/" (or only slashes)
-    int fd = open("/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = os::open_path("/", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) throw_errno("unable to open target directory '/'");
     return Fd(fd);
   }
   // cur: the directory reached so far, named `cur_shown` as in `path`.
   std::string cur_shown = absolute ? "/" : ".";
-  Fd cur(open(cur_shown.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Fd cur(os::open_path(cur_shown.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!cur) throw_errno("unable to open '" + cur_shown + "'");
   auto below = [&](const std::string& c) {
     return cur_shown == "/" ? "/" + c : (cur_shown == "." && !absolute ? c : cur_shown + "/" + c);
@@ -81,13 +79,13 @@ Fd open_target_dir(const std::string& path, mode_t mode, const BeforeCreate& bef
     std::string shown = below(c);
     int fd = -1;
     if (!creating || c == "." || c == "..") {
-      fd = openat(cur.get(), c.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      fd = os::open_at(cur.get(), c.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (fd < 0 && errno != ENOENT) throw_errno("unable to open '" + shown + "'");
     }
     if (fd < 0) {
       start_creating(k);
       make_dir_at(cur.get(), c, mode, shown);
-      fd = openat(cur.get(), c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      fd = os::open_at(cur.get(), c.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) {
         if (errno == ELOOP || errno == ENOTDIR) throw Error("'" + shown + "' is not a directory (a symlink or a file appeared there; not followed)");
         throw_errno("unable to open '" + shown + "'");
@@ -98,33 +96,33 @@ Fd open_target_dir(const std::string& path, mode_t mode, const BeforeCreate& bef
   }
   // The target itself: never a symlink, whether it existed or is made now.
   const std::string& leaf = parts.back();
-  int fd = openat(cur.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = os::open_at(cur.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) {
     start_creating(parts.size() - 1);
     make_dir_at(cur.get(), leaf, mode, path);
-    fd = openat(cur.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = os::open_at(cur.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   }
   if (fd < 0) refuse_target(cur.get(), leaf, path, errno);
   return Fd(fd);
 }
 
-Fd open_or_create_dir(const std::string& path, mode_t mode) { return open_target_dir(path, mode); }
+Fd open_or_create_dir(const std::string& path, os::Mode mode) { return open_target_dir(path, mode); }
 
 std::string target_path(int fd, const std::string& shown) {
-  struct stat have, st;
-  if (fstat(fd, &have) != 0) throw_errno("unable to examine target '" + shown + "'");
+  os::FileStat have, st;
+  if (os::fstat(fd, have) != 0) throw_errno("unable to examine target '" + shown + "'");
   char buf[PATH_MAX + 1];
-  ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, PATH_MAX);
+  long n = os::readlink_path(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, PATH_MAX);
   if (n > 0 && buf[0] == '/') {
     std::string p(buf, size_t(n));
-    if (stat(p.c_str(), &st) == 0 && same_inode(st, have)) return p;
+    if (os::stat_path(p.c_str(), st) == 0 && same_inode(st, have)) return p;
   }
   std::string p; // no /proc (a chroot): resolve the name, then check it is the same directory
   try {
     p = real_path(shown);
   } catch (const Error&) {
   }
-  if (!p.empty() && stat(p.c_str(), &st) == 0 && same_inode(st, have)) return p;
+  if (!p.empty() && os::stat_path(p.c_str(), st) == 0 && same_inode(st, have)) return p;
   throw Error("target '" + shown + "' was moved or replaced while it was being opened");
 }
 
@@ -136,8 +134,8 @@ namespace {
 // removed. Below a path that is not a directory (it is replaced), nothing is
 // looked at.
 void refuse_mounts_at_catalog_paths(int tfd, const std::string& path, const formats::Catalog& cat) {
-  struct stat tst;
-  if (fstat(tfd, &tst) != 0) throw_errno("unable to examine target '" + path + "'");
+  os::FileStat tst;
+  if (os::fstat(tfd, tst) != 0) throw_errno("unable to examine target '" + path + "'");
   std::set<std::string> not_dirs;
   auto under_not_dir = [&](const std::string& p) {
     for (size_t at = p.find('/'); at != std::string::npos; at = p.find('/', at + 1))
@@ -149,7 +147,7 @@ void refuse_mounts_at_catalog_paths(int tfd, const std::string& path, const form
       if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path);
       continue;
     }
-    struct stat st;
+    os::FileStat st;
     bool mount_root = false;
     if (stat_entry(tfd, n.path.c_str(), tst.st_dev, st, mount_root) != 0) {
       if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path);
@@ -183,8 +181,8 @@ Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool
   std::vector<std::string> clash;
   for (auto& n : cat.nodes) {
     if (n.path.find('/') != std::string::npos) continue;
-    struct stat st;
-    if (fstatat(fd.get(), n.path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) clash.push_back(n.path);
+    os::FileStat st;
+    if (os::stat_at(fd.get(), n.path.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0) clash.push_back(n.path);
   }
   std::string msg = "target directory '" + path + "' is not empty (" + std::to_string(entries) + " entries)";
   if (!clash.empty()) {

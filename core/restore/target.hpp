@@ -34,8 +34,8 @@ Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool
 // with the fd of the deepest existing parent (O_PATH), that parent as named
 // in `path`, and the components still to create ("b/c").
 using BeforeCreate = std::function<void(int parent_fd, const std::string& parent_shown, const std::string& rest)>;
-Fd open_target_dir(const std::string& path, mode_t mode = 0755, const BeforeCreate& before_create = {});
-Fd open_or_create_dir(const std::string& path, mode_t mode = 0755);
+Fd open_target_dir(const std::string& path, os::Mode mode = 0755, const BeforeCreate& before_create = {});
+Fd open_or_create_dir(const std::string& path, os::Mode mode = 0755);
 
 // The absolute path of the opened target directory `fd` (from
 // /proc/self/fd, else from resolving `shown`), checked to name the same

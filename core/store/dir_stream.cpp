@@ -2,41 +2,40 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 
 namespace hpak::store {
 
-DirStream::DirStream(const std::string& path) : dir_(opendir(path.c_str())), what_(path) {
+DirStream::DirStream(const std::string& path) : dir_(os::dir_open(path.c_str())), what_(path) {
   if (!dir_) throw_errno("unable to read '" + what_ + "'");
 }
 
 DirStream::DirStream(Fd dir, std::string what) : what_(std::move(what)) {
-  dir_ = fdopendir(dir.get());
+  dir_ = os::dir_from_fd(dir.get());
   if (!dir_) throw_errno("unable to read '" + what_ + "'");
   dir.release(); // closedir closes it
 }
 
 DirStream DirStream::reopen(int dirfd, std::string what) {
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = os::open_at(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw_errno("unable to read '" + what + "'");
   return DirStream(Fd(fd), std::move(what));
 }
 
 DirStream::~DirStream() {
-  if (dir_) closedir(dir_);
+  if (dir_) os::dir_close(dir_);
 }
 
 std::optional<std::string_view> DirStream::next() {
   for (;;) {
-    errno = 0;
-    struct dirent* e = readdir(dir_);
+    const char* e = os::dir_next(dir_);
     if (!e) {
       if (errno != 0) throw_errno("unable to read '" + what_ + "'");
       return std::nullopt;
     }
-    std::string_view n(e->d_name);
+    std::string_view n(e);
     if (n != "." && n != "..") return n;
   }
 }

@@ -1,14 +1,14 @@
-// Directory listing without a closedir to forget: DirStream owns its DIR*,
+// Directory listing without a closedir to forget: DirStream owns its os::Dir,
 // skips "." and "..", and throws on a read error instead of ending early (a
 // listing cut short by EIO must not look like a smaller directory to gc).
 #pragma once
 
-#include <dirent.h>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/os/sys.hpp"
 #include "base/os/file.hpp"
 
 namespace hpak::store {
@@ -30,10 +30,10 @@ public:
 
   // The next name, or nullopt at the end. Valid until the next call.
   std::optional<std::string_view> next();
-  int fd() const { return dirfd(dir_); }
+  int fd() const { return os::dir_fd(dir_); }
 
 private:
-  DIR* dir_ = nullptr;
+  os::Dir* dir_ = nullptr;
   std::string what_;
 };
 

@@ -3,13 +3,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
+#include <thread>
 
+#include "base/os/sys.hpp"
 #include "core/store/lock_scope.hpp"
 #include "base/diag.hpp"
 #include "base/error.hpp"
@@ -20,7 +16,7 @@ namespace {
 
 // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" naming the file `st`
 // (waiters, with "->", are not holders): its pid, or "".
-std::string holder_pid_in(const char* line, const struct stat& st) {
+std::string holder_pid_in(const char* line, const os::FileStat& st) {
   char type[32], adv[32], mode[32], dev_ino[128];
   long pid = 0;
   if (strstr(line, "->")) return {};
@@ -28,7 +24,7 @@ std::string holder_pid_in(const char* line, const struct stat& st) {
   unsigned maj = 0, min = 0;
   unsigned long long ino = 0;
   if (std::string(type) != "FLOCK" || sscanf(dev_ino, "%x:%x:%llu", &maj, &min, &ino) != 3) return {};
-  if (ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) || min != minor(st.st_dev)) return {};
+  if (ino != (unsigned long long)st.st_ino || maj != os::dev_major(st.st_dev) || min != os::dev_minor(st.st_dev)) return {};
   return std::to_string(pid);
 }
 
@@ -51,13 +47,13 @@ std::string comm_of(const std::string& pid) {
 // hpak with umask 022 created it without group write (man/hpak-library.7,
 // PERMISSIONS). Says so, and how to fix it.
 [[noreturn]] void throw_lock_access_error(const std::string& p, bool shared_library) {
-  struct stat st;
-  if (!shared_library || lstat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWGRP))
+  os::FileStat st;
+  if (!shared_library || os::lstat_path(p.c_str(), st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWGRP))
     throw_open_error(p, EACCES, Follow::NoLinks);
   char mode[8];
   snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
-  const passwd* pw = getpwuid(st.st_uid);
-  std::string owner = pw && pw->pw_name ? std::string(pw->pw_name) : "uid " + std::to_string(st.st_uid);
+  std::string owner;
+  if (!os::user_of(st.st_uid, &owner, nullptr) || owner.empty()) owner = "uid " + std::to_string(st.st_uid);
   throw Error("unable to open '" + p + "' for writing: Permission denied; it is not group-writable (mode " + mode + ", owner '" +
               owner + "'), so it was created with umask 022 or stricter, while members of a shared library must run hpak with umask 002: '" +
               owner + "' or root can fix it with 'chmod g+w " + p + "'");
@@ -65,8 +61,8 @@ std::string comm_of(const std::string& pid) {
 
 Fd open_lock_file(const std::string& p, bool shared_library, bool read_only_ok) {
   const int flags = O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
-  int fd = open(p.c_str(), O_RDWR | O_CREAT | flags, shared_library ? 0664 : 0644);
-  if (fd < 0 && errno == EACCES && read_only_ok) fd = open(p.c_str(), O_RDONLY | flags);
+  int fd = os::open_path(p.c_str(), O_RDWR | O_CREAT | flags, shared_library ? 0664 : 0644);
+  if (fd < 0 && errno == EACCES && read_only_ok) fd = os::open_path(p.c_str(), O_RDONLY | flags);
   if (fd < 0 && errno == EACCES) throw_lock_access_error(p, shared_library);
   if (fd < 0) throw_open_error(p, errno, Follow::NoLinks);
   Fd guard(fd);
@@ -85,7 +81,7 @@ bool locks_unsupported(int err) { return err == ENOLCK || err == EOPNOTSUPP || e
 
 // flock(fd, op | LOCK_NB): true if taken, false if someone else holds it.
 bool try_flock(int fd, int op, const std::string& p) {
-  if (flock(fd, op | LOCK_NB) == 0) return true;
+  if (os::flock(fd, op | LOCK_NB) == 0) return true;
   if (errno != EWOULDBLOCK && errno != EINTR) throw_lock_error(p, errno);
   return false;
 }
@@ -112,9 +108,9 @@ std::string describe_gc_holder(int fd, const std::string& p) {
 // frees the space).
 void record_holder(int fd) {
   char host[256] = "?";
-  gethostname(host, sizeof host - 1);
-  std::string who = "host " + std::string(host) + " pid " + std::to_string(getpid()) + "\n";
-  if (ftruncate(fd, 0) == 0 && pwrite(fd, who.data(), who.size(), 0) < 0) {
+  os::host_name(host, sizeof host - 1);
+  std::string who = "host " + std::string(host) + " pid " + std::to_string(os::pid()) + "\n";
+  if (os::truncate(fd, 0) == 0 && os::pwrite(fd, who.data(), who.size(), 0) < 0) {
   }
 }
 
@@ -135,8 +131,8 @@ void report_waited(const std::string& p, std::chrono::steady_clock::time_point s
 } // namespace
 
 std::string flock_holder(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return {};
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0) return {};
   FILE* f = fopen("/proc/locks", "re");
   if (!f) return {};
   char line[512];
@@ -152,7 +148,7 @@ void check_locks_work(const Layout& layout, bool shared_library) {
   const std::string p = layout.publish_lock();
   Fd fd = open_lock_file(p, shared_library, /*read_only_ok=*/true);
   refuse_host_local_locks(fd.get(), layout.root());
-  if (flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
+  if (os::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return; // released with the fd
   if (locks_unsupported(errno)) throw_lock_error(p, errno);
 }
 
@@ -175,7 +171,7 @@ PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusi
   report_wait(fd_.get(), p, exclusive ? "exclusive" : "shared");
   const auto since = std::chrono::steady_clock::now();
   if (!exclusive) {
-    while (flock(fd_.get(), LOCK_SH) != 0)
+    while (os::flock(fd_.get(), LOCK_SH) != 0)
       if (errno != EINTR) throw_lock_error(p, errno);
     report_waited(p, since);
     return;
@@ -188,7 +184,7 @@ PublishLock::PublishLock(const Layout& layout, bool shared_library, bool exclusi
       throw Error("an add has been setting its catalog name for over 60 s" + (holder.empty() ? "" : " (" + holder + ")") +
                   "; gc aborted, nothing deleted");
     }
-    usleep(10000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   report_waited(p, since);
 }

@@ -2,12 +2,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <vector>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 
 namespace hpak::store {
@@ -62,11 +59,7 @@ bool has_option(std::string_view options, std::string_view opt) {
 }
 
 // The mount id of `fd` (statx STATX_MNT_ID, Linux 5.8+), or 0.
-uint64_t mount_id_of(int fd) {
-  struct statx sx;
-  if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID)) return sx.stx_mnt_id;
-  return 0;
-}
+uint64_t mount_id_of(int fd) { return os::mount_id(fd); }
 
 } // namespace
 
@@ -97,8 +90,8 @@ bool locks_host_local(uint64_t fs_type, std::string_view super_options) {
 }
 
 std::optional<MountInfo> mount_of(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return std::nullopt;
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0) return std::nullopt;
   const uint64_t id = mount_id_of(fd);
   FILE* f = fopen("/proc/self/mountinfo", "re");
   if (!f) return std::nullopt;
@@ -110,7 +103,7 @@ std::optional<MountInfo> mount_of(int fd) {
     if (!m) continue;
     // The super options belong to the file system, so any mount of the same
     // device will do when the mount id is unknown.
-    bool same = id ? m->mount_id == id : (m->major == major(st.st_dev) && m->minor == minor(st.st_dev));
+    bool same = id ? m->mount_id == id : (m->major == os::dev_major(st.st_dev) && m->minor == os::dev_minor(st.st_dev));
     if (same) found = std::move(m);
   }
   free(line);
@@ -119,12 +112,12 @@ std::optional<MountInfo> mount_of(int fd) {
 }
 
 void refuse_host_local_locks(int lock_fd, const std::string& library) {
-  struct statfs sf;
-  if (fstatfs(lock_fd, &sf) != 0 || uint64_t(sf.f_type) != kNfsSuperMagic) return;
+  uint64_t fs_type = 0;
+  if (!os::fs_type(lock_fd, fs_type) || fs_type != kNfsSuperMagic) return;
   const char* single = getenv("HPAK_SINGLE_HOST");
   if (single && std::string(single) == "1") return;
   auto m = mount_of(lock_fd);
-  if (!m || !locks_host_local(uint64_t(sf.f_type), m->super_options)) return;
+  if (!m || !locks_host_local(fs_type, m->super_options)) return;
   const char* option = has_option(m->super_options, "local_lock=all") ? "local_lock=all" : "local_lock=flock";
   throw Error("refusing to add to, gc or repair library '" + library + "': NFS mount '" + m->mount_point + "' (" +
               m->source + ") has " + option + " (or nolock): locks there are local to this host, so a gc on " +

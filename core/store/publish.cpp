@@ -2,9 +2,8 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 #include "formats/pack_name.hpp"
@@ -26,8 +25,8 @@ std::string marker_text(const Marker& m) {
 }
 
 // True if this call created the folder.
-bool make_dir(const std::string& p, mode_t mode) {
-  if (mkdir(p.c_str(), mode) == 0) return true;
+bool make_dir(const std::string& p, os::Mode mode) {
+  if (os::mkdir_path(p.c_str(), mode) == 0) return true;
   if (errno != EEXIST) throw_errno("unable to create '" + p + "'");
   return false;
 }
@@ -40,8 +39,8 @@ std::string parent_dir(std::string dir) {
 
 // Size of a regular file, or -1 if there is none.
 int64_t file_size(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  os::FileStat st;
+  if (os::lstat_path(path.c_str(), st) != 0 || !S_ISREG(st.st_mode)) return -1;
   return int64_t(st.st_size);
 }
 
@@ -60,25 +59,25 @@ void sync_existing(const std::string& path) {
 // HPAK_FSYNC=0, or by an hpak that did not sync); it is replaced.
 bool link_pack(const std::string& tmp_path, const std::string& final_pack, uint64_t size) {
   // link() never replaces and works on NFS (renameat2's RENAME_NOREPLACE does not).
-  bool created = link(tmp_path.c_str(), final_pack.c_str()) == 0;
+  bool created = os::link_path(tmp_path.c_str(), final_pack.c_str()) == 0;
   if (!created && errno == EEXIST && file_size(final_pack) != int64_t(size)) {
-    created = rename(tmp_path.c_str(), final_pack.c_str()) == 0;
+    created = os::rename_path(tmp_path.c_str(), final_pack.c_str()) == 0;
     if (!created) errno = EEXIST;
   }
   if (!created && errno != EEXIST) {
     int err = errno;
-    unlink(tmp_path.c_str());
+    os::unlink_path(tmp_path.c_str());
     throw_errno("unable to publish pack '" + final_pack + "'", err);
   }
-  unlink(tmp_path.c_str());
+  os::unlink_path(tmp_path.c_str());
   return created;
 }
 
 } // namespace
 
 bool has_marker(const Layout& layout) {
-  struct stat st;
-  if (lstat(layout.marker().c_str(), &st) == 0) return true;
+  os::FileStat st;
+  if (os::lstat_path(layout.marker().c_str(), st) == 0) return true;
   if (errno == ENOENT || errno == ENOTDIR) return false;
   // Not "no library here" (an add would then try to create one): the read
   // that failed, named (EIO on a failing disk, EACCES).
@@ -87,8 +86,8 @@ bool has_marker(const Layout& layout) {
 
 Marker read_marker(const Layout& layout) {
   const std::string root = layout.root(), marker = layout.marker();
-  struct stat st;
-  if (stat(root.c_str(), &st) != 0) throw_errno("unable to open library '" + root + "'");
+  os::FileStat st;
+  if (os::stat_path(root.c_str(), st) != 0) throw_errno("unable to open library '" + root + "'");
   if (!S_ISDIR(st.st_mode)) throw Error("'" + root + "' is not a library (not a directory)");
   if (!has_marker(layout)) throw Error("'" + root + "' is not an hpak library (no HPAKLIB file; create one with 'hpak init')");
   Bytes b = read_regular(marker, Follow::NoLinks, kMaxMarkerSize);
@@ -107,15 +106,15 @@ Marker read_marker(const Layout& layout) {
 }
 
 void create_dirs(const Layout& layout, bool shared) {
-  const mode_t dmode = shared ? 02775 : 0755;
+  const os::Mode dmode = shared ? 02775 : 0755;
   const bool root_created = make_dir(layout.root(), dmode);
   bool sub_created = false;
   for (const char* sub : kLibrarySubdirs) {
     std::string p = layout.subdir(sub);
     sub_created |= make_dir(p, dmode);
-    if (shared) chmod(p.c_str(), dmode); // setgid + group-writable regardless of umask
+    if (shared) os::chmod_path(p.c_str(), dmode); // setgid + group-writable regardless of umask
   }
-  if (shared) chmod(layout.root().c_str(), dmode | S_ISVTX); // fails (and is left) unless the owner's or root's
+  if (shared) os::chmod_path(layout.root().c_str(), dmode | S_ISVTX); // fails (and is left) unless the owner's or root's
   // Durability: the new folders' entries, then the library's own entry in
   // its parent (a power loss must not take back a library init reported).
   if (sub_created) sync_dir(layout.root());
@@ -124,8 +123,8 @@ void create_dirs(const Layout& layout, bool shared) {
 
 bool folders_private(const Layout& layout) {
   for (const std::string& d : {layout.root(), layout.packs_dir()}) {
-    struct stat st;
-    if (lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022)) return false;
+    os::FileStat st;
+    if (os::lstat_path(d.c_str(), st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != os::euid() && st.st_uid != 0) || (st.st_mode & 022)) return false;
   }
   return true;
 }
@@ -149,14 +148,14 @@ void write_marker(const Layout& layout, const Marker& m) {
 std::string publish_pack(const Layout& layout, bool shared, const std::string& tmp_path, const Digest& file_sum, uint64_t size,
                          const Bytes& index_bytes) {
   const std::string final_pack = layout.pack_path(file_sum);
-  if (shared) chmod(tmp_path.c_str(), 0444);
+  if (shared) os::chmod_path(tmp_path.c_str(), 0444);
   // Durability: the pack's data is on disk before a name points at it, the
   // index's before it is renamed in, and packs/ (both entries) before this
   // returns and anything relies on them.
   try {
     sync_path(tmp_path);
   } catch (const Error&) {
-    unlink(tmp_path.c_str());
+    os::unlink_path(tmp_path.c_str());
     throw;
   }
   const bool created = link_pack(tmp_path, final_pack, size);
@@ -174,7 +173,7 @@ std::string publish_pack(const Layout& layout, bool shared, const std::string& t
   } catch (const Error&) {
     // Without its index the pack is invisible garbage: take back the one we
     // just linked (an identical pack that was already there is not ours).
-    if (created) unlink(final_pack.c_str());
+    if (created) os::unlink_path(final_pack.c_str());
     throw;
   }
   return formats::pack_file_name(file_sum);
@@ -189,7 +188,7 @@ void take_back_name(const Layout& layout, bool shared, const std::string& name, 
   try {
     if (read_name_file(layout, name) != d) return; // another writer's now
     if (!before) {
-      unlink(layout.catalog_path(name).c_str());
+      os::unlink_path(layout.catalog_path(name).c_str());
       return;
     }
     AtomicFile f(layout.catalog_path(name), shared ? 0664 : 0644);

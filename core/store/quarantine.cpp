@@ -2,17 +2,16 @@
 
 #include <cerrno>
 #include <ctime>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 
 namespace hpak::store {
 
 std::string describe_entry(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) return "nothing";
+  os::FileStat st;
+  if (os::lstat_path(path.c_str(), st) != 0) return "nothing";
   if (S_ISDIR(st.st_mode)) return "a directory";
   if (S_ISLNK(st.st_mode)) return "a symbolic link";
   if (S_ISFIFO(st.st_mode)) return "a FIFO";
@@ -25,8 +24,8 @@ namespace {
 
 void make_quarantine_dir(const Layout& layout, bool shared) {
   const std::string q = layout.quarantine_dir();
-  if (mkdir(q.c_str(), shared ? 02775 : 0755) == 0) {
-    if (shared) chmod(q.c_str(), 02775);
+  if (os::mkdir_path(q.c_str(), shared ? 02775 : 0755) == 0) {
+    if (shared) os::chmod_path(q.c_str(), 02775);
     sync_dir(layout.root()); // the new folder's entry, before anything relies on it
   } else if (errno != EEXIST) {
     throw_errno("unable to create '" + q + "'");
@@ -49,7 +48,7 @@ std::string quarantine_catalog_entry(const Layout& layout, bool shared, const st
   const std::string stamp = utc_stamp();
   std::string to = layout.quarantined_catalog(name, stamp);
   for (int n = 1; path_exists(to); n++) to = layout.quarantined_catalog(name, stamp, n);
-  if (rename(from.c_str(), to.c_str()) != 0) throw_errno("unable to move '" + from + "' to '" + to + "'");
+  if (os::rename_path(from.c_str(), to.c_str()) != 0) throw_errno("unable to move '" + from + "' to '" + to + "'");
   sync_dir(layout.quarantine_dir());
   sync_dir(layout.catalogs_dir());
   return to;

@@ -1,12 +1,9 @@
 #include "core/trust/signing.hpp"
 
 #include <ctime>
-#include <fcntl.h>
 #include <openssl/rand.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "core/pack/pack_trust.hpp"
 #include "base/os/file.hpp"
 #include "base/hash.hpp"
@@ -20,7 +17,7 @@ const std::string kArmorBegin = "-----BEGIN SSH SIGNATURE-----";
 
 ByteSpan span_of(const std::string& s) { return ByteSpan(reinterpret_cast<const uint8_t*>(s.data()), s.size()); }
 
-void write_atomically(const std::string& path, const std::string& text, mode_t mode) {
+void write_atomically(const std::string& path, const std::string& text, os::Mode mode) {
   AtomicFile f(path, mode);
   f.write(span_of(text));
   f.commit(/*fsync_first=*/true);
@@ -29,22 +26,22 @@ void write_atomically(const std::string& path, const std::string& text, mode_t m
 // A small file (at most `limit` bytes) or nullopt when it does not exist:
 // hostile input (never through a symlink, never blocking on a FIFO, a
 // regular file only). `st_out`: its fstat.
-std::optional<std::string> read_small(const std::string& path, size_t limit, struct stat* st_out = nullptr) {
+std::optional<std::string> read_small(const std::string& path, size_t limit, os::FileStat* st_out = nullptr) {
   Fd fd = open_regular_if_exists(path, Follow::NoLinks, limit, st_out);
   if (!fd) return std::nullopt;
   Bytes b = read_fd_bounded(fd.get(), path, limit);
   return std::string(b.begin(), b.end());
 }
 
-std::string user_shown(uid_t uid) {
-  const passwd* pw = getpwuid(uid);
-  return (pw && pw->pw_name ? "'" + std::string(pw->pw_name) + "' " : std::string()) + "(uid " + std::to_string(uid) + ")";
+std::string user_shown(os::Uid uid) {
+  std::string name;
+  return (os::user_of(uid, &name, nullptr) && !name.empty() ? "'" + name + "' " : std::string()) + "(uid " + std::to_string(uid) + ")";
 }
 
 // Who owns the library: the owner of its folder (a member cannot change it).
-uid_t library_owner(const Library& lib) {
-  struct stat st;
-  if (stat(lib.root().c_str(), &st) != 0) throw_errno("unable to stat library '" + lib.root() + "'");
+os::Uid library_owner(const Library& lib) {
+  os::FileStat st;
+  if (os::stat_path(lib.root().c_str(), st) != 0) throw_errno("unable to stat library '" + lib.root() + "'");
   return st.st_uid;
 }
 
@@ -52,10 +49,10 @@ uid_t library_owner(const Library& lib) {
 // library any member can put a file in the library's folder, so these are
 // taken only from the library's owner or root, and writable by no one else.
 std::optional<std::string> read_owner_file(const Library& lib, const std::string& path, size_t limit) {
-  struct stat st;
+  os::FileStat st;
   auto text = read_small(path, limit, &st);
   if (!text || !lib.shared()) return text;
-  uid_t owner = library_owner(lib);
+  os::Uid owner = library_owner(lib);
   if (st.st_uid != owner && st.st_uid != 0)
     throw Error("refusing '" + path + "': it belongs to " + user_shown(st.st_uid) + ", not to the library's owner " + user_shown(owner) +
                 " or root (any member can put a file in a shared library's folder)");
@@ -142,7 +139,7 @@ std::string library_id(const Library& lib, bool create) {
       return text->substr(0, 32);
     }
     if (!create) return {};
-    if (lib.shared() && geteuid() != 0 && geteuid() != library_owner(lib))
+    if (lib.shared() && os::euid() != 0 && os::euid() != library_owner(lib))
       throw Error("library '" + lib.root() + "' has no id ('" + path + "') yet: its owner " + user_shown(library_owner(lib)) +
                   " or root makes it ('hpak init --shared " + lib.root() + "')");
     uint8_t r[16];
@@ -175,8 +172,8 @@ NameStatement sign_name(Library& lib, const std::string& name, const std::string
   std::string text = st.text();
   std::string sig = sshsig::sign_with_key_file(key_path, kSignatureNamespace, span_of(text));
   std::string dir = signatures_dir(lib);
-  mode_t dmode = lib.shared() ? 02775 : 0755;
-  if (mkdir(dir.c_str(), dmode) == 0 && lib.shared()) chmod(dir.c_str(), dmode);
+  os::Mode dmode = lib.shared() ? 02775 : 0755;
+  if (os::mkdir_path(dir.c_str(), dmode) == 0 && lib.shared()) os::chmod_path(dir.c_str(), dmode);
   else if (errno != EEXIST && !path_exists(dir)) throw_errno("unable to create '" + dir + "'");
   write_atomically(dir + "/" + name, text + sig, lib.shared() ? 0664 : 0644);
   return st;
@@ -239,9 +236,9 @@ Digest enforce_name_policy(const Library& lib, const std::string& name, const st
   if (dir.empty()) throw Error("refusing catalog '" + name + "': no private directory for the generations seen (set XDG_STATE_HOME)");
   std::string state = dir + "/" + st.library + "-" + name;
   uint64_t seen = 0;
-  struct stat sst;
+  os::FileStat sst;
   if (auto t = read_small(state, 64, &sst)) {
-    if (sst.st_uid != geteuid()) throw Error("'" + state + "' is not this user's file");
+    if (sst.st_uid != os::euid()) throw Error("'" + state + "' is not this user's file");
     seen = std::strtoull(t->c_str(), nullptr, 10);
   }
   if (st.generation < seen)
@@ -252,7 +249,7 @@ Digest enforce_name_policy(const Library& lib, const std::string& name, const st
   return *digest_from_hex(st.catalog);
 }
 
-bool is_library_owner(const Library& lib) { return geteuid() == 0 || geteuid() == library_owner(lib); }
+bool is_library_owner(const Library& lib) { return os::euid() == 0 || os::euid() == library_owner(lib); }
 
 void init_trust_files(const Library& lib, const std::string& allowed_signers) {
   if (lib.shared() && is_library_owner(lib)) library_id(lib, /*create=*/true);

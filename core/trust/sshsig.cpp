@@ -3,20 +3,14 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <openssl/evp.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "base/os/sys.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 
-extern char** environ;
 
 namespace hpak::sshsig {
 
@@ -498,35 +492,28 @@ namespace {
 std::string sign_via_ssh_keygen(const std::string& key_path, const std::string& ns, ByteSpan message) {
   const char* tmpdir = getenv("TMPDIR");
   std::string templ = std::string(tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp") + "/hpak-sign-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back(0);
-  if (!mkdtemp(buf.data())) throw_errno("unable to create a temporary directory");
-  std::string dir = buf.data(), msg = dir + "/message", sig = msg + ".sig";
+  if (!os::make_temp_dir(templ)) throw_errno("unable to create a temporary directory");
+  std::string dir = templ, msg = dir + "/message", sig = msg + ".sig";
   std::string result, error;
   {
-    int fd = open(msg.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = os::open_path(msg.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
       Fd g(fd);
       write_all(fd, message, msg);
     }
-    std::vector<std::string> args = {"ssh-keygen", "-q", "-Y", "sign", "-f", key_path, "-n", ns, msg};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid;
-    int status = 0;
-    if (posix_spawnp(&pid, "ssh-keygen", nullptr, nullptr, argv.data(), environ) != 0) {
+    const int status = os::run_program({"ssh-keygen", "-q", "-Y", "sign", "-f", key_path, "-n", ns, msg});
+    if (status < 0) {
       error = "unable to run ssh-keygen to sign with the passphrase-protected key '" + key_path + "'";
-    } else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    } else if (status != 0) {
       error = "ssh-keygen could not sign with '" + key_path + "'";
     } else {
       Bytes b = read_file(sig);
       result.assign(b.begin(), b.end());
     }
   }
-  unlink(sig.c_str());
-  unlink(msg.c_str());
-  rmdir(dir.c_str());
+  os::unlink_path(sig.c_str());
+  os::unlink_path(msg.c_str());
+  os::rmdir_path(dir.c_str());
   if (!error.empty()) throw Error(error);
   return result;
 }
@@ -551,20 +538,12 @@ public:
       return false;
     }
     path_ = sock;
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path_.size() >= sizeof addr.sun_path) {
+    fd_ = Fd(os::connect_local(path_, 120)); // an agent that asks for confirmation gets two minutes
+    if (!fd_ && errno == ENAMETOOLONG) {
       why = "the ssh-agent socket path '" + path_ + "' is too long";
       return false;
     }
-    std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
-    fd_ = Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    timeval tv{120, 0}; // an agent that asks for confirmation gets two minutes
-    if (fd_) {
-      setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    }
-    if (!fd_ || ::connect(fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if (!fd_) {
       why = "the ssh-agent at '" + path_ + "' cannot be reached (" + std::strerror(errno) + ")";
       return false;
     }
@@ -577,7 +556,7 @@ public:
     msg.push_back(type);
     msg.insert(msg.end(), payload.begin(), payload.end());
     for (size_t done = 0; done < msg.size();) {
-      ssize_t n = send(fd_.get(), msg.data() + done, msg.size() - done, MSG_NOSIGNAL);
+      long n = os::send(fd_.get(), msg.data() + done, msg.size() - done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw_errno("unable to talk to the ssh-agent at '" + path_ + "'");
       done += size_t(n);
@@ -594,7 +573,7 @@ public:
 private:
   void read_exact(uint8_t* p, size_t n) {
     for (size_t done = 0; done < n;) {
-      ssize_t got = recv(fd_.get(), p + done, n - done, 0);
+      long got = os::recv(fd_.get(), p + done, n - done);
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) throw_errno("no answer from the ssh-agent at '" + path_ + "'");
       if (got == 0) throw Error("the ssh-agent at '" + path_ + "' closed the connection");
@@ -647,10 +626,10 @@ std::optional<Bytes> agent_sign(const PublicKey& pub, ByteSpan data, std::string
 // Whether a passphrase can be asked for: a controlling terminal (what
 // ssh-keygen prompts on).
 bool can_prompt() {
-  if (!isatty(STDIN_FILENO)) return false;
-  int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (!os::is_terminal(os::kStdin)) return false;
+  int fd = os::open_path("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return false;
-  close(fd);
+  os::close(fd);
   return true;
 }
 

@@ -1,0 +1,151 @@
+// The operating system behind one seam (issue 29): every system call the engine
+// makes goes through the functions below, and nothing outside base/os includes a
+// POSIX header (<unistd.h>, <fcntl.h>, <sys/*.h>, <dirent.h>, <pwd.h>, <linux/*.h>;
+// enforced by scripts/lint-posix.sh, ctest os_seam).
+//
+// The interface is POSIX-shaped on purpose: a descriptor is an `int`, a call that
+// fails returns -1 (or nullptr, or false) with errno set, so callers keep reporting
+// through throw_errno/SystemError (base/error.hpp). The types (`FileStat`, `Mode`,
+// `Off`, `Dev`, `Ino`, `Nlink`, `Uid`, `Pid`, `Dir`, `TimeSpec`) and the flag and mode names (O_*, AT_*, S_*,
+// LOCK_*, MADV_*, DT_*) are POSIX's spelling: the implementation header of the
+// platform provides them. Today that is base/os/linux/sys_impl.hpp, whose
+// functions are inline wrappers of the system calls (cost zero: no virtual call,
+// no extra frame). A Windows implementation (issue 30) is a second implementation
+// header, base/os/windows/sys_impl.hpp, selected below, defining the same names.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#if defined(_WIN32)
+#error "the os seam's Windows implementation (base/os/windows/sys_impl.hpp, issue 30) is not written yet"
+#else
+#include "base/os/linux/sys_types.hpp"
+#endif
+
+namespace hpak::os {
+
+// ---- descriptors (kStdin, kStdout, kStderr: the standard ones)
+// openat(2): `path` relative to `dirfd` (kCwd: the working directory).
+inline int open_at(int dirfd, const char* path, int flags, Mode mode = 0);
+inline int open_path(const char* path, int flags, Mode mode = 0);
+inline int close(int fd);
+inline long read(int fd, void* buf, size_t n);
+inline long pread(int fd, void* buf, size_t n, Off off);
+inline long write(int fd, const void* buf, size_t n);
+inline long pwrite(int fd, const void* buf, size_t n, Off off);
+inline Off seek(int fd, Off off, int whence);
+inline int truncate(int fd, Off size);
+// Advise the kernel that `fd` (a range of it; len 0 = to the end) is read sequentially.
+inline void advise_sequential(int fd, Off off = 0, Off len = 0);
+// Whether `fd` is a terminal.
+inline bool is_terminal(int fd);
+
+// ---- metadata
+inline int fstat(int fd, FileStat& st);
+// fstatat(2); flags AT_SYMLINK_NOFOLLOW and the like.
+inline int stat_at(int dirfd, const char* path, FileStat& st, int flags = 0);
+inline int stat_path(const char* path, FileStat& st);  // follows a symlink
+inline int lstat_path(const char* path, FileStat& st); // does not
+inline int fchmod(int fd, Mode mode);
+// Sets the access and modification times of `fd` / dirfd/path (nullptr: now).
+inline int set_times(int fd, const TimeSpec times[2]);
+inline int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags);
+// The device number's major / minor halves (mountinfo names a file system by them).
+inline unsigned dev_major(Dev dev);
+inline unsigned dev_minor(Dev dev);
+// The mount id of the open `fd` (statx STATX_MNT_ID, Linux 5.8+), or 0 when unknown.
+inline uint64_t mount_id(int fd);
+
+// ---- names, fd-relative
+inline int mkdir_at(int dirfd, const char* path, Mode mode);
+inline int unlink_at(int dirfd, const char* path, int flags = 0); // AT_REMOVEDIR for a directory
+inline int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath);
+inline int link_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, int flags = 0);
+inline int symlink_at(const char* target, int dirfd, const char* path);
+inline long readlink_at(int dirfd, const char* path, char* buf, size_t size);
+// The same by path (relative to the working directory): for a library's own
+// folders, which are opened by name (man/hpak-library.7).
+inline int mkdir_path(const char* path, Mode mode);
+inline int unlink_path(const char* path);
+inline int rmdir_path(const char* path);
+inline int rename_path(const char* oldpath, const char* newpath); // replaces newpath
+inline int link_path(const char* oldpath, const char* newpath);
+inline int chmod_path(const char* path, Mode mode);
+inline long readlink_path(const char* path, char* buf, size_t size);
+
+// ---- durability and locks
+inline int fsync(int fd);
+// flock(2): LOCK_SH / LOCK_EX / LOCK_UN, | LOCK_NB.
+inline int flock(int fd, int op);
+// The process's file creation mask: sets `mask`, returns the one before.
+inline Mode set_umask(Mode mask);
+
+// ---- memory
+// Maps `size` bytes of `fd` read-only and shared; nullptr with errno on failure.
+inline void* map_read(int fd, size_t size);
+inline int unmap(void* addr, size_t size);
+// madvise(2) of a mapped range with MADV_SEQUENTIAL, MADV_RANDOM, MADV_WILLNEED, MADV_DONTNEED...
+inline int advise_memory(void* addr, size_t size, int advice);
+inline size_t page_size();
+// An anonymous file in memory (close-on-exec), named `name` for diagnostics.
+inline int memfd(const char* name);
+
+// ---- copies
+// copy_file_range(2): up to `len` bytes from in_fd at *in_off (advanced) to out_fd's offset.
+inline long copy_range(int in_fd, Off* in_off, int out_fd, size_t len);
+
+// ---- file systems
+// The space an unprivileged writer has on the file system of `fd` (statvfs f_frsize,
+// f_bavail, f_files, f_favail; files 0: the file system does not count inodes);
+// false with errno.
+struct FsSpace {
+  uint64_t block_size = 0;
+  uint64_t blocks_free = 0;
+  uint64_t files = 0;
+  uint64_t files_free = 0;
+};
+inline bool fs_free_space(int fd, FsSpace& space);
+// The file system type magic of `fd` (statfs f_type: 0x6969 is NFS); false with errno.
+inline bool fs_type(int fd, uint64_t& magic);
+
+// ---- directories (opendir/readdir): `Dir` is opaque
+inline Dir* dir_open(const char* path);
+inline Dir* dir_from_fd(int fd); // takes ownership of fd on success
+// The next entry's name (including "." and ".."), nullptr at the end or on error
+// (errno tells which: 0 at the end).
+inline const char* dir_next(Dir* d);
+inline int dir_fd(Dir* d);
+inline void dir_close(Dir* d);
+
+// ---- processes and local sockets (not on hot paths: out of line)
+// Runs `argv[0]` (looked up in PATH) with `argv` and this process's environment and
+// waits for it; its exit status (128 + the signal that killed it), or -1 with
+// errno when it could not be started.
+int run_program(const std::vector<std::string>& argv);
+// A private new directory from `templ` ending in XXXXXX (mkdtemp); false with errno.
+bool make_temp_dir(std::string& templ);
+// Connects a stream socket to the local (Unix-domain) socket at `path`, with
+// send and receive timeouts of `timeout_s`; -1 with errno (ENAMETOOLONG: a path
+// the address cannot hold).
+int connect_local(const std::string& path, int timeout_s);
+// send(2) without SIGPIPE / recv(2) on a connected socket; -1 with errno.
+inline long send(int fd, const void* buf, size_t n);
+inline long recv(int fd, void* buf, size_t n);
+
+// ---- identity
+inline Uid uid();
+inline Uid euid();
+inline Pid pid();
+// gethostname(2) into buf (size bytes, NUL-terminated when it fits).
+inline int host_name(char* buf, size_t size);
+// The login name and home directory of `uid` (passwd database); false when it has none.
+bool user_of(Uid uid, std::string* name, std::string* home);
+
+} // namespace hpak::os
+
+#if !defined(_WIN32)
+#include "base/os/linux/sys_impl.hpp"
+#endif
