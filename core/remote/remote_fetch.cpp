@@ -1,7 +1,6 @@
 #include "core/remote/remote_fetch.hpp"
+#include "base/os/sys.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <ctime>
 
@@ -105,12 +104,12 @@ struct CheckedItem {
 // `p` and its missing parents; in a shared library setgid and group-writable
 // like the rest of it (other members write there too).
 void make_dirs(const std::string& p, bool shared) {
-  const mode_t mode = shared ? 02775 : 0755;
+  const os::Mode mode = shared ? 02775 : 0755;
   for (size_t i = 1; i <= p.size(); i++)
     if (i == p.size() || p[i] == '/') {
       std::string part = p.substr(0, i);
-      if (mkdir(part.c_str(), mode) == 0) {
-        if (shared) chmod(part.c_str(), mode);
+      if (os::mkdir_path(part.c_str(), mode) == 0) {
+        if (shared) os::chmod_path(part.c_str(), mode);
       } else if (errno != EEXIST) {
         throw_errno("unable to create directory '" + part + "'");
       }
@@ -157,9 +156,9 @@ void check_root_signature(const RemoteRootParts& parts, const std::string& where
 void check_root_generation(const RemoteRoot& root, const std::string& where, const std::string& url_shown) {
   std::string state = generation_state(root, url_shown);
   uint64_t seen = 0;
-  struct stat st;
+  os::FileStat st;
   if (Fd fd = open_regular_if_exists(state, Follow::NoLinks, 64, &st)) {
-    if (st.st_uid != geteuid()) throw Error("'" + state + "' is not this user's file");
+    if (st.st_uid != os::euid()) throw Error("'" + state + "' is not this user's file");
     Bytes b = read_fd_bounded(fd.get(), state, 64);
     seen = std::strtoull(std::string(b.begin(), b.end()).c_str(), nullptr, 10);
   }
@@ -234,7 +233,7 @@ std::optional<MappedFile> cached_index(const std::string& path, const RemotePack
 // buffer. finish() checks the SHA-256 and renames it into place.
 class IndexSink : public remote::BodySink {
 public:
-  IndexSink(std::string path, const RemotePackEntry& e, std::string url, mode_t mode)
+  IndexSink(std::string path, const RemotePackEntry& e, std::string url, os::Mode mode)
       : path_(std::move(path)), e_(e), url_(std::move(url)), mode_(mode) {}
   void start() override {
     file_.reset();
@@ -278,7 +277,7 @@ private:
   std::string path_;
   const RemotePackEntry& e_;
   std::string url_;
-  mode_t mode_;
+  os::Mode mode_;
   std::optional<AtomicFile> file_;
   std::unique_ptr<Sha256> sha_;
   uint64_t got_ = 0;

@@ -1,4 +1,5 @@
 #include "core/remote/remote_publish.hpp"
+#include "base/os/sys.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +7,6 @@
 #include <ctime>
 #include <map>
 #include <set>
-#include <sys/stat.h>
 
 #include "base/os/file.hpp"
 #include "core/remote/remote_layout.hpp"
@@ -250,7 +250,7 @@ uint64_t published_generation(const Library& lib) {
 void record_published_generation(const Library& lib, uint64_t generation) {
   try {
     std::string dir = lib.layout().remote_dir();
-    if (mkdir(dir.c_str(), lib.shared() ? 02775 : 0755) == 0 && lib.shared()) chmod(dir.c_str(), 02775);
+    if (os::mkdir_path(dir.c_str(), lib.shared() ? 02775 : 0755) == 0 && lib.shared()) os::chmod_path(dir.c_str(), 02775);
     AtomicFile f(published_path(lib), lib.shared() ? 0664 : 0644);
     std::string text = std::to_string(generation) + "\n";
     f.write(span_of(text));

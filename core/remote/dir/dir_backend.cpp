@@ -1,9 +1,6 @@
 #include "core/remote/dir/dir_backend.hpp"
+#include "base/os/sys.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -122,7 +119,7 @@ Bytes DirBackend::read_whole(const GetRequest& r, int fd) {
   r.sink->start();
   Bytes chunk(kChunk);
   for (uint64_t got = 0;;) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    long n = os::read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) read_failed(path, SystemError("unable to read '" + path + "': " + strerror(errno), errno));
     if (n == 0) return {};
@@ -139,7 +136,7 @@ Bytes DirBackend::read_range(const GetRequest& r, int fd) {
   Bytes out(r.length);
   size_t got = 0;
   while (got < out.size()) {
-    ssize_t n = ::pread(fd, out.data() + got, out.size() - got, off_t(r.offset + got));
+    long n = os::pread(fd, out.data() + got, out.size() - got, os::Off(r.offset + got));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) read_failed(path, SystemError("unable to read '" + path + "': " + strerror(errno), errno));
     if (n == 0) {
@@ -158,7 +155,7 @@ Bytes DirBackend::read_range(const GetRequest& r, int fd) {
 void DirBackend::make_parents(const std::string& name) {
   for (size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
     std::string path = where(name.substr(0, slash));
-    if (::mkdir(path.c_str(), 0755) == 0) {
+    if (os::mkdir_path(path.c_str(), 0755) == 0) {
       sync_dir(dir_name(path));
       continue;
     }
@@ -194,8 +191,8 @@ std::vector<RemoteEntry> DirBackend::list(const std::string& prefix) {
   // Each folder at or below the prefix's: `rel` is "" or "a/b/".
   std::function<void(const std::string&)> walk = [&](const std::string& rel) {
     std::string folder = rel.empty() ? dir_ : where(rel.substr(0, rel.size() - 1));
-    struct stat st;
-    if (::stat(folder.c_str(), &st) != 0 && errno == ENOENT) return;
+    os::FileStat st;
+    if (os::stat_path(folder.c_str(), st) != 0 && errno == ENOENT) return;
     std::vector<std::string> names;
     try {
       names = store::list_dir(folder);
@@ -204,7 +201,7 @@ std::vector<RemoteEntry> DirBackend::list(const std::string& prefix) {
     }
     for (const std::string& n : names) {
       std::string name = rel + n;
-      if (starts_with(n, std::string(kTempPrefix)) || ::stat(where(name).c_str(), &st) != 0) continue;
+      if (starts_with(n, std::string(kTempPrefix)) || os::stat_path(where(name).c_str(), st) != 0) continue;
       if (S_ISDIR(st.st_mode) && (starts_with(name + "/", prefix) || starts_with(prefix, name + "/"))) walk(name + "/");
       if (S_ISREG(st.st_mode) && starts_with(name, prefix)) out.push_back({name, uint64_t(st.st_size)});
     }
@@ -217,7 +214,7 @@ std::vector<RemoteEntry> DirBackend::list(const std::string& prefix) {
 
 void DirBackend::remove(const std::string& name) {
   const std::string path = where(name);
-  if (::unlink(path.c_str()) == 0) {
+  if (os::unlink_path(path.c_str()) == 0) {
     unsynced_.insert(dir_name(path));
     return;
   }
@@ -233,9 +230,9 @@ void DirBackend::sync() {
 
 void DirBackend::lock_writers(const std::string& name) {
   const std::string p = where(name);
-  lock_ = Fd(::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  lock_ = Fd(os::open_path(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!lock_) throw_errno("unable to open '" + p + "'");
-  while (flock(lock_.get(), LOCK_EX) != 0)
+  while (os::flock(lock_.get(), LOCK_EX) != 0)
     if (errno != EINTR) throw_errno("unable to lock '" + p + "'");
 }
 

@@ -1,8 +1,7 @@
 #include "core/remote/http/http_client.hpp"
+#include "base/os/sys.hpp"
 
 #include <curl/curl.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -116,16 +115,16 @@ struct HttpClient::Spool {
   uint64_t size = 0;
 
   explicit Spool(const std::string& dir) {
-    int f = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int f = os::open_path(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (f < 0) { // no O_TMPFILE on that file system: a named one, unlinked at once
       std::string tmpl = dir + "/.tmp-spool-XXXXXX";
       f = mkostemp(tmpl.data(), O_CLOEXEC);
       if (f < 0) throw_errno("unable to create a temporary file in '" + dir + "'");
-      ::unlink(tmpl.c_str());
+      os::unlink_path(tmpl.c_str());
     }
     fd = Fd(f);
   }
-  void write(ByteSpan piece, uint64_t at) { pwrite_all(fd.get(), piece, off_t(at), "a temporary file"); }
+  void write(ByteSpan piece, uint64_t at) { pwrite_all(fd.get(), piece, os::Off(at), "a temporary file"); }
   // Bytes [start, end) of the file, or an empty vector when it is shorter.
   Bytes slice(uint64_t start, uint64_t end) const {
     Bytes out;
@@ -133,7 +132,7 @@ struct HttpClient::Spool {
     out.resize(end - start);
     size_t got = 0;
     while (got < out.size()) {
-      ssize_t n = ::pread(fd.get(), out.data() + got, out.size() - got, off_t(start + got));
+      long n = os::pread(fd.get(), out.data() + got, out.size() - got, os::Off(start + got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) throw_errno("unable to read a temporary file");
       got += size_t(n);
