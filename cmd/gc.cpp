@@ -16,8 +16,8 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::string lib, grace = "1h", unused;
-  unsigned min_garbage = 0;
-  bool dry_run = false, json = false, upgrade = false;
+  unsigned min_garbage = kDefaultMinGarbagePct;
+  bool dry_run = false, json = false, upgrade = false, full = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -25,8 +25,12 @@ void setup(CLI::App& app) {
   app.add_flag("-n,--dry-run", o.dry_run, "Show what would be freed, per pack, and why; change nothing");
   app.add_option("--grace", o.grace, "Leave packs younger than this alone (default 1h; 0 is unsafe with concurrent writers)");
   app.add_option("--unused", o.unused, "Also drop catalogs not restored for this long (e.g. 30d)");
-  app.add_option("--min-garbage", o.min_garbage, "Rewrite a pack only if at least this percentage of it is garbage (default 0)")
-      ->check(CLI::Range(0, 100));
+  CLI::Option* min_garbage =
+      app.add_option("--min-garbage", o.min_garbage,
+                     "Rewrite a pack for its garbage only if at least this percentage of its bytes is dead (default " +
+                         std::to_string(kDefaultMinGarbagePct) + "; 0: any garbage)")
+          ->check(CLI::Range(0, 100));
+  app.add_flag("--full", o.full, "Repack every pack past the grace period into one, whatever its garbage")->excludes(min_garbage);
   app.add_flag("--upgrade", o.upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
@@ -45,7 +49,8 @@ void print_json(const GcResult& r, double secs) {
   w.key("packs").begin_array();
   for (auto& p : r.packs) {
     w.begin_object().field("pack", p.pack).field("action", to_string(p.action)).field("why", p.why).field("bytes", p.size);
-    w.field("objects", p.objects).field("live_objects", p.live_objects).field("live_bytes", p.live_bytes).end();
+    w.field("objects", p.objects).field("live_objects", p.live_objects).field("live_bytes", p.live_bytes);
+    w.field("dead_bytes", p.dead_bytes).end();
   }
   w.end().end().newline().print(stdout);
 }
@@ -58,6 +63,7 @@ int run() {
   go.grace_seconds = parse_duration(o.grace);
   go.min_garbage_pct = o.min_garbage;
   go.upgrade = o.upgrade;
+  go.full = o.full;
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
   // Test hooks for crash-consistency and race tests: HPAK_TEST_GC_KILL_AT=STEP

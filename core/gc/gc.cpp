@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <optional>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -92,8 +93,52 @@ DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res)
   return live;
 }
 
-// One visible pack as the plan sees it. Only live objects are measured
-// (complete_or_same reads an entry header: a page of the pack each).
+// The share of its block a member takes: the block's bytes (header, table,
+// stored payload) in proportion to its raw size. Blocks are read once each
+// (a page of the pack); a damaged header counts the member's raw bytes.
+class BlockShares {
+public:
+  explicit BlockShares(const PackReader& p) : p_(p) {}
+  uint64_t share(const IndexRecord& r) {
+    auto it = blocks_.find(r.offset);
+    if (it == blocks_.end()) it = blocks_.emplace(r.offset, read_header(r.offset)).first;
+    const BlockHeader& h = it->second;
+    if (h.raw_len == 0) return r.raw_len + kBlockMemberSize;
+    return uint64_t((unsigned __int128)block_item_size(h) * r.raw_len / h.raw_len);
+  }
+
+private:
+  BlockHeader read_header(uint64_t offset) const {
+    BlockHeader none;
+    none.raw_len = 0;
+    ByteSpan b = p_.bytes();
+    if (offset > b.size() || b.size() - offset < kBlockHeaderSize) return none;
+    try {
+      return decode_block_header(b.subspan(offset, kBlockHeaderSize), p_.path(), offset);
+    } catch (const Corrupt&) {
+      return none;
+    }
+  }
+  const PackReader& p_;
+  std::unordered_map<uint64_t, BlockHeader> blocks_;
+};
+
+// One object of a pack as the plan sees it: its share of the pack (every
+// object: --min-garbage weighs the dead ones) and, when live, what copying
+// it takes (complete_or_same reads an entry header: a page of the pack).
+GcObject describe_object(const PackReader& p, const IndexRecord& rec, bool live, BlockShares& blocks) {
+  GcObject o{rec.digest, 0, 0};
+  if (rec.member != kNoMember) {
+    o.share = blocks.share(rec);
+    if (live) o.bytes = rec.raw_len + kBlockMemberSize; // v2 records leave stored sizes to the pack: raw bytes for block members
+    return o;
+  }
+  o.share = p.complete_or_same(rec).stored_len + kEntryHeaderSize;
+  if (live) o.bytes = o.share;
+  return o;
+}
+
+// One visible pack as the plan sees it.
 GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestSet& live, int64_t now) {
   GcPackInput in;
   in.name = base_name(p->path());
@@ -109,15 +154,11 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestS
   in.version = p->version();
   const IndexView& v = p->index();
   DigestSet seen;
+  BlockShares blocks(*p);
   for (uint64_t i = 0; i < v.count(); i++) {
-    GcObject o{v.digest_at(i), 0};
-    if (!seen.insert(o.digest).second) continue;
-    if (live.count(o.digest)) {
-      IndexRecord r = v.record_at(i);
-      // v2 records leave stored sizes to the pack: count raw bytes for block members.
-      o.bytes = r.member != kNoMember ? r.raw_len + kBlockMemberSize : p->complete_or_same(r).stored_len + kEntryHeaderSize;
-    }
-    in.objects.push_back(o);
+    const Digest d = v.digest_at(i);
+    if (!seen.insert(d).second) continue;
+    in.objects.push_back(describe_object(*p, v.record_at(i), live.count(d) != 0, blocks));
   }
   return in;
 }
@@ -629,6 +670,7 @@ GcPlanOptions plan_options(const GcOptions& opts) {
   o.grace_seconds = opts.grace_seconds;
   o.min_garbage_pct = opts.min_garbage_pct;
   o.upgrade = opts.upgrade;
+  o.full = opts.full;
   return o;
 }
 

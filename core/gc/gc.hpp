@@ -18,7 +18,8 @@
 //  4b. Packs with no live object go first, through 6 (re-mark, condemn,
 //     delete): nothing to copy, and on a full disk their space may be the
 //     room the new pack needs. Then the sweep (8), for the same reason.
-//  5. Rewrite: live objects of old packs that carry garbage, plus the small
+//  5. Rewrite: live objects of old packs whose dead objects take at least
+//     --min-garbage (10%) of their bytes (all of them with --full), plus the small
 //     packs that a geometric roll-up merges (each kept pack at least twice the
 //     sum of the smaller ones), are copied verbatim (entry checksum checked,
 //     no recompression; out of another member's pack of a shared library,
@@ -78,8 +79,9 @@ struct GcOptions {
   bool dry_run = false;
   int64_t grace_seconds = 3600;
   int64_t unused_seconds = -1; // drop catalogs not used for this long (-1: keep all)
-  unsigned min_garbage_pct = 0; // rewrite a pack only if at least this much of it is garbage
+  unsigned min_garbage_pct = kDefaultMinGarbagePct; // rewrite a pack for its garbage only if at least this much of it is dead
   bool upgrade = false; // also rewrite every (old enough) pack of format version 1 as version 2
+  bool full = false;    // every old, usable pack into one new pack (--full)
   unsigned threads = 0;
   Progress progress;
   // Test hook: called with a step name ("dead-condemned", "dead-deleted",
