@@ -55,6 +55,20 @@ void print_json(const GcResult& r, double secs) {
   w.end().end().newline().print(stdout);
 }
 
+// One line per name dropped and per pack, and the summary (the figures of
+// --json, less the timings' precision).
+void print_text(const GcResult& r, double secs) {
+  for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
+  for (auto& p : r.packs)
+    printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", to_string(p.action), p.pack.substr(0, 17).c_str(),
+           (unsigned long long)p.live_objects, (unsigned long long)p.objects, human_bytes(p.size).c_str(), p.why.c_str());
+  printf("%s: %llu packs -> %llu, %s -> %s (%s freed), %llu objects kept, %llu dropped, %llu copied (%s), %.2f s\n",
+         o.dry_run ? "dry run" : "gc", (unsigned long long)r.packs_before, (unsigned long long)r.packs_after,
+         human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
+         human_bytes(r.bytes_before - std::min(r.bytes_before, r.bytes_after)).c_str(), (unsigned long long)r.objects_kept,
+         (unsigned long long)r.objects_dropped, (unsigned long long)r.copied_objects, human_bytes(r.copied_bytes).c_str(), secs);
+}
+
 int run() {
   Library lib(o.lib);
   log_library(lib);
@@ -106,14 +120,8 @@ int run() {
     print_json(r, secs);
     return rc;
   }
-  for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
-  for (auto& p : r.packs)
-    printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", to_string(p.action), p.pack.substr(0, 17).c_str(),
-           (unsigned long long)p.live_objects, (unsigned long long)p.objects, human_bytes(p.size).c_str(), p.why.c_str());
-  printf("%s: %llu packs -> %llu, %s -> %s (%s freed), %llu objects dropped, %.2f s\n", o.dry_run ? "dry run" : "gc",
-         (unsigned long long)r.packs_before, (unsigned long long)r.packs_after, human_bytes(r.bytes_before).c_str(),
-         human_bytes(r.bytes_after).c_str(), human_bytes(r.bytes_before - std::min(r.bytes_before, r.bytes_after)).c_str(),
-         (unsigned long long)r.objects_dropped, secs);
+  if (global().quiet) return rc; // -q: warnings and errors only
+  print_text(r, secs);
   return rc;
 }
 } // namespace

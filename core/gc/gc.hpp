@@ -60,8 +60,10 @@
 // describe_packs then plan_gc (4 and 5's choice: a pure function of the
 // packs' description, core/gc/gc_plan.hpp), collect_dead (4b), sweep_leftovers
 // (8), rewrite_rest (5 and 6: repack, condemn, delete_condemned; pack by
-// pack without room), rebuild_midx (7). A dry run, or a plan with nothing to
-// do, predicts after plan_gc (predict_after) and only sweeps.
+// pack without room), rebuild_midx (7). A plan with nothing to do only
+// sweeps. A dry run carries the plan out by the same copy into /dev/null
+// (rehearse: the new pack's size, name and objects are the real run's),
+// deletes nothing and only counts what the sweep would remove.
 // A kill -9 at any point leaves only extra packs (duplicates) or condemned
 // files, both recovered by the next gc; no referenced object is lost, and a
 // killed writer leaves no name whose objects are missing.
@@ -94,6 +96,8 @@ struct GcResult {
   std::vector<std::string> dropped_catalogs;
   std::vector<std::string> warnings;
   uint64_t packs_before = 0, packs_after = 0;
+  // Distinct objects: of those the packs held, still held after the run
+  // (kept) or not (dropped); copied_objects are those the new pack got.
   uint64_t objects_kept = 0, objects_dropped = 0;
   uint64_t bytes_before = 0, bytes_after = 0;
   uint64_t copied_objects = 0, copied_bytes = 0;

@@ -56,7 +56,7 @@ big_inode=$(stat -c %i "L/packs/$big")
 big_sum=$(sha256sum <"L/packs/$big")
 
 echo "== default policy: the small pack goes, the large one stays as it is"
-H gc L -n >dry.txt 2>&1 || fail "gc -n failed: $(cat dry.txt)"
+H_report gc L -n >dry.txt 2>&1 || fail "gc -n failed: $(cat dry.txt)"
 sed 's/^/  /' dry.txt
 grep -Eq "^keep +${big:0:17} .*\(garbage below threshold \([0-9.]+% of its bytes dead, --min-garbage 10\)\)$" dry.txt ||
   fail "gc -n does not keep the large pack for garbage below the threshold:
