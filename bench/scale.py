@@ -8,11 +8,13 @@
   scale.py table RESULTS.jsonl OUT.md
       A markdown table of the measurements (one row per operation and K).
   scale.py svg RESULTS.jsonl OUT.svg
-      The curves, drawn by hand as SVG text: wall time, peak RssAnon and
-      bytes written against K, one line per operation (log scales).
+      The curves, drawn by hand as SVG text: wall time, peak RssAnon, peak
+      RssFile+RssShmem and bytes written against K, one line per operation
+      (log scales; a value below the axis' floor is drawn on it).
 
 RESULTS.jsonl holds one object per measurement: bench/scale_measure.py's
-fields plus k, op, lib_bytes and packs (written by scale.sh).
+fields plus k, op, lib_bytes, packs and load1 (the 1-minute load average
+just before it; written by scale.sh).
 """
 import json
 import math
@@ -96,13 +98,14 @@ def mib(n):
 
 
 def table(rows):
-    out = ["| operation | K | seconds | RssAnon MiB | RssFile+Shmem MiB | max RSS MiB | written MiB | library MiB | packs |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| operation | K | seconds | RssAnon MiB | RssFile+Shmem MiB | max RSS MiB | written MiB | library MiB | packs | load |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     labels = dict(OPS)
     for op, _ in OPS:
         for r in sorted((r for r in rows if r["op"] == op), key=lambda r: r["k"]):
             out.append(f"| {labels[op]} | {r['k']} | {r['seconds']:.3f} | {mib(r['anon_kb'] * 1024)} | {mib(r['file_kb'] * 1024)} | "
-                       f"{mib(r['maxrss_kb'] * 1024)} | {mib(r['wchar'])} | {mib(r['lib_bytes'])} | {r['packs']} |")
+                       f"{mib(r['maxrss_kb'] * 1024)} | {mib(r['wchar'])} | {mib(r['lib_bytes'])} | {r['packs']} | "
+                       f"{r.get('load1', 0):.2f} |")
     return "\n".join(out) + "\n"
 
 
@@ -132,8 +135,8 @@ def tick_label(exp):
     return f"{v:g}"
 
 
-def panel(x0, title, unit, series, kmax):
-    """One panel: series = {op: [(k, value)]}, log x (K) and log y."""
+def panel(x0, y0, title, unit, series, kmax):
+    """One panel at (x0, y0): series = {op: [(k, value)]}, log x (K) and log y."""
     parts = []
     values = [v for pts in series.values() for _, v in pts]
     if not values:
@@ -144,22 +147,24 @@ def panel(x0, title, unit, series, kmax):
     def px(k):
         return x0 + MARGIN_L + PANEL_W * (math.log10(k) / x_hi)
 
-    def py(v):
-        return MARGIN_T + PANEL_H * (1 - (math.log10(v) - y_lo) / (y_hi - y_lo))
+    top = y0 + MARGIN_T
 
-    parts.append(f'<text x="{x0 + MARGIN_L + PANEL_W / 2:.1f}" y="18" text-anchor="middle" font-weight="bold">{esc(title)}</text>')
-    parts.append(f'<rect x="{x0 + MARGIN_L}" y="{MARGIN_T}" width="{PANEL_W}" height="{PANEL_H}" fill="none" stroke="#888"/>')
+    def py(v):
+        return top + PANEL_H * (1 - (math.log10(v) - y_lo) / (y_hi - y_lo))
+
+    parts.append(f'<text x="{x0 + MARGIN_L + PANEL_W / 2:.1f}" y="{y0 + 18}" text-anchor="middle" font-weight="bold">{esc(title)}</text>')
+    parts.append(f'<rect x="{x0 + MARGIN_L}" y="{top}" width="{PANEL_W}" height="{PANEL_H}" fill="none" stroke="#888"/>')
     for e in range(y_lo, y_hi + 1):
         y = py(10.0 ** e)
         parts.append(f'<line x1="{x0 + MARGIN_L}" y1="{y:.1f}" x2="{x0 + MARGIN_L + PANEL_W}" y2="{y:.1f}" stroke="#ddd"/>')
         parts.append(f'<text x="{x0 + MARGIN_L - 4}" y="{y + 4:.1f}" text-anchor="end">{tick_label(e)}</text>')
     for e in range(0, x_hi + 1):
         x = px(10 ** e)
-        parts.append(f'<line x1="{x:.1f}" y1="{MARGIN_T}" x2="{x:.1f}" y2="{MARGIN_T + PANEL_H}" stroke="#ddd"/>')
-        parts.append(f'<text x="{x:.1f}" y="{MARGIN_T + PANEL_H + 14}" text-anchor="middle">{10 ** e}</text>')
-    parts.append(f'<text x="{x0 + MARGIN_L + PANEL_W / 2:.1f}" y="{MARGIN_T + PANEL_H + 32}" text-anchor="middle">K (catalogs)</text>')
-    parts.append(f'<text x="{x0 + 12}" y="{MARGIN_T + PANEL_H / 2:.1f}" text-anchor="middle" '
-                 f'transform="rotate(-90 {x0 + 12} {MARGIN_T + PANEL_H / 2:.1f})">{esc(unit)}</text>')
+        parts.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + PANEL_H}" stroke="#ddd"/>')
+        parts.append(f'<text x="{x:.1f}" y="{top + PANEL_H + 14}" text-anchor="middle">{10 ** e}</text>')
+    parts.append(f'<text x="{x0 + MARGIN_L + PANEL_W / 2:.1f}" y="{top + PANEL_H + 32}" text-anchor="middle">K (catalogs)</text>')
+    parts.append(f'<text x="{x0 + 12}" y="{top + PANEL_H / 2:.1f}" text-anchor="middle" '
+                 f'transform="rotate(-90 {x0 + 12} {top + PANEL_H / 2:.1f})">{esc(unit)}</text>')
     for (op, _), color in zip(OPS, COLORS):
         pts = series.get(op)
         if not pts:
@@ -176,12 +181,14 @@ def svg(rows):
     metrics = [
         ("wall time", "seconds", lambda r: r["seconds"]),
         ("peak RssAnon", "MiB", lambda r: r["anon_kb"] / 1024),
+        ("peak RssFile + RssShmem (mapped files)", "MiB", lambda r: r["file_kb"] / 1024),
         ("bytes written (write(2))", "MiB", lambda r: r["wchar"] / MIB),
     ]
     floor = {"seconds": 0.001, "MiB": 0.01}
-    width = 3 * (MARGIN_L + PANEL_W + GAP)
-    legend_y = MARGIN_T + PANEL_H + MARGIN_B + 20
-    height = legend_y + 20 * ((len(OPS) + 2) // 3) + 10
+    cell_w, cell_h = MARGIN_L + PANEL_W + GAP, MARGIN_T + PANEL_H + MARGIN_B
+    width = 2 * cell_w
+    legend_y = 2 * cell_h + 20
+    height = legend_y + 20 * ((len(OPS) + 1) // 2) + 24
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
              'font-family="sans-serif" font-size="11">',
              f'<rect width="{width}" height="{height}" fill="white"/>']
@@ -191,12 +198,14 @@ def svg(rows):
             pts = sorted((r["k"], max(get(r), floor[unit])) for r in rows if r["op"] == op)
             if pts:
                 series[op] = pts
-        parts += panel(i * (MARGIN_L + PANEL_W + GAP), title, unit, series, kmax)
+        parts += panel((i % 2) * cell_w, (i // 2) * cell_h, title, unit, series, kmax)
     for i, ((op, label), color) in enumerate(zip(OPS, COLORS)):
-        x = 20 + (i % 3) * 320
-        y = legend_y + 20 * (i // 3)
+        x = 20 + (i % 2) * cell_w
+        y = legend_y + 20 * (i // 2)
         parts.append(f'<line x1="{x}" y1="{y - 4}" x2="{x + 24}" y2="{y - 4}" stroke="{color}" stroke-width="2"/>')
         parts.append(f'<text x="{x + 30}" y="{y}">{esc(label)}</text>')
+    parts.append(f'<text x="20" y="{height - 8}" fill="#555">Log scales; values under 0.001 s or 0.01 MiB (0 included) '
+                 'are drawn at that floor. bench/scale.sh</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

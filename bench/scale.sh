@@ -82,16 +82,18 @@ make_tree() { python3 "$here/scale.py" tree "$tree" "$1" "$BASE_FILES" "$NEW_FIL
 add() { "$HPAK" -q pack "$tree" --no-relocate --into "$lib" --name "c$1" >/dev/null || die "add of c$1 failed"; }
 
 # measure OP K CMD...: runs CMD measured, its stdout into $WORK/OP.out;
-# appends the measurement (with k, op, the library's bytes and packs after).
+# appends the measurement (with k, op, the library's bytes and packs after,
+# and the 1-minute load average before: the machine may be shared).
 measure() {
-  local op=$1 k=$2
+  local op=$1 k=$2 load
   shift 2
+  load=$(cut -d' ' -f1 /proc/loadavg)
   python3 "$here/scale_measure.py" "$WORK/m.json" "$@" >"$WORK/$op.out" 2>"$WORK/$op.err" ||
     die "K=$k $op: '$*' failed: $(sed -n 1,5p "$WORK/$op.err")"
   python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
-d.update(k=int(sys.argv[2]), op=sys.argv[3], lib_bytes=int(sys.argv[4]), packs=int(sys.argv[5]))
-print(json.dumps(d))' "$WORK/m.json" "$k" "$op" "$(lib_bytes)" "$(lib_packs)" >>"$results"
+d.update(k=int(sys.argv[2]), op=sys.argv[3], lib_bytes=int(sys.argv[4]), packs=int(sys.argv[5]), load1=float(sys.argv[6]))
+print(json.dumps(d))' "$WORK/m.json" "$k" "$op" "$(lib_bytes)" "$(lib_packs)" "$load" >>"$results"
 }
 
 # same_figures DRY.json REAL.json: "yes" when every figure but the timings

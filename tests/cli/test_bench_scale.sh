@@ -2,7 +2,7 @@
 # bench/scale.sh runs and reports (tiny K: it proves the script, not a speed;
 # nothing here is timed): results.jsonl has one measurement per operation and
 # checkpoint, scale.md a well-formed table of them, scale.svg is well-formed
-# SVG with one curve per operation in each of its three panels, and at every
+# SVG with one curve per operation in each of its four panels, and at every
 # checkpoint the dry run's figures equal the real gc's. Bad settings are
 # one-line errors (exit 2).
 # ctest runs: bash test_bench_scale.sh <hpak-binary> <source-root>.
@@ -27,7 +27,7 @@ rows = [json.loads(l) for l in open(f"{out}/results.jsonl") if l.strip()]
 got = sorted((r["op"], r["k"]) for r in rows)
 want = sorted((op, k) for op in ops for k in ks)
 assert got == want, f"measurements {got} != {want}"
-numeric = ["seconds", "maxrss_kb", "anon_kb", "file_kb", "wchar", "write_bytes", "lib_bytes", "packs"]
+numeric = ["seconds", "maxrss_kb", "anon_kb", "file_kb", "wchar", "write_bytes", "lib_bytes", "packs", "load1"]
 for r in rows:
     for key in numeric:
         assert isinstance(r[key], (int, float)) and r[key] >= 0, f"{r['op']} K={r['k']}: {key} = {r.get(key)!r}"
@@ -40,12 +40,12 @@ assert rm[1]["packs"] == 0, f"K=1: gc after removing the only catalog left {rm[1
 
 lines = [l for l in open(f"{out}/table.md").read().splitlines() if l.strip()]
 assert lines[0].startswith("| operation | K | seconds |"), lines[0]
-assert set(lines[1]) <= set("|-:") and lines[1].count("|") == 10, lines[1]
+assert set(lines[1]) <= set("|-:") and lines[1].count("|") == 11, lines[1]
 body = lines[2:]
 assert len(body) == len(ops) * len(ks), f"{len(body)} table rows, expected {len(ops) * len(ks)}"
 for line in body:
     cells = [c.strip() for c in line.strip("|").split("|")]
-    assert len(cells) == 9, f"row of {len(cells)} cells: {line}"
+    assert len(cells) == 10, f"row of {len(cells)} cells: {line}"
     for c in cells[1:]:
         assert re.fullmatch(r"[0-9]+(\.[0-9]+)?", c), f"not a number: {c!r} in {line}"
 md = open(f"{out}/scale.md").read()
@@ -57,7 +57,7 @@ assert svg.tag == ns + "svg", svg.tag
 lines = svg.findall(f"{ns}polyline")
 for op in ops:
     curves = [p for p in lines if p.get("class") == op]
-    assert len(curves) == 3, f"{op}: {len(curves)} curves, expected one per panel (3)"
+    assert len(curves) == 4, f"{op}: {len(curves)} curves, expected one per panel (4)"
     for p in curves:
         pts = [tuple(map(float, xy.split(","))) for xy in p.get("points").split()]
         assert len(pts) == len(ks), f"{op}: a curve of {len(pts)} points"
