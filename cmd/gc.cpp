@@ -16,8 +16,8 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::string lib, grace = "1h", unused;
-  unsigned min_garbage = 0;
-  bool dry_run = false, json = false, upgrade = false;
+  unsigned min_garbage = kDefaultMinGarbagePct;
+  bool dry_run = false, json = false, upgrade = false, full = false;
 } o;
 
 void setup(CLI::App& app) {
@@ -25,8 +25,12 @@ void setup(CLI::App& app) {
   app.add_flag("-n,--dry-run", o.dry_run, "Show what would be freed, per pack, and why; change nothing");
   app.add_option("--grace", o.grace, "Leave packs younger than this alone (default 1h; 0 is unsafe with concurrent writers)");
   app.add_option("--unused", o.unused, "Also drop catalogs not restored for this long (e.g. 30d)");
-  app.add_option("--min-garbage", o.min_garbage, "Rewrite a pack only if at least this percentage of it is garbage (default 0)")
-      ->check(CLI::Range(0, 100));
+  CLI::Option* min_garbage =
+      app.add_option("--min-garbage", o.min_garbage,
+                     "Rewrite a pack for its garbage only if at least this percentage of its bytes is dead (default " +
+                         std::to_string(kDefaultMinGarbagePct) + "; 0: any garbage)")
+          ->check(CLI::Range(0, 100));
+  app.add_flag("--full", o.full, "Repack every pack past the grace period into one, whatever its garbage")->excludes(min_garbage);
   app.add_flag("--upgrade", o.upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
   app.add_flag("--json", o.json, "Print the summary as JSON");
 }
@@ -45,9 +49,24 @@ void print_json(const GcResult& r, double secs) {
   w.key("packs").begin_array();
   for (auto& p : r.packs) {
     w.begin_object().field("pack", p.pack).field("action", to_string(p.action)).field("why", p.why).field("bytes", p.size);
-    w.field("objects", p.objects).field("live_objects", p.live_objects).field("live_bytes", p.live_bytes).end();
+    w.field("objects", p.objects).field("live_objects", p.live_objects).field("live_bytes", p.live_bytes);
+    w.field("dead_bytes", p.dead_bytes).end();
   }
   w.end().end().newline().print(stdout);
+}
+
+// One line per name dropped and per pack, and the summary (the figures of
+// --json, less the timings' precision).
+void print_text(const GcResult& r, double secs) {
+  for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
+  for (auto& p : r.packs)
+    printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", to_string(p.action), p.pack.substr(0, 17).c_str(),
+           (unsigned long long)p.live_objects, (unsigned long long)p.objects, human_bytes(p.size).c_str(), p.why.c_str());
+  printf("%s: %llu packs -> %llu, %s -> %s (%s freed), %llu objects kept, %llu dropped, %llu copied (%s), %.2f s\n",
+         o.dry_run ? "dry run" : "gc", (unsigned long long)r.packs_before, (unsigned long long)r.packs_after,
+         human_bytes(r.bytes_before).c_str(), human_bytes(r.bytes_after).c_str(),
+         human_bytes(r.bytes_before - std::min(r.bytes_before, r.bytes_after)).c_str(), (unsigned long long)r.objects_kept,
+         (unsigned long long)r.objects_dropped, (unsigned long long)r.copied_objects, human_bytes(r.copied_bytes).c_str(), secs);
 }
 
 int run() {
@@ -58,6 +77,7 @@ int run() {
   go.grace_seconds = parse_duration(o.grace);
   go.min_garbage_pct = o.min_garbage;
   go.upgrade = o.upgrade;
+  go.full = o.full;
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
   // Test hooks for crash-consistency and race tests: HPAK_TEST_GC_KILL_AT=STEP
@@ -100,14 +120,8 @@ int run() {
     print_json(r, secs);
     return rc;
   }
-  for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
-  for (auto& p : r.packs)
-    printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", to_string(p.action), p.pack.substr(0, 17).c_str(),
-           (unsigned long long)p.live_objects, (unsigned long long)p.objects, human_bytes(p.size).c_str(), p.why.c_str());
-  printf("%s: %llu packs -> %llu, %s -> %s (%s freed), %llu objects dropped, %.2f s\n", o.dry_run ? "dry run" : "gc",
-         (unsigned long long)r.packs_before, (unsigned long long)r.packs_after, human_bytes(r.bytes_before).c_str(),
-         human_bytes(r.bytes_after).c_str(), human_bytes(r.bytes_before - std::min(r.bytes_before, r.bytes_after)).c_str(),
-         (unsigned long long)r.objects_dropped, secs);
+  if (global().quiet) return rc; // -q: warnings and errors only
+  print_text(r, secs);
   return rc;
 }
 } // namespace

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <optional>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -92,8 +93,52 @@ DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res)
   return live;
 }
 
-// One visible pack as the plan sees it. Only live objects are measured
-// (complete_or_same reads an entry header: a page of the pack each).
+// The share of its block a member takes: the block's bytes (header, table,
+// stored payload) in proportion to its raw size. Blocks are read once each
+// (a page of the pack); a damaged header counts the member's raw bytes.
+class BlockShares {
+public:
+  explicit BlockShares(const PackReader& p) : p_(p) {}
+  uint64_t share(const IndexRecord& r) {
+    auto it = blocks_.find(r.offset);
+    if (it == blocks_.end()) it = blocks_.emplace(r.offset, read_header(r.offset)).first;
+    const BlockHeader& h = it->second;
+    if (h.raw_len == 0) return r.raw_len + kBlockMemberSize;
+    return uint64_t((unsigned __int128)block_item_size(h) * r.raw_len / h.raw_len);
+  }
+
+private:
+  BlockHeader read_header(uint64_t offset) const {
+    BlockHeader none;
+    none.raw_len = 0;
+    ByteSpan b = p_.bytes();
+    if (offset > b.size() || b.size() - offset < kBlockHeaderSize) return none;
+    try {
+      return decode_block_header(b.subspan(offset, kBlockHeaderSize), p_.path(), offset);
+    } catch (const Corrupt&) {
+      return none;
+    }
+  }
+  const PackReader& p_;
+  std::unordered_map<uint64_t, BlockHeader> blocks_;
+};
+
+// One object of a pack as the plan sees it: its share of the pack (every
+// object: --min-garbage weighs the dead ones) and, when live, what copying
+// it takes (complete_or_same reads an entry header: a page of the pack).
+GcObject describe_object(const PackReader& p, const IndexRecord& rec, bool live, BlockShares& blocks) {
+  GcObject o{rec.digest, 0, 0};
+  if (rec.member != kNoMember) {
+    o.share = blocks.share(rec);
+    if (live) o.bytes = rec.raw_len + kBlockMemberSize; // v2 records leave stored sizes to the pack: raw bytes for block members
+    return o;
+  }
+  o.share = p.complete_or_same(rec).stored_len + kEntryHeaderSize;
+  if (live) o.bytes = o.share;
+  return o;
+}
+
+// One visible pack as the plan sees it.
 GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestSet& live, int64_t now) {
   GcPackInput in;
   in.name = base_name(p->path());
@@ -109,15 +154,11 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestS
   in.version = p->version();
   const IndexView& v = p->index();
   DigestSet seen;
+  BlockShares blocks(*p);
   for (uint64_t i = 0; i < v.count(); i++) {
-    GcObject o{v.digest_at(i), 0};
-    if (!seen.insert(o.digest).second) continue;
-    if (live.count(o.digest)) {
-      IndexRecord r = v.record_at(i);
-      // v2 records leave stored sizes to the pack: count raw bytes for block members.
-      o.bytes = r.member != kNoMember ? r.raw_len + kBlockMemberSize : p->complete_or_same(r).stored_len + kEntryHeaderSize;
-    }
-    in.objects.push_back(o);
+    const Digest d = v.digest_at(i);
+    if (!seen.insert(d).second) continue;
+    in.objects.push_back(describe_object(*p, v.record_at(i), live.count(d) != 0, blocks));
   }
   return in;
 }
@@ -133,15 +174,25 @@ std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<co
   return out;
 }
 
-// A dry run, or nothing worth doing: the library after the plan, predicted.
-void predict_after(const GcPlan& plan, const GcOptions& opts, GcResult& res) {
-  res.packs_after = res.packs_before;
-  res.bytes_after = res.bytes_before;
-  if (!opts.dry_run || plan.sources.empty()) return;
-  uint64_t freed = 0;
-  for (size_t i : plan.sources) freed += plan.packs[i].size - plan.packs[i].live_bytes;
-  res.bytes_after = res.bytes_before - freed;
-  res.packs_after = res.packs_before - plan.sources.size() + (res.objects_kept ? 1 : 0);
+// Every distinct object the visible packs hold (the plan's description:
+// each pack's digests once): what objects_kept and objects_dropped count from.
+DigestSet objects_held(const std::vector<GcPackInput>& described) {
+  DigestSet held;
+  for (const GcPackInput& p : described)
+    for (const GcObject& o : p.objects) held.insert(o.digest);
+  return held;
+}
+
+// objects_kept: the objects of `held` (the library before) still held by
+// `after` or by the records of a new pack; objects_dropped: the others.
+// Each object counts once, however many packs hold it.
+void count_objects(DigestSet held, const std::vector<const IndexView*>& after, const std::vector<IndexRecord>& more, GcResult& res) {
+  uint64_t kept = 0;
+  for (const IndexView* v : after)
+    for (uint64_t i = 0; i < v->count(); i++) kept += held.erase(v->digest_at(i));
+  for (const IndexRecord& r : more) kept += held.erase(r.digest);
+  res.objects_kept = kept;
+  res.objects_dropped = held.size();
 }
 
 // Step 5's copy: the objects the plan needs, verbatim (entry checksum
@@ -178,6 +229,8 @@ public:
 
 private:
   bool wanted(const Digest& d) const { return plan_.to_copy(d, live_); }
+  // copied_objects counts distinct objects (the writer refuses a digest
+  // twice, mirror copies aside); copied_bytes every stored byte copied.
   void counted(uint64_t bytes, uint64_t objects = 1) {
     res_.copied_objects += objects;
     res_.copied_bytes += bytes;
@@ -210,7 +263,7 @@ private:
     }
     w_.append_copy(r, stored, mirror);
     if (!checked.empty()) w_.wait_hashed(); // before `checked` goes
-    counted(r.stored_len);
+    counted(r.stored_len, mirror ? 0 : 1); // a catalog's mirror copy is not another object
   }
 
   // The members of one v2 block (`recs`, all at one offset), by the rule of
@@ -287,9 +340,32 @@ bool pinned_by_damage(const PackReader& src, const std::string& name, const GcPl
 
 // What step 5 left for step 6.
 struct Repacked {
-  std::string new_name;     // of the published pack ("" if nothing was copied)
+  std::string new_name;     // of the new pack ("" if nothing was copied)
   std::vector<bool> pinned; // per plan.sources: kept for a damaged live object
+  // A dry run's new pack: its bytes with its index, and its records.
+  uint64_t new_bytes = 0;
+  std::vector<IndexRecord> records;
 };
+
+// Copies the live objects of the plan's sources into `w`; returns, per
+// source, whether it is pinned by a damaged live object.
+std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+                               const GcOptions& opts, GcResult& res) {
+  w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
+  uint64_t total = 0;
+  for (size_t i : plan.sources) total += packs[i]->index().count();
+  w.reserve(std::min<uint64_t>(total, plan.objects_kept + 64));
+  Repacker copier(w, plan, live, res, opts.progress, total);
+  std::vector<bool> damaged;
+  for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
+  copier.report_done();
+  std::vector<bool> pinned;
+  for (size_t k = 0; k < plan.sources.size(); k++) {
+    size_t i = plan.sources[k];
+    pinned.push_back(damaged[k] && pinned_by_damage(*packs[i], plan.packs[i].pack, plan, live, w, res));
+  }
+  return pinned;
+}
 
 // Copies the live objects of the plan's sources into one new pack, published
 // (pack, index, packs/ durable) before anything is condemned.
@@ -299,18 +375,7 @@ Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& pack
   const uint64_t copied_before = res.copied_objects;
   AtomicFile tmp(lib.tmp_dir() + "/gc-pack", 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), packs[plan.sources[0]]->level());
-  w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
-  uint64_t total = 0;
-  for (size_t i : plan.sources) total += packs[i]->index().count();
-  w.reserve(std::min<uint64_t>(total, res.objects_kept + 64));
-  Repacker copier(w, plan, live, res, opts.progress, total);
-  std::vector<bool> damaged;
-  for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
-  copier.report_done();
-  for (size_t k = 0; k < plan.sources.size(); k++) {
-    size_t i = plan.sources[k];
-    out.pinned.push_back(damaged[k] && pinned_by_damage(*packs[i], plan.packs[i].pack, plan, live, w, res));
-  }
+  out.pinned = copy_sources(w, packs, plan, live, opts, res);
   if (res.copied_objects > copied_before) {
     PackResult written = w.finish();
     tmp.commit_as(tmp.temp_path() + ".done");
@@ -319,11 +384,32 @@ Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& pack
   return out;
 }
 
-// Step 5, timed (the temp file and the writer are gone when it returns).
+// A dry run's step 5: the same copy (every entry read and checked) into a
+// writer whose bytes go to /dev/null, so the new pack's size, name and
+// objects are what the real run's would be; its index is encoded, not written.
+Repacked rehearse_new_pack(const Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+                           const GcOptions& opts, GcResult& res) {
+  Repacked out;
+  const uint64_t copied_before = res.copied_objects;
+  Fd sink(open("/dev/null", O_WRONLY | O_CLOEXEC));
+  if (!sink) throw Error(std::string("gc --dry-run: cannot open /dev/null: ") + strerror(errno));
+  PackWriter w(sink.get(), "/dev/null (gc --dry-run)", packs[plan.sources[0]]->level());
+  out.pinned = copy_sources(w, packs, plan, live, opts, res);
+  if (res.copied_objects > copied_before) {
+    PackResult r = w.finish();
+    out.new_name = base_name(lib.layout().pack_path(r.file_sum));
+    out.new_bytes = r.size + encode_index(r.records, r.size, r.pack_sum, r.index_version()).size();
+    out.records = std::move(r.records);
+  }
+  return out;
+}
+
+// Step 5, timed (the temp file and the writer are gone when it returns);
+// in a dry run, into /dev/null.
 Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
                 const GcOptions& opts, GcResult& res) {
   auto t0 = std::chrono::steady_clock::now();
-  Repacked out = write_new_pack(lib, packs, plan, live, opts, res);
+  Repacked out = opts.dry_run ? rehearse_new_pack(lib, packs, plan, live, opts, res) : write_new_pack(lib, packs, plan, live, opts, res);
   res.copy_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
@@ -371,7 +457,6 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
     for (uint64_t i = 0; i < v.count() && !needed; i++) needed = live.count(v.digest_at(i)) && !safe.count(v.digest_at(i));
     if (needed) {
       res.warnings.push_back("pack '" + s.pack + "' kept: a catalog published during gc needs it");
-      res.objects_dropped -= s.objects - s.live_objects;
       for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
     } else if (store::condemn_pack(p->path())) {
       out.push_back(p);
@@ -388,18 +473,22 @@ void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs)
   lib.unmap_gone(packs);
 }
 
-// Step 7: the midx over the packs that remain, and their count and size. The
-// midx is disposable: one that cannot be written (a full disk) is a warning.
-void rebuild_midx(Library& lib, GcResult& res) {
+// Step 7: the midx over the packs that remain, and their count, size and
+// objects. The midx is disposable: one that cannot be written (a full disk)
+// is a warning.
+void rebuild_midx(Library& lib, DigestSet&& held, GcResult& res) {
   lib.write_midx_or_warn(res.warnings);
   lib.refresh();
   res.packs_after = 0;
+  std::vector<const IndexView*> after;
   for (const PackReader* p : lib.packs()) {
     res.packs_after++;
     struct stat st;
     res.bytes_after += p->bytes().size();
     if (lstat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
+    after.push_back(&p->index());
   }
+  count_objects(std::move(held), after, {}, res);
 }
 
 // A leftover (temp file, pack without index) younger than this may belong to
@@ -571,7 +660,6 @@ bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, con
 // A source left as it is for lack of space: its garbage stays.
 void leave_for_space(const GcPlan& plan, size_t i, GcResult& res) {
   res.left_for_space.push_back(plan.packs[i].pack);
-  res.objects_dropped -= plan.packs[i].objects - plan.packs[i].live_objects;
   res.packs[i].why += "; left: no room to copy its live objects";
 }
 
@@ -599,13 +687,20 @@ void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& pack
 
 // Steps 5 and 6 for the sources with live objects: one new pack for all of
 // them when there is room, otherwise pack by pack.
-void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, DigestSet& live, const GcOptions& opts,
-                  GcResult& res) {
+// The plan without its packs with no live object (collect_dead's): the
+// sources whose live objects are copied.
+GcPlan without_dead(GcPlan&& plan) {
   GcPlan rest = std::move(plan);
   std::vector<size_t> sources;
   for (size_t i : rest.sources)
     if (rest.packs[i].action != GcAction::Delete) sources.push_back(i);
   rest.sources = std::move(sources);
+  return rest;
+}
+
+void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, DigestSet& live, const GcOptions& opts,
+                  GcResult& res) {
+  GcPlan rest = without_dead(std::move(plan));
   if (rest.sources.empty()) return;
   if (room_for(lib, rest, rest.sources, res) && rewrite_part(lib, packs, rest, live, opts, res)) return;
   rewrite_one_by_one(lib, packs, rest, live, opts, res);
@@ -624,11 +719,51 @@ void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
                          "rewrite the others one at a time, leaving what does not fit");
 }
 
+// A dry run's steps 4b to 7: the packs the real run would delete and the
+// new pack it would write (the same copy, into /dev/null: rehearse_new_pack),
+// hence the same figures. It assumes room for one new pack (warn_if_no_room
+// says when there is none) and nobody changing the library meanwhile.
+void rehearse(Library& lib, const std::vector<const PackReader*>& packs, const std::vector<GcPackInput>& described, GcPlan&& plan,
+              const DigestSet& live, DigestSet&& held, const GcOptions& opts, GcResult& res) {
+  std::vector<bool> gone(packs.size(), false);
+  for (size_t i : plan.sources) gone[i] = plan.packs[i].action == GcAction::Delete;
+  GcPlan rest = without_dead(std::move(plan));
+  Repacked repacked;
+  if (!rest.sources.empty()) repacked = repack(lib, packs, rest, live, opts, res);
+  for (size_t k = 0; k < rest.sources.size(); k++) {
+    const size_t i = rest.sources[k];
+    gone[i] = !repacked.pinned[k] && rest.packs[i].pack != repacked.new_name; // (the new pack may be identical to a source)
+  }
+  std::vector<const IndexView*> after;
+  bool new_pack_is_there = false;
+  for (size_t i = 0; i < packs.size(); i++) {
+    if (gone[i]) continue;
+    res.packs_after++;
+    res.bytes_after += described[i].size;
+    after.push_back(&packs[i]->index());
+    new_pack_is_there |= described[i].name == repacked.new_name;
+  }
+  if (!repacked.new_name.empty() && !new_pack_is_there) {
+    res.packs_after++;
+    res.bytes_after += repacked.new_bytes;
+  }
+  count_objects(std::move(held), after, repacked.records, res);
+}
+
+// A plan with nothing to do: the library stays as it is.
+void unchanged(const DigestSet& held, GcResult& res) {
+  res.packs_after = res.packs_before;
+  res.bytes_after = res.bytes_before;
+  res.objects_kept = held.size();
+  res.objects_dropped = 0;
+}
+
 GcPlanOptions plan_options(const GcOptions& opts) {
   GcPlanOptions o;
   o.grace_seconds = opts.grace_seconds;
   o.min_garbage_pct = opts.min_garbage_pct;
   o.upgrade = opts.upgrade;
+  o.full = opts.full;
   return o;
 }
 
@@ -646,20 +781,25 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, opts.progress);
   for (auto& p : described) res.bytes_before += p.size;
   res.packs_before = described.size();
+  DigestSet held = objects_held(described);
   GcPlan plan = plan_gc(described, live, plan_options(opts), now);
   res.packs = plan.packs;
-  res.objects_kept = plan.objects_kept;
-  res.objects_dropped = plan.objects_dropped;
 
-  const bool act = !plan.sources.empty() && !opts.dry_run;
-  if (!act) predict_after(plan, opts, res);
-  if (opts.dry_run) warn_if_no_room(lib, plan, res);
+  if (opts.dry_run) {
+    warn_if_no_room(lib, plan, res);
+    rehearse(lib, packs, described, std::move(plan), live, std::move(held), opts, res);
+    sweep_leftovers(lib, opts, now, res); // counts what it would remove
+    return res;
+  }
+  const bool act = !plan.sources.empty();
   if (act) collect_dead(lib, packs, plan, live, opts, res); // 6, for packs with nothing to copy
   sweep_leftovers(lib, opts, now, res); // 8, before any copy: a dead writer's leftovers may be the room it needs
-  if (act) {
-    rewrite_rest(lib, packs, std::move(plan), live, opts, res); // 5 and 6 for the others
-    rebuild_midx(lib, res);
+  if (!act) {
+    unchanged(held, res);
+    return res;
   }
+  rewrite_rest(lib, packs, std::move(plan), live, opts, res); // 5 and 6 for the others
+  rebuild_midx(lib, std::move(held), res);
   return res;
 }
 

@@ -18,7 +18,8 @@
 //  4b. Packs with no live object go first, through 6 (re-mark, condemn,
 //     delete): nothing to copy, and on a full disk their space may be the
 //     room the new pack needs. Then the sweep (8), for the same reason.
-//  5. Rewrite: live objects of old packs that carry garbage, plus the small
+//  5. Rewrite: live objects of old packs whose dead objects take at least
+//     --min-garbage (10%) of their bytes (all of them with --full), plus the small
 //     packs that a geometric roll-up merges (each kept pack at least twice the
 //     sum of the smaller ones), are copied verbatim (entry checksum checked,
 //     no recompression; out of another member's pack of a shared library,
@@ -59,8 +60,10 @@
 // describe_packs then plan_gc (4 and 5's choice: a pure function of the
 // packs' description, core/gc/gc_plan.hpp), collect_dead (4b), sweep_leftovers
 // (8), rewrite_rest (5 and 6: repack, condemn, delete_condemned; pack by
-// pack without room), rebuild_midx (7). A dry run, or a plan with nothing to
-// do, predicts after plan_gc (predict_after) and only sweeps.
+// pack without room), rebuild_midx (7). A plan with nothing to do only
+// sweeps. A dry run carries the plan out by the same copy into /dev/null
+// (rehearse: the new pack's size, name and objects are the real run's),
+// deletes nothing and only counts what the sweep would remove.
 // A kill -9 at any point leaves only extra packs (duplicates) or condemned
 // files, both recovered by the next gc; no referenced object is lost, and a
 // killed writer leaves no name whose objects are missing.
@@ -78,8 +81,9 @@ struct GcOptions {
   bool dry_run = false;
   int64_t grace_seconds = 3600;
   int64_t unused_seconds = -1; // drop catalogs not used for this long (-1: keep all)
-  unsigned min_garbage_pct = 0; // rewrite a pack only if at least this much of it is garbage
+  unsigned min_garbage_pct = kDefaultMinGarbagePct; // rewrite a pack for its garbage only if at least this much of it is dead
   bool upgrade = false; // also rewrite every (old enough) pack of format version 1 as version 2
+  bool full = false;    // every old, usable pack into one new pack (--full)
   unsigned threads = 0;
   Progress progress;
   // Test hook: called with a step name ("dead-condemned", "dead-deleted",
@@ -92,6 +96,8 @@ struct GcResult {
   std::vector<std::string> dropped_catalogs;
   std::vector<std::string> warnings;
   uint64_t packs_before = 0, packs_after = 0;
+  // Distinct objects: of those the packs held, still held after the run
+  // (kept) or not (dropped); copied_objects are those the new pack got.
   uint64_t objects_kept = 0, objects_dropped = 0;
   uint64_t bytes_before = 0, bytes_after = 0;
   uint64_t copied_objects = 0, copied_bytes = 0;

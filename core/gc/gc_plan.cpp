@@ -22,19 +22,22 @@ namespace {
 
 // What the plan decides on, per pack.
 struct Tally {
-  uint64_t objects = 0, live = 0, live_bytes = 0;
+  uint64_t objects = 0, live = 0, live_bytes = 0, dead_bytes = 0;
   int64_t age = 0;
-  bool young = false, merge = false, upgrade = false;
+  bool young = false, merge = false, upgrade = false, full = false;
 };
 
 Tally tally(const GcPackInput& p, const DigestSet& live, const GcPlanOptions& opts, int64_t now) {
   Tally t;
   t.objects = p.objects.size();
-  for (const GcObject& o : p.objects)
-    if (live.count(o.digest)) {
-      t.live++;
-      t.live_bytes += o.bytes;
+  for (const GcObject& o : p.objects) {
+    if (!live.count(o.digest)) {
+      t.dead_bytes += o.share;
+      continue;
     }
+    t.live++;
+    t.live_bytes += o.bytes;
+  }
   t.age = now - p.mtime;
   // Never copy another member's unverified bytes into a pack of ours (it
   // would then be trusted): a pack this user may not use is left alone.
@@ -42,11 +45,11 @@ Tally tally(const GcPackInput& p, const DigestSet& live, const GcPlanOptions& op
   return t;
 }
 
-// Rewriting a pack costs copying its live bytes: do it when at least
-// min_garbage_pct of it is garbage (or all of it); smaller amounts wait.
+// Rewriting a pack costs copying its live bytes: do it when its dead objects
+// take at least min_garbage_pct of its pack file (0: any dead object), or
+// when nothing of it is live; smaller amounts wait.
 bool enough_garbage(const GcPackInput& p, const Tally& t, unsigned min_garbage_pct) {
-  uint64_t garbage = p.pack_bytes > t.live_bytes ? p.pack_bytes - t.live_bytes : 0;
-  return t.live == 0 || (t.live < t.objects && garbage * 100 >= p.pack_bytes * uint64_t(min_garbage_pct));
+  return t.live == 0 || (t.live < t.objects && t.dead_bytes * 100 >= p.pack_bytes * uint64_t(min_garbage_pct));
 }
 
 // Geometric roll-up: sorted by live bytes, the smallest packs are merged
@@ -73,7 +76,8 @@ bool choose_merges(const std::vector<GcPackInput>& packs, std::vector<Tally>& ta
     Tally& t = tallies[i];
     if (t.young) continue;
     old.push_back(&t);
-    t.merge = enough_garbage(packs[i], t, opts.min_garbage_pct);
+    t.merge = t.full = opts.full; // --full: every old pack goes into the new one
+    t.merge |= enough_garbage(packs[i], t, opts.min_garbage_pct);
     if (opts.upgrade && packs[i].version < formats::kPackVersion2 && t.live > 0) t.merge = t.upgrade = true;
   }
   roll_up(old);
@@ -84,13 +88,33 @@ bool choose_merges(const std::vector<GcPackInput>& packs, std::vector<Tally>& ta
   return worthwhile;
 }
 
-GcPackPlan explain(const GcPackInput& p, const Tally& t, bool merged) {
+// "3.2%": `part` of `whole`, to a tenth of a percent (rounded down).
+std::string percent(uint64_t part, uint64_t whole) {
+  const uint64_t per_mille = whole ? uint64_t((unsigned __int128)part * 1000 / whole) : 0;
+  return std::to_string(per_mille / 10) + "." + std::to_string(per_mille % 10) + "%";
+}
+
+std::string why_merged(const Tally& t) {
+  if (t.live < t.objects) return std::to_string(t.objects - t.live) + " unreferenced objects";
+  if (t.upgrade) return "pack format version 1, rewritten as version 2 (--upgrade)";
+  if (t.full) return "repacked with every other old pack (--full)";
+  return "small pack rolled up with others";
+}
+
+std::string why_kept(const GcPackInput& p, const Tally& t, const GcPlanOptions& opts) {
+  if (t.live == t.objects) return "all objects referenced";
+  return "garbage below threshold (" + percent(t.dead_bytes, p.pack_bytes) + " of its bytes dead, --min-garbage " +
+         std::to_string(opts.min_garbage_pct) + ")";
+}
+
+GcPackPlan explain(const GcPackInput& p, const Tally& t, bool merged, const GcPlanOptions& opts) {
   GcPackPlan plan;
   plan.pack = p.name;
   plan.size = p.size;
   plan.objects = t.objects;
   plan.live_objects = t.live;
   plan.live_bytes = t.live_bytes;
+  plan.dead_bytes = t.dead_bytes;
   if (t.young) {
     plan.action = GcAction::Young;
     plan.why = "younger than the grace period (" + std::to_string(t.age) + " s old)";
@@ -99,12 +123,10 @@ GcPackPlan explain(const GcPackInput& p, const Tally& t, bool merged) {
                   : t.live < t.objects ? GcAction::Rewrite
                   : t.upgrade          ? GcAction::Upgrade
                                        : GcAction::Merge;
-    plan.why = t.live < t.objects ? std::to_string(t.objects - t.live) + " unreferenced objects"
-               : t.upgrade        ? "pack format version 1, rewritten as version 2 (--upgrade)"
-                                  : "small pack rolled up with others";
+    plan.why = why_merged(t);
   } else {
     plan.action = GcAction::Keep;
-    plan.why = t.live < t.objects ? "garbage below threshold" : "all objects referenced";
+    plan.why = why_kept(p, t, opts);
   }
   return plan;
 }
@@ -120,7 +142,7 @@ GcPlan plan_gc(const std::vector<GcPackInput>& packs, const DigestSet& live, con
   GcPlan plan;
   for (size_t i = 0; i < packs.size(); i++) {
     const bool merged = worthwhile && tallies[i].merge;
-    plan.packs.push_back(explain(packs[i], tallies[i], merged));
+    plan.packs.push_back(explain(packs[i], tallies[i], merged, opts));
     plan.objects_kept += tallies[i].live;
     if (merged) {
       plan.objects_dropped += tallies[i].objects - tallies[i].live;

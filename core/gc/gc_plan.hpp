@@ -24,6 +24,7 @@ const char* to_string(GcAction a);
 struct GcPackPlan {
   std::string pack; // file name
   uint64_t size = 0, objects = 0, live_objects = 0, live_bytes = 0;
+  uint64_t dead_bytes = 0; // the dead objects' share of the pack file (what --min-garbage weighs)
   GcAction action = GcAction::Keep;
   std::string why;
 };
@@ -31,10 +32,16 @@ struct GcPackPlan {
 // One distinct object of a pack.
 struct GcObject {
   Digest digest{};
-  // What it occupies in the pack (a v1 entry or a v2 entry: header and stored
-  // bytes; a block member: its raw bytes and member record). Only the bytes
-  // of live objects are read, so a description may leave the others at 0.
+  // What copying it takes (a v1 entry or a v2 entry: header and stored
+  // bytes; a block member: its raw bytes and member record): the live bytes
+  // of the roll-up and of the room check. Only the bytes of live objects are
+  // read, so a description may leave the others at 0.
   uint64_t bytes = 0;
+  // Its share of the pack file: an entry's header and stored bytes; a block
+  // member's part of its block (header, table and stored payload shared in
+  // proportion to raw sizes). What dropping it frees: --min-garbage weighs
+  // the dead objects' shares against the pack file's size.
+  uint64_t share = 0;
 };
 
 // One visible pack, as the plan sees it.
@@ -48,10 +55,15 @@ struct GcPackInput {
   std::vector<GcObject> objects; // distinct digests, each once
 };
 
+// The default of --min-garbage: a pack is rewritten for its garbage once at
+// least this percentage of its bytes is dead (hpak-gc(1), POLICY).
+constexpr unsigned kDefaultMinGarbagePct = 10;
+
 struct GcPlanOptions {
   int64_t grace_seconds = 3600;
-  unsigned min_garbage_pct = 0;
+  unsigned min_garbage_pct = kDefaultMinGarbagePct;
   bool upgrade = false;
+  bool full = false; // every old, usable pack goes into the new pack (--full)
 };
 
 struct GcPlan {
@@ -72,11 +84,13 @@ struct GcPlan {
 
 // Per pack: young (index younger than the grace period, or a pack this user
 // may not copy from) packs are left alone; of the others, a pack with no live
-// object is deleted, one with at least min_garbage_pct of its bytes garbage is
-// rewritten, with `upgrade` a v1 pack is upgraded, and the smallest packs are
-// merged by a geometric roll-up (each pack that stays at least twice the live
-// bytes of all smaller ones together). Nothing is done unless it frees an
-// object, merges two packs or upgrades one.
+// object is deleted, one whose dead objects' shares are at least
+// min_garbage_pct of its pack file is rewritten (0: any dead object), with
+// `upgrade` a v1 pack is upgraded, and the smallest packs are merged by a
+// geometric roll-up (each pack that stays at least twice the live bytes of all
+// smaller ones together); with `full`, every one of them goes into the new
+// pack. Nothing is done unless it frees an object, merges two packs or
+// upgrades one.
 GcPlan plan_gc(const std::vector<GcPackInput>& packs, const DigestSet& live, const GcPlanOptions& opts, int64_t now);
 
 } // namespace hpak

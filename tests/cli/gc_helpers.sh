@@ -58,6 +58,9 @@ fail() {
 
 # shellcheck disable=SC2154 # $hpak is set by the sourcing script (see the top)
 H() { "$hpak" -q "$@"; }
+# H_report: without -q, for a command whose report on stdout the test reads
+# (gc -q prints nothing but warnings and errors).
+H_report() { "$hpak" "$@"; }
 
 gencorpus=$(dirname "$hpak")/bench/hpak-gencorpus
 [ -x "$gencorpus" ] || gencorpus=

@@ -104,7 +104,7 @@ echo "  $added environments added, $(free_kb "$W/gc64") KiB free"
 for i in 1 2 3 4 5 6 7; do H catalogs rm "$L" "e$i" >/dev/null || fail "catalogs rm e$i"; done
 packs_before=$(visible_packs "$L")
 free_before=$(free_kb "$W/gc64")
-"$hpak" -q gc "$L" --grace 0 >"$W/gc1.out" 2>"$W/gc1.err"
+"$hpak" gc "$L" --grace 0 >"$W/gc1.out" 2>"$W/gc1.err"
 rc=$?
 echo "  gc: exit $rc; $(tail -n 1 "$W/gc1.out"); $(head -c 400 "$W/gc1.err")"
 check "gc --grace 0 on the full disk does not fail (exit $rc)" test "$rc" -eq 0 -o "$rc" -eq 1
@@ -135,11 +135,11 @@ H catalogs rm "$L" a c >/dev/null || fail "catalogs rm a c"
 # c's pack is dead. Leave 6 MiB: c's 3 MiB do not make room for the copy.
 fill_fs "$W/gc48" 6144 || fail "filling"
 free_before=$(free_kb "$W/gc48")
-"$hpak" -q gc -n "$L" --grace 0 >"$W/gc2n.out" 2>"$W/gc2n.err"
+"$hpak" gc -n "$L" --grace 0 >"$W/gc2n.out" 2>"$W/gc2n.err"
 expect_eq "a dry run exits 0" 0 $?
 check "and warns that the new pack would not fit: $(cat "$W/gc2n.err")" \
   grep -q "^hpak: warning: the new pack would need about [0-9]* MiB, and the file system has [0-9]* MiB free: gc would delete" "$W/gc2n.err"
-"$hpak" -q gc "$L" --grace 0 >"$W/gc2.out" 2>"$W/gc2.err"
+"$hpak" gc "$L" --grace 0 >"$W/gc2.out" 2>"$W/gc2.err"
 rc=$?
 echo "  gc: exit $rc; $(tail -n 1 "$W/gc2.out")"
 sed 's/^/  /' "$W/gc2.err"
@@ -159,7 +159,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["left_for_space"] and r["space_needed"] > r["space_free"] > 0, r' "$W/gc2.json"
 rm -f "$W/gc48"/filler.*
-"$hpak" -q gc "$L" --grace 0 >"$W/gc3.out" 2>"$W/gc3.err"
+"$hpak" gc "$L" --grace 0 >"$W/gc3.out" 2>"$W/gc3.err"
 expect_eq "with room again, gc exits 0 ($(head -c 300 "$W/gc3.err"))" 0 $?
 check "and a's pack is rewritten (gone)" test ! -e "$a_pack"
 check "b still restores" restores "$L" b "$W/m/b"

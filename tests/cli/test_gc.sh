@@ -52,7 +52,7 @@ done
 H catalogs rm L b >/dev/null || fail "catalogs rm L b"
 age_packs L
 before=$(lib_listing L)
-out=$(H gc L --dry-run 2>&1) || fail "gc --dry-run failed: $out"
+out=$(H_report gc L --dry-run 2>&1) || fail "gc --dry-run failed: $out"
 echo "$out" | sed 's/^/  /'
 for p in L/packs/pack-*.hpak; do
   short=$(basename "$p" | cut -c1-17)
@@ -116,7 +116,7 @@ for e in u1 u2 u3; do add_env U "$e" "src/$e"; done
 touch -d '40 days ago' U/used/u1 U/used/u2
 touch -d '10 days ago' U/used/u3
 check_restore U u2 src/u2 t/u2 "before --unused" # a restore counts as a use
-out=$(H gc U --unused 30d --grace 0 2>&1) || fail "gc --unused 30d failed: $out"
+out=$(H_report gc U --unused 30d --grace 0 2>&1) || fail "gc --unused 30d failed: $out"
 grep -q "dropped catalog 'u1' (unused)" <<<"$out" || fail "gc --unused 30d did not report dropping u1: $out"
 grep -q "'u2'" <<<"$out" && fail "gc --unused 30d dropped u2, restored a moment ago: $out"
 [ "$(H catalogs U | awk '{print $1}' | tr '\n' ' ')" = "u2 u3 " ] || fail "after --unused 30d the catalogs are: $(H catalogs U)"
@@ -125,10 +125,10 @@ grep -q "'u2'" <<<"$out" && fail "gc --unused 30d dropped u2, restored a moment 
 check_restore U u2 src/u2 t/u2 "after --unused 30d"
 check_restore U u3 src/u3 t/u3 "after --unused 30d"
 touch -d '1 minute ago' U/used/u2 U/used/u3
-out=$(H gc U --unused 0s --grace 0 --dry-run 2>&1) || fail "gc --unused 0s --dry-run failed: $out"
+out=$(H_report gc U --unused 0s --grace 0 --dry-run 2>&1) || fail "gc --unused 0s --dry-run failed: $out"
 grep -q "would drop catalog 'u2'" <<<"$out" || fail "gc --unused 0s --dry-run: $out"
 [ "$(H catalogs U | wc -l)" -eq 2 ] || fail "gc --unused 0s --dry-run dropped a catalog"
-out=$(H gc U --unused 0s --grace 0 2>&1) || fail "gc --unused 0s failed: $out"
+out=$(H_report gc U --unused 0s --grace 0 2>&1) || fail "gc --unused 0s failed: $out"
 [ -z "$(H catalogs U)" ] || fail "gc --unused 0s left catalogs: $(H catalogs U)"
 [ "$(pack_count U)" -eq 0 ] || fail "gc --unused 0s --grace 0 left $(pack_count U) packs"
 verify_lib U "after --unused 0s"
@@ -140,7 +140,7 @@ mk_tree src/g1 21 100
 add_env G g1 src/g1
 H catalogs rm G g1 >/dev/null
 g_blobs=$(lib_blobs G)
-out=$(H gc G 2>&1) || fail "gc (default grace) failed: $out"
+out=$(H_report gc G 2>&1) || fail "gc (default grace) failed: $out"
 grep -q '^young ' <<<"$out" || fail "gc with the default grace did not call the fresh pack young: $out"
 [ "$(lib_blobs G)" = "$g_blobs" ] || fail "gc with the default grace dropped objects of a pack just added"
 # The objects are still there: adding the same tree again stores nothing new.
@@ -148,9 +148,9 @@ out=$(H pack src/g1 --no-relocate --into G --name g1 --json 2>&1) || fail "re-ad
 [ "$(pack_count G)" -eq 1 ] || fail "re-adding g1 after a default-grace gc wrote a pack: $out"
 check_restore G g1 src/g1 t/g1 "after default-grace gc"
 H catalogs rm G g1 >/dev/null
-out=$(H gc G --grace 1h 2>&1) || fail "gc --grace 1h failed: $out"
+out=$(H_report gc G --grace 1h 2>&1) || fail "gc --grace 1h failed: $out"
 [ "$(pack_count G)" -eq 1 ] || fail "gc --grace 1h removed a fresh pack"
-out=$(H gc G --grace 0 2>&1) || fail "gc --grace 0 failed: $out"
+out=$(H_report gc G --grace 0 2>&1) || fail "gc --grace 0 failed: $out"
 [ "$(pack_count G)" -eq 0 ] || fail "gc --grace 0 kept the unreferenced pack: $out"
 [ -z "$(find G/packs -name 'pack-*')" ] || fail "gc --grace 0 left pack files: $(ls G/packs)"
 # A stale temp file of a dead writer goes once older than the grace period.

@@ -22,13 +22,13 @@ Digest dg(int n) {
   return d;
 }
 
-// A pack of the objects `ids`, each `bytes` large; pack_bytes and size are
-// their sum (the index is left out of size).
+// A pack of the objects `ids`, each `bytes` large (to copy, and as its share
+// of the pack); pack_bytes and size are their sum (the index is left out of size).
 GcPackInput pack(const std::string& name, std::vector<int> ids, uint64_t bytes = 100, int64_t mtime = kOld) {
   GcPackInput p;
   p.name = name;
   p.mtime = mtime;
-  for (int id : ids) p.objects.push_back({dg(id), bytes});
+  for (int id : ids) p.objects.push_back({dg(id), bytes, bytes});
   p.pack_bytes = p.size = bytes * ids.size();
   return p;
 }
@@ -102,20 +102,124 @@ TEST_CASE("gc plan: a pack with garbage is rewritten from --min-garbage up, kept
     CAPTURE(pct);
     GcPlan plan = plan_gc(packs, live, opts(pct), kNow);
     CHECK(plan.packs[0].action == GcAction::Keep);
-    CHECK(plan.packs[0].why == "garbage below threshold");
+    CHECK(plan.packs[0].why == "garbage below threshold (20.0% of its bytes dead, --min-garbage " + std::to_string(pct) + ")");
+    CHECK(plan.packs[0].dead_bytes == 200);
     CHECK(plan.sources.empty());
     CHECK(plan.objects_dropped == 0);
   }
 }
 
-TEST_CASE("gc plan: --min-garbage weighs bytes, not objects") {
-  // One dead object out of four, but it is 70% of the pack's bytes.
+TEST_CASE("gc plan: --min-garbage weighs the dead objects' share of the pack, not their count") {
+  // One dead object out of four, but it takes 700 of the pack's 1000 bytes.
   GcPackInput p = pack("a.hpak", {1, 2, 3, 4}, 100);
+  p.objects[3].share = 700;
   p.pack_bytes = p.size = 1000;
   GcPlan plan = plan_gc({p}, live_set({1, 2, 3}), opts(70), kNow);
   CHECK(plan.packs[0].action == GcAction::Rewrite);
+  CHECK(plan.packs[0].dead_bytes == 700);
   plan = plan_gc({p}, live_set({1, 2, 3}), opts(71), kNow);
   CHECK(plan.packs[0].action == GcAction::Keep);
+  CHECK(plan.packs[0].why == "garbage below threshold (70.0% of its bytes dead, --min-garbage 71)");
+
+  // The pack's own bytes (headers, index) are not garbage: three live objects
+  // of 100 bytes and a dead one of 100 in a 1000-byte file is 10% dead.
+  GcPackInput q = pack("b.hpak", {1, 2, 3, 4}, 100);
+  q.pack_bytes = q.size = 1000;
+  plan = plan_gc({q}, live_set({1, 2, 3}), opts(11), kNow);
+  CHECK(plan.packs[0].action == GcAction::Keep);
+  CHECK(plan.packs[0].why == "garbage below threshold (10.0% of its bytes dead, --min-garbage 11)");
+  plan = plan_gc({q}, live_set({1, 2, 3}), opts(10), kNow);
+  CHECK(plan.packs[0].action == GcAction::Rewrite);
+
+  // A dead object's share counts even when its copy size was not measured.
+  GcPackInput r = pack("c.hpak", {1, 2}, 100);
+  r.objects[1].bytes = 0;
+  plan = plan_gc({r}, live_set({1}), opts(50), kNow);
+  CHECK(plan.packs[0].action == GcAction::Rewrite);
+}
+
+TEST_CASE("gc plan: the default policy rewrites a pack only from 10% of its bytes dead") {
+  GcPlanOptions o; // what `hpak gc` uses without --min-garbage or --full
+  CHECK(o.min_garbage_pct == 10);
+  CHECK(kDefaultMinGarbagePct == 10);
+  CHECK_FALSE(o.full);
+  // 100 objects of 100 bytes: 9 dead is 9%, 10 dead is 10%.
+  std::vector<int> ids;
+  for (int i = 1; i <= 100; i++) ids.push_back(i);
+  std::vector<GcPackInput> packs = {pack("a.hpak", ids)};
+  std::vector<int> live91(ids.begin(), ids.begin() + 91), live90(ids.begin(), ids.begin() + 90);
+  GcPlan plan = plan_gc(packs, live_set(live91), o, kNow);
+  CHECK(plan.packs[0].action == GcAction::Keep);
+  CHECK(plan.packs[0].why == "garbage below threshold (9.0% of its bytes dead, --min-garbage 10)");
+  CHECK(plan.sources.empty());
+  CHECK(plan.objects_dropped == 0);
+  plan = plan_gc(packs, live_set(live90), o, kNow);
+  CHECK(plan.packs[0].action == GcAction::Rewrite);
+  CHECK(plan.packs[0].why == "10 unreferenced objects");
+  CHECK(source_names(plan) == std::vector<std::string>{"a.hpak"});
+}
+
+TEST_CASE("gc plan: one large pack and a small removed catalog: only the small pack goes, nothing is copied") {
+  // big.hpak: 10,000 objects of 1000 bytes (10 MB), 20 of them dead (0.2%,
+  // a name removed whose objects were merged long ago); small.hpak: the 50
+  // objects only the other removed name used, all dead.
+  std::vector<int> big_ids, small_ids, live;
+  for (int i = 1; i <= 10000; i++) big_ids.push_back(i);
+  for (int i = 20001; i <= 20050; i++) small_ids.push_back(i);
+  for (int i = 21; i <= 10000; i++) live.push_back(i);
+  std::vector<GcPackInput> packs = {pack("big.hpak", big_ids, 1000), pack("small.hpak", small_ids, 1000)};
+  DigestSet live_objects = live_set(live);
+  GcPlan plan = plan_gc(packs, live_objects, GcPlanOptions{}, kNow);
+  CHECK(action(plan, 0) == "keep");
+  CHECK(plan.packs[0].why == "garbage below threshold (0.2% of its bytes dead, --min-garbage 10)");
+  CHECK(action(plan, 1) == "delete");
+  CHECK(source_names(plan) == std::vector<std::string>{"small.hpak"});
+  CHECK(plan.objects_dropped == 50);
+  for (int id : small_ids) CHECK_FALSE(plan.to_copy(dg(id), live_objects));
+  for (int id : {21, 500, 10000}) CHECK_FALSE(plan.to_copy(dg(id), live_objects)); // the big pack stays as it is
+
+  // --min-garbage 0 (any garbage) rewrites the big pack for its 20 dead objects.
+  plan = plan_gc(packs, live_objects, opts(0), kNow);
+  CHECK(action(plan, 0) == "rewrite");
+  CHECK(plan.to_copy(dg(500), live_objects));
+}
+
+TEST_CASE("gc plan: --full repacks every old, usable pack into one, and leaves young ones") {
+  // A large clean pack, a small clean one it would not roll up with, one
+  // with a little garbage, a dead one, a young one and another member's.
+  GcPackInput other = pack("other.hpak", {40});
+  other.usable = false;
+  std::vector<GcPackInput> packs = {pack("big.hpak", {1, 2, 3}, 10000),  pack("small.hpak", {10}, 100),
+                                    pack("dirty.hpak", {20, 21}, 100000), pack("dead.hpak", {30}),
+                                    pack("young.hpak", {35}, 100, kNow - 5), other};
+  DigestSet live = live_set({1, 2, 3, 10, 20, 35, 40});
+  GcPlan normal = plan_gc(packs, live, GcPlanOptions{}, kNow);
+  CHECK(action(normal, 0) == "keep");
+  CHECK(action(normal, 1) == "keep");
+  GcPlanOptions o;
+  o.full = true;
+  GcPlan plan = plan_gc(packs, live, o, kNow);
+  CHECK(action(plan, 0) == "merge");
+  CHECK(plan.packs[0].why == "repacked with every other old pack (--full)");
+  CHECK(action(plan, 1) == "merge");
+  CHECK(action(plan, 2) == "rewrite");
+  CHECK(plan.packs[2].why == "1 unreferenced objects");
+  CHECK(action(plan, 3) == "delete");
+  CHECK(action(plan, 4) == "young");
+  CHECK(action(plan, 5) == "young");
+  CHECK(source_names(plan) == std::vector<std::string>{"big.hpak", "dead.hpak", "dirty.hpak", "small.hpak"});
+  CHECK(plan.objects_dropped == 2);
+  for (int id : {1, 2, 3, 10, 20}) CHECK(plan.to_copy(dg(id), live));
+  CHECK_FALSE(plan.to_copy(dg(35), live));
+  CHECK_FALSE(plan.to_copy(dg(40), live));
+
+  // One clean old pack is one pack already: --full has nothing to do.
+  plan = plan_gc({pack("big.hpak", {1, 2, 3}, 10000), pack("young.hpak", {35}, 100, kNow - 5)}, live, o, kNow);
+  CHECK(action(plan, 0) == "keep");
+  CHECK(plan.sources.empty());
+  // With garbage, however little, it is rewritten.
+  plan = plan_gc({pack("big.hpak", {1, 2, 3, 4}, 10000)}, live, o, kNow);
+  CHECK(action(plan, 0) == "rewrite");
 }
 
 TEST_CASE("gc plan: a pack whose objects are all dead is deleted, whatever --min-garbage says") {
