@@ -2,7 +2,6 @@
 // packs; safe while others add and restore (protocol: core/gc/gc.hpp, man hpak-gc).
 #include <CLI/CLI.hpp>
 #include <csignal>
-#include <unistd.h>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -92,8 +91,8 @@ int run() {
   if (kill_at || stop_at) {
     std::string kill_step = kill_at ? kill_at : "", stop_step = stop_at ? stop_at : "";
     go.on_step = [kill_step, stop_step](const char* s) {
-      if (kill_step == s) kill(getpid(), SIGKILL);
-      if (stop_step == s) kill(getpid(), SIGSTOP);
+      if (kill_step == s) std::raise(SIGKILL);
+      if (stop_step == s) std::raise(SIGSTOP);
     };
   }
   double t0 = now_seconds();

@@ -103,7 +103,8 @@ inline long copy_range(int in_fd, Off* in_off, int out_fd, size_t len);
 // false with errno.
 struct FsSpace {
   uint64_t block_size = 0;
-  uint64_t blocks_free = 0;
+  uint64_t blocks_free = 0;      // what this user may take
+  uint64_t blocks_free_root = 0; // with the blocks reserved for root
   uint64_t files = 0;
   uint64_t files_free = 0;
 };

@@ -1,16 +1,13 @@
 #include "core/gc/gc.hpp"
+#include "base/os/sys.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fcntl.h>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <optional>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include "core/pack/pack_writer.hpp"
 #include "core/store/condemn.hpp"
@@ -142,9 +139,9 @@ GcObject describe_object(const PackReader& p, const IndexRecord& rec, bool live,
 GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestSet& live, int64_t now) {
   GcPackInput in;
   in.name = base_name(p->path());
-  struct stat st;
+  os::FileStat st;
   in.mtime = now;
-  if (lstat(idx_of(p).c_str(), &st) == 0) {
+  if (os::lstat_path(idx_of(p).c_str(), st) == 0) {
     in.mtime = st.st_mtim.tv_sec;
     in.size += uint64_t(st.st_size);
   }
@@ -391,7 +388,7 @@ Repacked rehearse_new_pack(const Library& lib, const std::vector<const PackReade
                            const GcOptions& opts, GcResult& res) {
   Repacked out;
   const uint64_t copied_before = res.copied_objects;
-  Fd sink(open("/dev/null", O_WRONLY | O_CLOEXEC));
+  Fd sink(os::open_path("/dev/null", O_WRONLY | O_CLOEXEC));
   if (!sink) throw Error(std::string("gc --dry-run: cannot open /dev/null: ") + strerror(errno));
   PackWriter w(sink.get(), "/dev/null (gc --dry-run)", packs[plan.sources[0]]->level());
   out.pinned = copy_sources(w, packs, plan, live, opts, res);
@@ -483,9 +480,9 @@ void rebuild_midx(Library& lib, DigestSet&& held, GcResult& res) {
   std::vector<const IndexView*> after;
   for (const PackReader* p : lib.packs()) {
     res.packs_after++;
-    struct stat st;
+    os::FileStat st;
     res.bytes_after += p->bytes().size();
-    if (lstat(idx_of(p).c_str(), &st) == 0) res.bytes_after += uint64_t(st.st_size);
+    if (os::lstat_path(idx_of(p).c_str(), st) == 0) res.bytes_after += uint64_t(st.st_size);
     after.push_back(&p->index());
   }
   count_objects(std::move(held), after, {}, res);
@@ -522,7 +519,7 @@ void remove_orphans(const Library& lib, const std::vector<std::string>& orphans,
     }
   }
   for (auto& p : condemned_orphans) {
-    unlink(store::condemned_path(p).c_str());
+    os::unlink_path(store::condemned_path(p).c_str());
     res.tmp_removed++;
   }
 }
@@ -545,18 +542,18 @@ void remove_orphans(const Library& lib, const std::vector<std::string>& orphans,
 // published).
 void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
   auto old_enough = [&](const std::string& p) {
-    struct stat st;
-    return lstat(p.c_str(), &st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
+    os::FileStat st;
+    return os::lstat_path(p.c_str(), st) == 0 && now - st.st_mtim.tv_sec > std::max<int64_t>(opts.grace_seconds, kLeftoverMinAge);
   };
   auto stale_temp = [&](const std::string& dir, const std::string& name) {
     return old_enough(dir + "/" + name) || store::temp_writer_gone(dir, name);
   };
   auto is_regular = [](const std::string& p) { // a symlink or FIFO planted in packs/ is not ours
-    struct stat st;
-    return lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    os::FileStat st;
+    return os::lstat_path(p.c_str(), st) == 0 && S_ISREG(st.st_mode);
   };
   auto remove_leftover = [&](const std::string& p) {
-    if (!opts.dry_run) unlink(p.c_str());
+    if (!opts.dry_run) os::unlink_path(p.c_str());
     res.tmp_removed++;
   };
   const store::Layout& layout = lib.layout();
@@ -584,10 +581,10 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
 // What the file system of `dir` can still take from this process (root may
 // use the blocks reserved for it), or nullopt when it cannot be told.
 std::optional<uint64_t> free_space(const std::string& dir) {
-  struct statvfs v;
-  if (statvfs(dir.c_str(), &v) != 0) return std::nullopt;
-  const uint64_t blocks = geteuid() == 0 ? v.f_bfree : v.f_bavail;
-  return blocks * (v.f_frsize ? v.f_frsize : v.f_bsize);
+  Fd fd(os::open_path(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  os::FsSpace v;
+  if (!fd || !os::fs_free_space(fd.get(), v)) return std::nullopt;
+  return (os::euid() == 0 ? v.blocks_free_root : v.blocks_free) * v.block_size;
 }
 
 // Room the new pack of `sources` takes, generously: their live objects as

@@ -1,9 +1,7 @@
 #include "core/gc/repair.hpp"
+#include "base/os/sys.hpp"
 
-#include <pwd.h>
 #include <set>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/gc/gc.hpp"
 #include "core/store/condemn.hpp"
@@ -27,9 +25,9 @@ namespace {
 // trusts without verifying — a forgery laundered by whoever ran repair.
 bool salvage_allowed(const Library& lib, const PackReader& p) { return !lib.shared() || pack_owned_safely(p); }
 
-std::string owner_name(uid_t uid) {
-  const passwd* pw = getpwuid(uid);
-  return (pw && pw->pw_name ? "'" + std::string(pw->pw_name) + "' " : std::string()) + "(uid " + std::to_string(uid) + ")";
+std::string owner_name(os::Uid uid) {
+  std::string name;
+  return (os::user_of(uid, &name, nullptr) && !name.empty() ? "'" + name + "' " : std::string()) + "(uid " + std::to_string(uid) + ")";
 }
 
 // A visible pack verified in full, as a pack of a library.
@@ -175,11 +173,11 @@ void add_unsalvaged(const Damaged& d, const IndexView& scanned, const DigestSet&
 // repair would look at and every verify would fail on.
 void move_to_damaged(Library& lib, const PackReader& pack, RepairResult& res) {
   const std::string dmg = lib.layout().damaged_dir();
-  if (mkdir(dmg.c_str(), lib.shared() ? 02775 : 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
-  if (lib.shared()) chmod(dmg.c_str(), 02775);
+  if (os::mkdir_path(dmg.c_str(), lib.shared() ? 02775 : 0755) != 0 && errno != EEXIST) throw_errno("unable to create '" + dmg + "'");
+  if (lib.shared()) os::chmod_path(dmg.c_str(), 02775);
   std::string dest = dmg + "/" + base_name(pack.path());
-  if (rename(pack.path().c_str(), dest.c_str()) != 0) throw_errno("unable to move '" + pack.path() + "' to '" + dest + "'");
-  unlink(index_path_for(pack.path()).c_str());
+  if (os::rename_path(pack.path().c_str(), dest.c_str()) != 0) throw_errno("unable to move '" + pack.path() + "' to '" + dest + "'");
+  os::unlink_path(index_path_for(pack.path()).c_str());
   res.moved.push_back(dest);
 }
 
@@ -189,7 +187,7 @@ void rewrite_pack(Library& lib, const Damaged& d, const DigestSet& intact_elsewh
                   RepairResult& res) {
   PackReader scanned(d.pack->path(), /*use_index_file=*/false, true, Follow::NoLinks);
   // Opened again by its path: it must still be the file judged salvageable.
-  const struct stat &was = d.pack->map().stat(), &now = scanned.map().stat();
+  const os::FileStat &was = d.pack->map().stat(), &now = scanned.map().stat();
   if (now.st_dev != was.st_dev || now.st_ino != was.st_ino || !salvage_allowed(lib, scanned))
     throw Error("pack '" + d.pack->path() + "' was replaced while repair was checking it; nothing was copied out of it (run repair again)");
   std::optional<AtomicFile> tmp;

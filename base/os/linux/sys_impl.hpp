@@ -83,6 +83,7 @@ inline bool fs_free_space(int fd, FsSpace& space) {
   if (::fstatvfs(fd, &v) != 0) return false;
   space.block_size = uint64_t(v.f_frsize);
   space.blocks_free = uint64_t(v.f_bavail);
+  space.blocks_free_root = uint64_t(v.f_bfree);
   space.files = uint64_t(v.f_files);
   space.files_free = uint64_t(v.f_favail);
   return true;
