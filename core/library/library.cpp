@@ -447,7 +447,14 @@ std::string Library::midx_problem(std::string* stale_out) const {
   try {
     map_midx(layout_, l);
   } catch (const Error& e) {
-    return std::string(e.what()) + " (readers ignore it; 'hpak repair' or the next gc rewrites it)";
+    std::string why = std::string(e.what()) + " (readers ignore it; 'hpak repair' or the next gc rewrites it)";
+    // Larger than the visible packs can need: what a gc or repair killed
+    // after deleting packs, before writing the new midx, leaves. Stale, not
+    // damage (readers ignore it either way).
+    os::FileStat st;
+    if (!stale_out || os::lstat_path(path.c_str(), st) != 0 || uint64_t(st.st_size) <= midx_size_bound(l)) return why;
+    if (stale_out->empty()) *stale_out = "multi-pack index '" + path + "' is larger than the visible packs can need (written before packs were deleted): readers ignore it until it is rewritten";
+    return {};
   }
   std::vector<int> to_pack; // midx pack id -> index in cur.packs, -1 if not visible
   for (auto& name : l.midx.packs()) {
