@@ -100,6 +100,17 @@ add_env() {
   out=$(H pack "$3" --no-relocate ${ADD_ENV_ARGS:-} --into "$1" --name "$2" 2>&1) || fail "adding '$2' from '$3' to '$1': $out"
 }
 
+# Digests of every regular file under the given trees (= their blob digests).
+file_digests() { find "$@" -type f -print0 | xargs -0 -r sha256sum | cut -c1-64 | LC_ALL=C sort -u; }
+# Blob digests held by the visible packs of a library.
+lib_blobs() {
+  local p
+  for p in "$1"/packs/pack-*.hpak; do
+    [ -e "${p%.hpak}.hidx" ] || continue
+    H index "$p" --show --no-write | awk '$2 == "blob" { print $1 }'
+  done | LC_ALL=C sort -u
+}
+
 # tree_diff SRC TARGET: prints nothing when TARGET holds SRC byte for byte
 # (content, symlink targets, file types and modes; the restore state file aside).
 tree_diff() {

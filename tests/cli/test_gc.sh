@@ -12,16 +12,6 @@ watchdog 600
 t_start=$SECONDS
 cd "$work" || exit 1
 
-# Digests of every regular file under the given trees (= their blob digests).
-file_digests() { find "$@" -type f -print0 | xargs -0 -r sha256sum | cut -c1-64 | LC_ALL=C sort -u; }
-# Blob digests held by the visible packs of a library (or by one pack file).
-lib_blobs() {
-  local p
-  for p in "$1"/packs/pack-*.hpak; do
-    [ -e "${p%.hpak}.hidx" ] || continue
-    H index "$p" --show --no-write | awk '$2 == "blob" { print $1 }'
-  done | LC_ALL=C sort -u
-}
 # Bytes of the packs and their indexes (what gc counts).
 packs_bytes() { find "$1/packs" -maxdepth 1 \( -name 'pack-*.hpak' -o -name 'pack-*.hidx' \) -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 pack_blobs() { H index "$1" --show --no-write | awk '$2 == "blob" { print $1 }' | LC_ALL=C sort -u; }

@@ -16,14 +16,6 @@ cd "$work" || exit 1
 export HPAK_FSYNC=0 # a throwaway library
 
 measure() { python3 "$root/bench/scale_measure.py" "$@"; }
-file_digests() { find "$@" -type f -print0 | xargs -0 -r sha256sum | cut -c1-64 | LC_ALL=C sort -u; }
-lib_blobs() {
-  local p
-  for p in "$1"/packs/pack-*.hpak; do
-    [ -e "${p%.hpak}.hidx" ] || continue
-    H index "$p" --show --no-write | awk '$2 == "blob" { print $1 }'
-  done | LC_ALL=C sort -u
-}
 the_pack() { find "$1/packs" -maxdepth 1 -name 'pack-*.hpak' -printf '%f\n'; }
 # pack_field JSON PACK KEY: a field of one pack's entry in gc --json's "packs".
 pack_field() {

@@ -22,13 +22,6 @@ ADD_ENV_ARGS="--pack-version 1"
 
 # records PACK: "digest kind codec offset stored raw", one line per entry.
 records() { H index "$1" --show --no-write; }
-# Blob digests of the visible packs.
-lib_blobs() {
-  local p
-  for p in "$1"/packs/pack-*.hpak; do
-    [ -e "${p%.hpak}.hidx" ] && records "$p" | awk '$2 == "blob" { print $1 }'
-  done | LC_ALL=C sort -u
-}
 # damage PACK DIGEST: flips a byte in the middle of that object's payload.
 damage() {
   local rec
