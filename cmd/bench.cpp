@@ -2,6 +2,7 @@
 // kernel's ceiling. This file is only options and formatting (a markdown
 // table on stdout, or --json); the engine is bench/suites.hpp (hpak_bench).
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -21,24 +22,28 @@ struct Options {
   std::vector<std::string> suites, media;
   unsigned runs = 0, threads = 0;
   bool quick = false, json = false, keep = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("--corpus", o.corpus, "Measure this tree instead of a generated one")->check(CLI::ExistingDirectory);
-  app.add_option("-s,--suite", o.suites, "Suite to run: restore, pack, read, verify, gc (repeatable; default all)")
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("--corpus", o->corpus, "Measure this tree instead of a generated one")->check(CLI::ExistingDirectory);
+  app.add_option("-s,--suite", o->suites, "Suite to run: restore, pack, read, verify, gc (repeatable; default all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"restore", "pack", "read", "verify", "gc"}));
-  app.add_option("-r,--runs", o.runs, "Repetitions of each measurement (default 5; 1 with --quick)")->check(CLI::Range(1, 1000));
-  app.add_option("-j,--threads", o.threads, "Threads for every tool that takes -j (default: all cores)");
-  app.add_option("--media", o.media, "Where targets go: tmpfs, disk (default both)")
+  app.add_option("-r,--runs", o->runs, "Repetitions of each measurement (default 5; 1 with --quick)")->check(CLI::Range(1, 1000));
+  app.add_option("-j,--threads", o->threads, "Threads for every tool that takes -j (default: all cores)");
+  app.add_option("--media", o->media, "Where targets go: tmpfs, disk (default both)")
       ->delimiter(',')
       ->check(CLI::IsMember({"tmpfs", "disk"}));
-  app.add_option("--tmpfs", o.tmpfs, "Directory on tmpfs for the tmpfs runs (default /dev/shm)");
-  app.add_option("--disk", o.disk, "Directory on disk for the disk runs and the artifacts (default /var/tmp)");
-  app.add_flag("--quick", o.quick, "Tiny corpora, one run: proves the harness works (for the test suite)");
-  app.add_flag("--json", o.json, "Print the results as JSON instead of tables");
-  app.add_option("--save", o.save, "Also write the JSON results to this file");
-  app.add_flag("--keep", o.keep, "Keep the work directories (their paths go to stderr)");
+  app.add_option("--tmpfs", o->tmpfs, "Directory on tmpfs for the tmpfs runs (default /dev/shm)");
+  app.add_option("--disk", o->disk, "Directory on disk for the disk runs and the artifacts (default /var/tmp)");
+  app.add_flag("--quick", o->quick, "Tiny corpora, one run: proves the harness works (for the test suite)");
+  app.add_flag("--json", o->json, "Print the results as JSON instead of tables");
+  app.add_option("--save", o->save, "Also write the JSON results to this file");
+  app.add_flag("--keep", o->keep, "Keep the work directories (their paths go to stderr)");
+  return [o] { return run(*o); };
 }
 
 // ---- formatting -------------------------------------------------------------
@@ -258,7 +263,7 @@ std::string to_json(const bench::Report& rep) {
   return w.str();
 }
 
-int run() {
+int run(const Options& o) {
   bench::Config cfg;
   cfg.corpus = o.corpus;
   cfg.suites = o.suites;
@@ -293,6 +298,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_bench{"bench", "Run the benchmark suites side by side with baselines and the ceiling", setup, run};
+extern const Command cmd_bench{"bench", "Run the benchmark suites side by side with baselines and the ceiling", setup};
 
 } // namespace hpak::cmd

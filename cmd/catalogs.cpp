@@ -1,13 +1,14 @@
 // hpak catalogs LIB [--json] | hpak catalogs rm LIB NAME...: the named
 // catalogs of a library: files, bytes, last use; removing a name.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <ctime>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
-#include "core/library/library.hpp"
+#include "core/library/catalog_summary.hpp"
 
 namespace hpak::cmd {
 
@@ -15,12 +16,16 @@ namespace {
 struct Options {
   std::vector<std::string> args;
   bool json = false, names = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("args", o.args, "LIB, or: rm LIB NAME...")->required();
-  app.add_flag("--json", o.json, "One JSON object per catalog");
-  app.add_flag("--names", o.names, "Only the names, one a line, catalogs not read (for scripts and shell completion)");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("args", o->args, "LIB, or: rm LIB NAME...")->required();
+  app.add_flag("--json", o->json, "One JSON object per catalog");
+  app.add_flag("--names", o->names, "Only the names, one a line, catalogs not read (for scripts and shell completion)");
+  return [o] { return run(*o); };
 }
 
 // `catalogs rm LIB NAME`: a name file is removed (durably: catalogs/ synced
@@ -49,7 +54,37 @@ bool remove_one(Library& lib, const std::string& name) {
   return false;
 }
 
-int run() {
+void print_json(const CatalogSummary& s) {
+  JsonWriter w;
+  w.begin_object().field("name", s.name).field("digest", s.error.empty() ? to_hex(s.digest) : "").field("files", s.files);
+  w.field("bytes", s.bytes).field("relocated_files", s.relocated);
+  relocation_json(w, s.kinds);
+  w.field("last_used", s.last_used);
+  if (!s.error.empty()) w.field("error", s.error);
+  w.end().newline().print(stdout);
+}
+
+void print_line(const CatalogSummary& s) {
+  if (!s.error.empty()) {
+    printf("%-30s BROKEN: %s\n", s.name.c_str(), s.error.c_str());
+    return;
+  }
+  char when[32] = "-";
+  time_t t = time_t(s.last_used);
+  struct tm tm;
+  if (s.last_used) strftime(when, sizeof when, "%Y-%m-%d %H:%M", gmtime_r(&t, &tm));
+  printf("%-30s %8llu files %10s  last used %s  %s\n", s.name.c_str(), (unsigned long long)s.files, human_bytes(s.bytes).c_str(), when,
+         to_hex(s.digest).substr(0, 12).c_str());
+}
+
+void print_summary(const Options& o, const CatalogSummary& s) {
+  if (o.json)
+    print_json(s);
+  else
+    print_line(s);
+}
+
+int run(const Options& o) {
   if (o.args[0] == "rm") {
     if (o.args.size() < 3) throw Error("usage: hpak catalogs rm LIB NAME...");
     Library lib(o.args[1]);
@@ -65,49 +100,12 @@ int run() {
     for (auto& name : lib.catalog_names()) printf("%s\n", name.c_str());
     return kExitOk;
   }
-  for (auto& name : lib.catalog_names()) {
-    Digest d;
-    uint64_t files = 0, bytes = 0, relocated = 0;
-    RelocCounts kinds;
-    std::string error;
-    try {
-      formats::Catalog c = lib.load_catalog(name, &d);
-      for (auto& n : c.nodes)
-        if (n.type == formats::NodeType::File) {
-          files++;
-          bytes += n.size;
-          relocated += !n.relocs.empty();
-          kinds.add(n, c.roots);
-        }
-    } catch (const Error& e) {
-      error = e.what();
-    }
-    int64_t used = lib.last_used(name);
-    if (o.json) {
-      JsonWriter w;
-      w.begin_object().field("name", name).field("digest", error.empty() ? to_hex(d) : "").field("files", files).field("bytes", bytes);
-      w.field("relocated_files", relocated);
-      relocation_json(w, kinds);
-      w.field("last_used", used);
-      if (!error.empty()) w.field("error", error);
-      w.end().newline().print(stdout);
-    } else {
-      char when[32] = "-";
-      time_t t = time_t(used);
-      struct tm tm;
-      if (used) strftime(when, sizeof when, "%Y-%m-%d %H:%M", gmtime_r(&t, &tm));
-      if (error.empty())
-        printf("%-30s %8llu files %10s  last used %s  %s\n", name.c_str(), (unsigned long long)files, human_bytes(bytes).c_str(), when,
-               to_hex(d).substr(0, 12).c_str());
-      else
-        printf("%-30s BROKEN: %s\n", name.c_str(), error.c_str());
-    }
-  }
+  for (auto& name : lib.catalog_names()) print_summary(o, summarize_catalog(lib, name));
   return kExitOk;
 }
 } // namespace
 
-extern const Command cmd_catalogs{"catalogs", "List (or rm) the named catalogs of a library", setup, run, /*hidden=*/false,
+extern const Command cmd_catalogs{"catalogs", "List (or rm) the named catalogs of a library", setup, /*hidden=*/false,
                                   /*positionals=*/"LIB | rm LIB CATALOG..."};
 
 } // namespace hpak::cmd

@@ -1,8 +1,10 @@
 // The command table: every subcommand is one file in cmd/ defining a
-// `Command` — a name, a one-line summary, `setup` (declares its options on a
-// CLI11 subcommand, bound to that file's own options struct) and `run` (calls
-// the engine, formats output, returns the exit status). main.cpp dispatches
-// `hpak <cmd>` and `hpak-<cmd>` (argv[0]) through `commands()`.
+// `Command` — a name, a one-line summary and `setup`, which declares the
+// command's options on a CLI11 subcommand, bound to a fresh options struct it
+// owns, and returns the command's `Runner`: a function holding that struct
+// that calls the engine, formats output and returns the exit status. No
+// command keeps its options in a global. main.cpp dispatches `hpak <cmd>` and
+// `hpak-<cmd>` (argv[0]) through `commands()`.
 //
 // Exit statuses, shared by all commands (see man/hpak.1):
 //   0 success; 1 the command ran and found a problem (verify: corruption;
@@ -23,11 +25,13 @@ constexpr int kExitOk = 0;
 constexpr int kExitProblem = 1;
 constexpr int kExitError = 2;
 
+// Runs a command once its options are parsed; returns the exit status.
+using Runner = std::function<int()>;
+
 struct Command {
   const char* name;
   const char* summary;
-  std::function<void(CLI::App&)> setup;
-  std::function<int()> run;
+  std::function<Runner(CLI::App&)> setup;
   bool hidden = false; // not in --help, no hpak-<cmd> link, no completion (e.g. `hpak completion`)
   // For shell completion, when the declared positional arguments do not say
   // what each one is: their forms, '|'-separated, each a list of LIB (a

@@ -18,6 +18,7 @@
 // A command whose positionals take several forms (`catalogs LIB | catalogs rm
 // LIB NAME...`) says so in its Command::positionals synopsis instead.
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -62,7 +63,7 @@ struct Cmd {
 struct Options {
   std::string shell;
   CLI::App* self = nullptr;
-} o;
+};
 
 bool is_one_of(const std::string& s, std::initializer_list<const char*> list) {
   for (const char* x : list)
@@ -544,14 +545,18 @@ void print_zsh(const CLI::App& root, const std::vector<Cmd>& cmds) {
          join(links).c_str());
 }
 
-void setup(CLI::App& app) {
-  o.self = &app;
-  app.add_option("shell", o.shell, "bash, zsh, or commands (the visible commands, one a line)")
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  o->self = &app;
+  app.add_option("shell", o->shell, "bash, zsh, or commands (the visible commands, one a line)")
       ->required()
       ->check(CLI::IsMember({"bash", "zsh", "commands"}));
+  return [o] { return run(*o); };
 }
 
-int run() {
+int run(const Options& o) {
   const CLI::App& root = *o.self->get_parent();
   std::vector<Cmd> cmds = table(root);
   if (o.shell == "bash") print_bash(root, cmds);
@@ -562,7 +567,7 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_completion{"completion", "Print a shell completion script (bash, zsh) made from the command table", setup, run,
+extern const Command cmd_completion{"completion", "Print a shell completion script (bash, zsh) made from the command table", setup,
                                     /*hidden=*/true};
 
 } // namespace hpak::cmd

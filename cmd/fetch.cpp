@@ -2,6 +2,7 @@
 // from a published library (core/remote/remote_fetch.hpp; URL: any scheme of
 // core/remote/schemes.hpp), then set NAME in LIB.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include <filesystem>
 
@@ -37,9 +38,11 @@ void add_fetch_options(CLI::App& app, FetchArgs& a) {
   app.add_option("--cacert", http.ca_file, "CA certificates (PEM) for https (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
 }
 
-void resolve_fetch_policy(FetchArgs& a, const std::optional<SignaturePolicy>& policy) {
-  if (policy) a.fo.allowed_signers = policy->signers;
-  if (!a.max_age.empty()) a.fo.max_age_seconds = parse_duration(a.max_age);
+FetchOptions resolved_fetch_options(const FetchArgs& a, const std::optional<SignaturePolicy>& policy) {
+  FetchOptions fo = a.fo;
+  if (policy) fo.allowed_signers = policy->signers;
+  if (!a.max_age.empty()) fo.max_age_seconds = parse_duration(a.max_age);
+  return fo;
 }
 
 std::unique_ptr<Library> open_or_create_library(const std::string& dir) {
@@ -73,20 +76,24 @@ struct Options {
   std::string url, name, into, as, allowed_signers;
   bool json = false;
   FetchArgs fetch;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("url", o.url, "URL of a published library (http://, https://, s3://BUCKET/PREFIX, file:///DIR or a directory)")->required();
-  app.add_option("catalog", o.name, "Catalog name")->required();
-  app.add_option("--into", o.into, "Library to fetch into (created if missing)")->required();
-  app.add_option("--as", o.as, "Name to give the catalog in the library (default: its remote name)");
-  app.add_option("--allowed-signers", o.allowed_signers,
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("url", o->url, "URL of a published library (http://, https://, s3://BUCKET/PREFIX, file:///DIR or a directory)")->required();
+  app.add_option("catalog", o->name, "Catalog name")->required();
+  app.add_option("--into", o->into, "Library to fetch into (created if missing)")->required();
+  app.add_option("--as", o->as, "Name to give the catalog in the library (default: its remote name)");
+  app.add_option("--allowed-signers", o->allowed_signers,
                  "Require the remote root to be signed by a key of this OpenSSH allowed_signers file (hpak publish -k)");
-  add_fetch_options(app, o.fetch);
-  app.add_flag("--json", o.json, "Print the summary as JSON");
+  add_fetch_options(app, o->fetch);
+  app.add_flag("--json", o->json, "Print the summary as JSON");
+  return [o] { return run(*o); };
 }
 
-void print_json(const FetchResult& r, double secs) {
+void print_json(const Options& o, const FetchResult& r, double secs) {
   JsonWriter w;
   w.begin_object().field("url", o.url).field("catalog", o.name).field("digest", to_hex(r.catalog_digest));
   w.field("generation", r.generation).field("objects", r.objects).field("objects_fetched", r.objects_fetched);
@@ -97,12 +104,11 @@ void print_json(const FetchResult& r, double secs) {
   w.end().newline().print(stdout);
 }
 
-int run() {
+int run(const Options& o) {
   auto lib = open_or_create_library(o.into);
   log_library(*lib);
   // A library that requires signatures (hpak init --require-signatures) requires a signed root.
-  resolve_fetch_policy(o.fetch, signature_policy(*lib, o.allowed_signers));
-  FetchOptions& fo = o.fetch.fo;
+  FetchOptions fo = resolved_fetch_options(o.fetch, signature_policy(*lib, o.allowed_signers));
   fo.local_name = o.as;
   fo.progress = progress_bar();
   double t0 = now_seconds();
@@ -111,13 +117,13 @@ int run() {
   clear_progress();
   log_fetch(r);
   if (o.json)
-    print_json(r, secs);
+    print_json(o, r, secs);
   else
     print_fetch_summary(stdout, o.url, o.name, r, secs);
   return kExitOk;
 }
 } // namespace
 
-extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library (HTTP, S3 or a directory)", setup, run};
+extern const Command cmd_fetch{"fetch", "Fetch a catalog from a published library (HTTP, S3 or a directory)", setup};
 
 } // namespace hpak::cmd

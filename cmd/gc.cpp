@@ -1,6 +1,7 @@
 // hpak gc LIB: reclaim the space of objects no catalog names, merge small
 // packs; safe while others add and restore (protocol: core/gc/gc.hpp, man hpak-gc).
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <csignal>
 
 #include "cmd/command.hpp"
@@ -17,24 +18,28 @@ struct Options {
   std::string lib, grace = "1h", unused;
   unsigned min_garbage = kDefaultMinGarbagePct;
   bool dry_run = false, json = false, upgrade = false, full = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory")->required();
-  app.add_flag("-n,--dry-run", o.dry_run, "Show what would be freed, per pack, and why; change nothing");
-  app.add_option("--grace", o.grace, "Leave packs younger than this alone (default 1h; 0 is unsafe with concurrent writers)");
-  app.add_option("--unused", o.unused, "Also drop catalogs not restored for this long (e.g. 30d)");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("library", o->lib, "Library directory")->required();
+  app.add_flag("-n,--dry-run", o->dry_run, "Show what would be freed, per pack, and why; change nothing");
+  app.add_option("--grace", o->grace, "Leave packs younger than this alone (default 1h; 0 is unsafe with concurrent writers)");
+  app.add_option("--unused", o->unused, "Also drop catalogs not restored for this long (e.g. 30d)");
   CLI::Option* min_garbage =
-      app.add_option("--min-garbage", o.min_garbage,
+      app.add_option("--min-garbage", o->min_garbage,
                      "Rewrite a pack for its garbage only if at least this percentage of its bytes is dead (default " +
                          std::to_string(kDefaultMinGarbagePct) + "; 0: any garbage)")
           ->check(CLI::Range(0, 100));
-  app.add_flag("--full", o.full, "Repack every pack past the grace period into one, whatever its garbage")->excludes(min_garbage);
-  app.add_flag("--upgrade", o.upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
-  app.add_flag("--json", o.json, "Print the summary as JSON");
+  app.add_flag("--full", o->full, "Repack every pack past the grace period into one, whatever its garbage")->excludes(min_garbage);
+  app.add_flag("--upgrade", o->upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
+  app.add_flag("--json", o->json, "Print the summary as JSON");
+  return [o] { return run(*o); };
 }
 
-void print_json(const GcResult& r, double secs) {
+void print_json(const Options& o, const GcResult& r, double secs) {
   JsonWriter w;
   w.begin_object().field("dry_run", o.dry_run).field("packs_before", r.packs_before).field("packs_after", r.packs_after);
   w.field("objects_kept", r.objects_kept).field("objects_dropped", r.objects_dropped);
@@ -56,7 +61,7 @@ void print_json(const GcResult& r, double secs) {
 
 // One line per name dropped and per pack, and the summary (the figures of
 // --json, less the timings' precision).
-void print_text(const GcResult& r, double secs) {
+void print_text(const Options& o, const GcResult& r, double secs) {
   for (auto& c : r.dropped_catalogs) printf("%s catalog '%s' (unused)\n", o.dry_run ? "would drop" : "dropped", c.c_str());
   for (auto& p : r.packs)
     printf("%-8s %s  %llu/%llu objects live, %s  (%s)\n", to_string(p.action), p.pack.substr(0, 17).c_str(),
@@ -68,7 +73,7 @@ void print_text(const GcResult& r, double secs) {
          (unsigned long long)r.objects_dropped, (unsigned long long)r.copied_objects, human_bytes(r.copied_bytes).c_str(), secs);
 }
 
-int run() {
+int run(const Options& o) {
   Library lib(o.lib);
   log_library(lib);
   GcOptions go;
@@ -116,15 +121,15 @@ int run() {
                 r.copied_bytes, r.copy_seconds);
   const int rc = r.left_for_space.empty() ? kExitOk : kExitProblem; // it freed what it could, not all
   if (o.json) {
-    print_json(r, secs);
+    print_json(o, r, secs);
     return rc;
   }
   if (global().quiet) return rc; // -q: warnings and errors only
-  print_text(r, secs);
+  print_text(o, r, secs);
   return rc;
 }
 } // namespace
 
-extern const Command cmd_gc{"gc", "Reclaim unreferenced objects and merge packs of a library", setup, run};
+extern const Command cmd_gc{"gc", "Reclaim unreferenced objects and merge packs of a library", setup};
 
 } // namespace hpak::cmd

@@ -1,6 +1,7 @@
 // hpak import LIB SOURCE...: bring rcc hololibs (directories or hololib.zip
 // exports) into a library, one catalog name per rcc catalog.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -18,18 +19,22 @@ struct Options {
   int level = -1;
   unsigned threads = 0;
   bool json = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory (created if missing)")->required();
-  app.add_option("sources", o.sources, "rcc hololib directories (holding library/ and catalog/) or hololib.zip files")->required();
-  app.add_option("-n,--name", o.name, "Name for the catalog (only when the sources hold exactly one)");
-  app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed; default: the library's own, else 3)")->check(CLI::Range(0, 19));
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_flag("--json", o.json, "Print the summary as JSON");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("library", o->lib, "Library directory (created if missing)")->required();
+  app.add_option("sources", o->sources, "rcc hololib directories (holding library/ and catalog/) or hololib.zip files")->required();
+  app.add_option("-n,--name", o->name, "Name for the catalog (only when the sources hold exactly one)");
+  app.add_option("-l,--level", o->level, "zstd level (1-19; 0 stores objects uncompressed; default: the library's own, else 3)")->check(CLI::Range(0, 19));
+  app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
+  app.add_flag("--json", o->json, "Print the summary as JSON");
+  return [o] { return run(*o); };
 }
 
-void print_json(const RccImportResult& r, double secs) {
+void print_json(const Options& o, const RccImportResult& r, double secs) {
   JsonWriter w;
   w.begin_object().field("library", o.lib).key("catalogs").begin_array();
   for (const RccImportedCatalog& c : r.catalogs) {
@@ -61,7 +66,7 @@ void print_text(const RccImportResult& r, double secs) {
          (unsigned long long)r.unique_objects, human_bytes(r.pack_size).c_str(), (unsigned long long)r.objects_present, secs);
 }
 
-int run() {
+int run(const Options& o) {
   if (!Library::is_library(o.lib)) Library::init(o.lib);
   Library lib(o.lib);
   log_library(lib);
@@ -80,12 +85,12 @@ int run() {
   }
   double secs = now_seconds() - t0;
   clear_progress();
-  if (o.json) print_json(r, secs);
+  if (o.json) print_json(o, r, secs);
   else print_text(r, secs);
   return kExitOk;
 }
 } // namespace
 
-extern const Command cmd_import{"import", "Import rcc hololibs (directories or hololib.zip) into a library", setup, run};
+extern const Command cmd_import{"import", "Import rcc hololibs (directories or hololib.zip) into a library", setup};
 
 } // namespace hpak::cmd

@@ -1,5 +1,6 @@
 // hpak index PACK: rebuild PACK's .hidx from the pack alone; --show lists it.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -13,16 +14,20 @@ namespace {
 struct Options {
   std::string pack;
   bool show = false, json = false, no_write = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("pack", o.pack, "Pack file")->required();
-  app.add_flag("--show", o.show, "List the objects: digest, kind, codec, offset, stored and raw size (and block:N for the Nth member of a block)");
-  app.add_flag("--json", o.json, "With --show: JSON lines");
-  app.add_flag("--no-write", o.no_write, "Do not write the index file (with --show: list only)");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("pack", o->pack, "Pack file")->required();
+  app.add_flag("--show", o->show, "List the objects: digest, kind, codec, offset, stored and raw size (and block:N for the Nth member of a block)");
+  app.add_flag("--json", o->json, "With --show: JSON lines");
+  app.add_flag("--no-write", o->no_write, "Do not write the index file (with --show: list only)");
+  return [o] { return run(*o); };
 }
 
-int run() {
+int run(const Options& o) {
   PackReader pack(o.pack, /*use_index_file=*/false);
   log_pack(pack);
   for (auto& d : pack.damage()) spdlog::warn("'{}' offset {}: {}", o.pack, d.offset, d.why);
@@ -57,6 +62,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_index{"index", "Rebuild a pack's index (.hidx) from the pack alone", setup, run};
+extern const Command cmd_index{"index", "Rebuild a pack's index (.hidx) from the pack alone", setup};
 
 } // namespace hpak::cmd

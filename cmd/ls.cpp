@@ -1,5 +1,6 @@
 // hpak ls PACK: the tree inside a pack, like `tar -t` (-l long, --json).
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <ctime>
 
 #include "cmd/command.hpp"
@@ -14,14 +15,18 @@ namespace {
 struct Options {
   std::string pack, catalog;
   bool long_format = false, json = false, catalogs = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("pack", o.pack, "Pack file")->required();
-  app.add_option("-c,--catalog", o.catalog, "Catalog to list when the pack holds several");
-  app.add_flag("-l,--long", o.long_format, "Mode, size, mtime, digest and path");
-  app.add_flag("--json", o.json, "One JSON object per entry");
-  app.add_flag("--catalogs", o.catalogs, "List the catalogs' names instead");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("pack", o->pack, "Pack file")->required();
+  app.add_option("-c,--catalog", o->catalog, "Catalog to list when the pack holds several");
+  app.add_flag("-l,--long", o->long_format, "Mode, size, mtime, digest and path");
+  app.add_flag("--json", o->json, "One JSON object per entry");
+  app.add_flag("--catalogs", o->catalogs, "List the catalogs' names instead");
+  return [o] { return run(*o); };
 }
 
 char type_char(formats::NodeType t) {
@@ -51,7 +56,7 @@ void print_json(JsonWriter& w, const formats::Node& n) {
   w.end().newline().print(stdout);
 }
 
-int run() {
+int run(const Options& o) {
   PackReader pack(o.pack);
   log_pack(pack);
   if (o.catalogs) {
@@ -83,6 +88,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_ls{"ls", "List the tree inside a pack", setup, run};
+extern const Command cmd_ls{"ls", "List the tree inside a pack", setup};
 
 } // namespace hpak::cmd

@@ -31,13 +31,13 @@ static std::string suggest(const std::string& name) {
 }
 
 // Runs the command, then flushes stdout; the only place errors are printed.
-static int run_command(const Command& c) {
+static int run_command(const Command& c, const Runner& run) {
   const double t0 = now_seconds();
   spdlog::debug("command '{}', pid {}", c.name, hpak::os::pid());
   int rc = kExitError;
   std::string error;
   try {
-    rc = c.run();
+    rc = run();
   } catch (const hpak::Error& e) {
     error = e.what();
   } catch (const std::bad_alloc&) {
@@ -106,12 +106,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   const Command* chosen = nullptr;
+  Runner chosen_run;
   for (const Command* c : commands()) {
     CLI::App* sub = app.add_subcommand(c->name, c->summary);
     if (c->hidden) sub->group("");
-    c->setup(*sub);
+    Runner run = c->setup(*sub);
     sub->footer("Arguments after '--' are never options (a target or catalog starting with '-': hpak " + std::string(c->name) + " ... -- -x).");
-    sub->callback([c, &chosen] { chosen = c; });
+    sub->callback([c, run, &chosen, &chosen_run] {
+      chosen = c;
+      chosen_run = run;
+    });
   }
   if (!args.empty() && args[0][0] != '-') {
     bool known = false;
@@ -139,5 +143,5 @@ int main(int argc, char** argv) {
     return kExitError;
   }
   set_verbosity(global().verbose);
-  return chosen ? run_command(*chosen) : kExitError;
+  return chosen ? run_command(*chosen, chosen_run) : kExitError;
 }

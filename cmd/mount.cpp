@@ -4,6 +4,7 @@
 // file system is mounted (any error before that is its own), and the server
 // goes on until DIR is unmounted (hpak umount DIR).
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include <cstdio>
 #include <fcntl.h>
@@ -28,27 +29,31 @@ struct Options {
   unsigned threads = 4;
   uint64_t cache_mib = MountContent::kDefaultCacheBytes >> 20;
   bool foreground = false, verify = false, keep_unrelocated = false, preserve_setid = false, allow_other = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("source", o.source, "Library directory, or a pack file")->required();
-  app.add_option("args", o.rest, "With a library: the catalog name and the mount point; with a pack: the mount point")
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("source", o->source, "Library directory, or a pack file")->required();
+  app.add_option("args", o->rest, "With a library: the catalog name and the mount point; with a pack: the mount point")
       ->required()
       ->expected(1, 2);
-  app.add_option("-c,--catalog", o.catalog, "With a pack: the catalog to mount when it holds several");
-  app.add_flag("-f,--foreground", o.foreground, "Serve in the foreground until unmounted (default: in the background once mounted)");
-  app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are checked too)");
-  app.add_flag("--keep-unrelocated", o.keep_unrelocated,
+  app.add_option("-c,--catalog", o->catalog, "With a pack: the catalog to mount when it holds several");
+  app.add_flag("-f,--foreground", o->foreground, "Serve in the foreground until unmounted (default: in the background once mounted)");
+  app.add_flag("--verify", o->verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are checked too)");
+  app.add_flag("--keep-unrelocated", o->keep_unrelocated,
                "Mount even when binary files hold the packed path in strings too short for the mount point's path, serving them as packed");
-  app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
-  app.add_flag("--allow-other", o.allow_other, "Let other users see the file system (FUSE allow_other; modes still apply)");
-  app.add_option("-j,--threads", o.threads, "Most threads serving requests (default 4)")->check(CLI::Range(1u, 256u));
-  app.add_option("--cache-size", o.cache_mib,
+  app.add_flag("--preserve-setid", o->preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
+  app.add_flag("--allow-other", o->allow_other, "Let other users see the file system (FUSE allow_other; modes still apply)");
+  app.add_option("-j,--threads", o->threads, "Most threads serving requests (default 4)")->check(CLI::Range(1u, 256u));
+  app.add_option("--cache-size", o->cache_mib,
                  "MiB of decoded files kept beyond those open or being read (default 64; the kernel's page cache keeps what was read)")
       ->check(CLI::Range(uint64_t(0), uint64_t(1) << 20));
-  app.add_option("--log", o.log, "Append the file system's errors (an unreadable object) to this file (default: stderr in the foreground, none in the background)");
-  app.add_option("--allowed-signers", o.allowed_signers,
+  app.add_option("--log", o->log, "Append the file system's errors (an unreadable object) to this file (default: stderr in the foreground, none in the background)");
+  app.add_option("--allowed-signers", o->allowed_signers,
                  "Require the name to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
+  return [o] { return run(*o); };
 }
 
 // The mount point: an existing directory, by its real path (where the tree is relocated to).
@@ -130,7 +135,7 @@ struct Source {
   std::string shown; // the catalog, for fsname
 };
 
-Source open_source(const std::string& real_dir, const std::string& dir) {
+Source open_source(const Options& o, const std::string& real_dir, const std::string& dir) {
   Source s;
   if (o.rest.size() == 2) {
     if (!o.catalog.empty()) throw Error("-c/--catalog is for a pack; with a library, name the catalog as the second argument");
@@ -160,7 +165,7 @@ Source open_source(const std::string& real_dir, const std::string& dir) {
   return s;
 }
 
-int run() {
+int run(const Options& o) {
   const std::string dir = o.rest.back();
   int ready_fd = -1;
   if (!o.foreground) {
@@ -169,7 +174,7 @@ int run() {
   }
   struct stat dst;
   std::string real_dir = mount_point(dir, dst);
-  Source s = open_source(real_dir, dir);
+  Source s = open_source(o, real_dir, dir);
   MountTreeOptions to;
   to.relocate_to = RelocTo{real_dir, o.keep_unrelocated};
   to.preserve_setid = o.preserve_setid;
@@ -203,7 +208,7 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_mount{"mount", "Mount a library catalog or a pack as a read-only file system", setup, run, false,
+extern const Command cmd_mount{"mount", "Mount a library catalog or a pack as a read-only file system", setup, false,
                                "LIB CATALOG DIR | PACK DIR"};
 
 } // namespace hpak::cmd

@@ -1,5 +1,6 @@
 // hpak pack DIR -o OUT.hpak: pack a directory tree into one pack + index.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -21,23 +22,27 @@ struct Options {
   unsigned threads = 0;
   bool no_mtime = false, skip_special = false, no_relocate = false, json = false;
   std::vector<std::string> relocate;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("dir", o.src, "Directory to pack")->required()->check(CLI::ExistingDirectory);
-  auto* out = app.add_option("-o,--output", o.out, "Pack file to write (its index goes beside it, .hidx)");
-  auto* into = app.add_option("--into", o.into, "Add to this library instead (created if missing); needs --name");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("dir", o->src, "Directory to pack")->required()->check(CLI::ExistingDirectory);
+  auto* out = app.add_option("-o,--output", o->out, "Pack file to write (its index goes beside it, .hidx)");
+  auto* into = app.add_option("--into", o->into, "Add to this library instead (created if missing); needs --name");
   out->excludes(into);
-  app.add_option("-l,--level", o.level, "zstd level (1-19; 0 stores objects uncompressed; default 3, or the library's own with --into)")->check(CLI::Range(0, 19));
-  app.add_option("--pack-version", o.pack_version, "Pack format to write: 2 (default; small objects compressed together in blocks) or 1 (each object alone, as builds before format 2 write and read)")
+  app.add_option("-l,--level", o->level, "zstd level (1-19; 0 stores objects uncompressed; default 3, or the library's own with --into)")->check(CLI::Range(0, 19));
+  app.add_option("--pack-version", o->pack_version, "Pack format to write: 2 (default; small objects compressed together in blocks) or 1 (each object alone, as builds before format 2 write and read)")
       ->check(CLI::IsMember({1u, 2u}));
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_option("-n,--name", o.name, "Catalog name (default: the directory's name)");
-  app.add_option("--relocate", o.relocate, "Also record occurrences of this absolute path (repeatable)");
-  app.add_flag("--no-relocate", o.no_relocate, "Do not record relocation offsets");
-  app.add_flag("--no-mtime", o.no_mtime, "Record mtime 0 for every entry");
-  app.add_flag("--skip-special", o.skip_special, "Leave out devices, sockets and fifos instead of refusing");
-  app.add_flag("--json", o.json, "Print the summary as JSON");
+  app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
+  app.add_option("-n,--name", o->name, "Catalog name (default: the directory's name)");
+  app.add_option("--relocate", o->relocate, "Also record occurrences of this absolute path (repeatable)");
+  app.add_flag("--no-relocate", o->no_relocate, "Do not record relocation offsets");
+  app.add_flag("--no-mtime", o->no_mtime, "Record mtime 0 for every entry");
+  app.add_flag("--skip-special", o->skip_special, "Leave out devices, sockets and fifos instead of refusing");
+  app.add_flag("--json", o->json, "Print the summary as JSON");
+  return [o] { return run(*o); };
 }
 
 // -v: what was found and written.
@@ -60,7 +65,7 @@ void warn_skipped(const PackStats& s) {
   for (auto& p : s.skipped) spdlog::warn("skipped special file '{}'", p);
 }
 
-int run_into(PackOptions& po) {
+int run_into(const Options& o, PackOptions& po) {
   if (o.name.empty()) throw Error("--into needs --name NAME for the catalog");
   if (!Library::is_library(o.into)) Library::init(o.into);
   Library lib(o.into);
@@ -95,7 +100,7 @@ int run_into(PackOptions& po) {
   return kExitOk;
 }
 
-int run() {
+int run(const Options& o) {
   PackOptions po;
   po.level = o.level < 0 ? 3 : o.level;
   po.pack_version = uint16_t(o.pack_version);
@@ -106,7 +111,7 @@ int run() {
   po.extra_roots = o.relocate;
   po.name = o.name.empty() ? base_name(real_path(o.src)) : o.name;
   po.progress = progress_bar();
-  if (!o.into.empty()) return run_into(po);
+  if (!o.into.empty()) return run_into(o, po);
   if (o.out.empty()) throw Error("pack needs -o OUT.hpak or --into LIB");
   double t0 = now_seconds();
   PackFileResult r = pack_to_file(o.src, o.out, po);
@@ -138,6 +143,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_pack{"pack", "Pack a directory tree into an HPAK pack", setup, run};
+extern const Command cmd_pack{"pack", "Pack a directory tree into an HPAK pack", setup};
 
 } // namespace hpak::cmd

@@ -3,6 +3,7 @@
 // signed, optionally pruning what old roots alone named); see
 // core/remote/remote_publish.hpp.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -18,23 +19,27 @@ struct Options {
   std::string lib, dest, key, grace = "7d", expires = "90d", s3_endpoint, cacert;
   uint64_t generation = 0;
   bool json = false, prune = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory")->required();
-  app.add_option("dest", o.dest, "Directory served over HTTP (created if missing; also file:///DIR), or s3://BUCKET/PREFIX")->required();
-  app.add_option("--generation", o.generation, "Generation of the new root (default: one above the published one; must be above it)")
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("library", o->lib, "Library directory")->required();
+  app.add_option("dest", o->dest, "Directory served over HTTP (created if missing; also file:///DIR), or s3://BUCKET/PREFIX")->required();
+  app.add_option("--generation", o->generation, "Generation of the new root (default: one above the published one; must be above it)")
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 62));
-  app.add_option("-k,--key", o.key, "Sign the root with this OpenSSH Ed25519 private key (checked by fetch --allowed-signers)");
-  app.add_flag("--prune", o.prune, "Delete the packs that only roots superseded longer ago than --grace name");
-  app.add_option("--grace", o.grace, "With --prune: how long a superseded root keeps its packs (default 7d; s, m, h, d, w)");
-  app.add_option("--expires", o.expires, "How long after now clients accept the new root (default 90d; s, m, h, d, w)");
-  app.add_option("--s3-endpoint", o.s3_endpoint, "S3-compatible endpoint for s3:// (default $AWS_ENDPOINT_URL, else AWS)");
-  app.add_option("--cacert", o.cacert, "CA certificates (PEM) for an https endpoint (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
-  app.add_flag("--json", o.json, "Print the summary as JSON");
+  app.add_option("-k,--key", o->key, "Sign the root with this OpenSSH Ed25519 private key (checked by fetch --allowed-signers)");
+  app.add_flag("--prune", o->prune, "Delete the packs that only roots superseded longer ago than --grace name");
+  app.add_option("--grace", o->grace, "With --prune: how long a superseded root keeps its packs (default 7d; s, m, h, d, w)");
+  app.add_option("--expires", o->expires, "How long after now clients accept the new root (default 90d; s, m, h, d, w)");
+  app.add_option("--s3-endpoint", o->s3_endpoint, "S3-compatible endpoint for s3:// (default $AWS_ENDPOINT_URL, else AWS)");
+  app.add_option("--cacert", o->cacert, "CA certificates (PEM) for an https endpoint (default $CURL_CA_BUNDLE, $SSL_CERT_FILE, the system's)");
+  app.add_flag("--json", o->json, "Print the summary as JSON");
+  return [o] { return run(*o); };
 }
 
-int run() {
+int run(const Options& o) {
   Library lib(o.lib);
   log_library(lib);
   PublishOptions po;
@@ -72,6 +77,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_publish{"publish", "Publish a library as plain files for a web server or an S3 bucket", setup, run};
+extern const Command cmd_publish{"publish", "Publish a library as plain files for a web server or an S3 bucket", setup};
 
 } // namespace hpak::cmd

@@ -20,12 +20,12 @@ struct FetchArgs {
 
 // Declares --parallel, --timeout, --attempts, --gap, --max-range, --min-rate,
 // --follow-redirects, --min-generation, --max-age, --s3-endpoint and
-// --cacert, bound to `a` (--max-age applied by resolve_fetch_policy).
+// --cacert, bound to `a` (--max-age applied by resolved_fetch_options).
 void add_fetch_options(CLI::App& app, FetchArgs& a);
 // The signers a root must be signed by (nullopt: no signature required), and
 // --max-age. (The URL's backend reads its own credentials: S3's from the
 // environment.)
-void resolve_fetch_policy(FetchArgs& a, const std::optional<SignaturePolicy>& policy);
+FetchOptions resolved_fetch_options(const FetchArgs& a, const std::optional<SignaturePolicy>& policy);
 // Opens (creating it if missing) the library at `dir`.
 std::unique_ptr<Library> open_or_create_library(const std::string& dir);
 // Prints a one-line summary of a fetch on stderr (restore) or stdout (fetch).

@@ -1,5 +1,6 @@
 // hpak repair LIB: salvage intact objects from damaged packs; report what is lost.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -14,16 +15,20 @@ struct Options {
   std::string lib;
   bool dry_run = false, json = false;
   unsigned threads = 0;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory")->required();
-  app.add_flag("-n,--dry-run", o.dry_run, "Report what would be salvaged and lost; change nothing");
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_flag("--json", o.json, "Print the report as JSON");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("library", o->lib, "Library directory")->required();
+  app.add_flag("-n,--dry-run", o->dry_run, "Report what would be salvaged and lost; change nothing");
+  app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
+  app.add_flag("--json", o->json, "Print the report as JSON");
+  return [o] { return run(*o); };
 }
 
-int run() {
+int run(const Options& o) {
   Library lib(o.lib);
   log_library(lib);
   RepairOptions ro;
@@ -59,6 +64,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_repair{"repair", "Salvage intact objects from damaged packs of a library", setup, run};
+extern const Command cmd_repair{"repair", "Salvage intact objects from damaged packs of a library", setup};
 
 } // namespace hpak::cmd

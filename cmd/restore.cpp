@@ -1,6 +1,7 @@
 // hpak restore LIB NAME TARGET: materialise a library catalog into TARGET,
 // relocated to TARGET's path; fresh or dirty (only what differs is touched).
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -20,39 +21,46 @@ struct Options {
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false, trust_large = false;
   bool preserve_setid = false, keep_unrelocated = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("library", o.lib, "Library directory, or URL of a published library (http://, https://, s3://BUCKET/PREFIX or file:///DIR)")->required();
-  app.add_option("catalog", o.name, "Catalog name")->required();
-  app.add_option("target", o.target, "Target directory (created with its missing parents if missing)")->required();
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_flag("--verify-content", o.verify_content, "Compare the bytes of every file kept, not only its metadata (a stored object that does not match its name fails the restore)");
-  app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
-  app.add_flag("--keep-unrelocated", o.keep_unrelocated,
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("library", o->lib, "Library directory, or URL of a published library (http://, https://, s3://BUCKET/PREFIX or file:///DIR)")->required();
+  app.add_option("catalog", o->name, "Catalog name")->required();
+  app.add_option("target", o->target, "Target directory (created with its missing parents if missing)")->required();
+  app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
+  app.add_flag("--verify-content", o->verify_content, "Compare the bytes of every file kept, not only its metadata (a stored object that does not match its name fails the restore)");
+  app.add_flag("--preserve-setid", o->preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
+  app.add_flag("--keep-unrelocated", o->keep_unrelocated,
                "Restore even when binary files hold the packed path in strings too short for the target's path, leaving them as packed");
-  app.add_flag("--partial", o.partial, "Restore every intact file past damaged objects (exit 1 all the same)");
-  app.add_flag("-f,--force", o.force, "Restore into a non-empty directory hpak did not restore, deleting what the catalog does not name");
-  app.add_flag("--no-wait", o.no_wait, "Fail instead of waiting when another restore holds the target");
-  app.add_flag("--verify", o.verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are checked too)");
-  app.add_flag("--trust-large-objects", o.trust_large,
+  app.add_flag("--partial", o->partial, "Restore every intact file past damaged objects (exit 1 all the same)");
+  app.add_flag("-f,--force", o->force, "Restore into a non-empty directory hpak did not restore, deleting what the catalog does not name");
+  app.add_flag("--no-wait", o->no_wait, "Fail instead of waiting when another restore holds the target");
+  app.add_flag("--verify", o->verify, "Also check each object's SHA-256 against its name as it is read (stored checksums are checked too)");
+  app.add_flag("--trust-large-objects", o->trust_large,
                "Copy raw objects of 1 MiB or more without reading them for their stored checksum (fast; trusts the library's bytes; no effect with --verify)");
-  app.add_flag("--json", o.json, "Print the summary as JSON");
-  app.add_option("--allowed-signers", o.allowed_signers,
+  app.add_flag("--json", o->json, "Print the summary as JSON");
+  app.add_option("--allowed-signers", o->allowed_signers,
                  "Require the name (with a URL: the remote root) to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
-  app.add_option("--cache", o.cache, "With a URL: the local library to fetch into (default $XDG_CACHE_HOME/hpak)");
-  add_fetch_options(app, o.fetch);
+  app.add_option("--cache", o->cache, "With a URL: the local library to fetch into (default $XDG_CACHE_HOME/hpak)");
+  add_fetch_options(app, o->fetch);
+  return [o] { return run(*o); };
 }
 
 // hpak restore URL NAME TARGET: fetch into the cache library first; returns
 // the name the catalog has there (core/remote/remote_fetch.hpp, remote_cache_name).
 // With --allowed-signers (or a cache that requires signatures) the remote
 // root must be signed; the restore then expects the digest that root gives.
-std::string fetch_into_cache(std::optional<Digest>& expect) {
-  if (o.cache.empty()) o.cache = default_remote_cache();
-  auto cache = open_or_create_library(o.cache);
-  resolve_fetch_policy(o.fetch, signature_policy(*cache, o.allowed_signers));
-  FetchOptions& fo = o.fetch.fo;
+struct Cached {
+  std::string lib, name;       // the cache library and the catalog's name there
+  std::optional<Digest> expect; // the digest the signed remote root gives
+};
+Cached fetch_into_cache(const Options& o) {
+  Cached c{o.cache.empty() ? default_remote_cache() : o.cache, {}, {}};
+  auto cache = open_or_create_library(c.lib);
+  FetchOptions fo = resolved_fetch_options(o.fetch, signature_policy(*cache, o.allowed_signers));
   fo.local_name = remote_cache_name(o.lib, o.name);
   fo.progress = progress_bar();
   double t0 = now_seconds();
@@ -60,16 +68,16 @@ std::string fetch_into_cache(std::optional<Digest>& expect) {
   clear_progress();
   log_fetch(r);
   if (!global().quiet && !o.json) print_fetch_summary(stdout, o.lib, o.name, r, now_seconds() - t0);
-  if (fo.allowed_signers) expect = r.catalog_digest;
-  o.lib = o.cache;
-  return fo.local_name;
+  if (fo.allowed_signers) c.expect = r.catalog_digest;
+  c.name = fo.local_name;
+  return c;
 }
 
-int run() {
-  std::optional<Digest> remote_expect;
+int run(const Options& o) {
   bool remote = is_remote_url(o.lib);
-  std::string name = remote ? fetch_into_cache(remote_expect) : o.name;
-  Library lib(o.lib, /*check_index_trailers=*/o.verify);
+  Cached at = remote ? fetch_into_cache(o) : Cached{o.lib, o.name, {}};
+  const std::string& name = at.name;
+  Library lib(at.lib, /*check_index_trailers=*/o.verify);
   log_library(lib);
   RestoreOptions ro;
   ro.threads = o.threads;
@@ -84,7 +92,7 @@ int run() {
   ro.progress = progress_bar();
   // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
   // With a URL the signed remote root stood for the name (fetch_into_cache).
-  if (remote) ro.expect_catalog = remote_expect;
+  if (remote) ro.expect_catalog = at.expect;
   else if (auto policy = signature_policy(lib, o.allowed_signers)) ro.expect_catalog = enforce_name_policy(lib, name, policy->signers);
   double t0 = now_seconds();
   RestoreStats s = restore(lib, name, o.target, ro);
@@ -120,6 +128,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_restore{"restore", "Restore a library catalog into a target directory", setup, run};
+extern const Command cmd_restore{"restore", "Restore a library catalog into a target directory", setup};
 
 } // namespace hpak::cmd

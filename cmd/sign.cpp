@@ -2,6 +2,7 @@
 // (namespace "hpak", checkable with `ssh-keygen -Y verify`) of a pack file
 // (PACK.sig) or of a library name (LIB/signatures/NAME): core/trust/signing.hpp.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "core/trust/signing.hpp"
@@ -13,14 +14,18 @@ namespace {
 struct Options {
   std::string key;
   std::vector<std::string> args;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("-k,--key", o.key, "OpenSSH Ed25519 private key (a passphrase-protected one is signed by the ssh-agent holding it)")->required();
-  app.add_option("target", o.args, "A pack file, or a library directory and a catalog name")->required()->expected(1, 2);
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("-k,--key", o->key, "OpenSSH Ed25519 private key (a passphrase-protected one is signed by the ssh-agent holding it)")->required();
+  app.add_option("target", o->args, "A pack file, or a library directory and a catalog name")->required()->expected(1, 2);
+  return [o] { return run(*o); };
 }
 
-int run() {
+int run(const Options& o) {
   if (o.args.size() == 1) {
     std::string sig = sign_pack_file(o.args[0], o.key);
     Bytes b = read_file(sig);
@@ -37,7 +42,7 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_sign{"sign", "Sign a pack file or a library name (SSHSIG, checkable with ssh-keygen)", setup, run,
+extern const Command cmd_sign{"sign", "Sign a pack file or a library name (SSHSIG, checkable with ssh-keygen)", setup,
                               /*hidden=*/false, /*positionals=*/"PACK | LIB CATALOG"};
 
 } // namespace hpak::cmd

@@ -1,6 +1,7 @@
 // hpak umount DIR: unmounts what hpak mount mounted on DIR (fusermount3 -u),
 // which ends its server.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include <cerrno>
 #include <cstring>
@@ -19,11 +20,15 @@ namespace {
 struct Options {
   std::string dir;
   bool lazy = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("dir", o.dir, "Mount point of an hpak mount")->required();
-  app.add_flag("-z,--lazy", o.lazy, "Detach now even while files are open; the server ends when the last one closes");
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("dir", o->dir, "Mount point of an hpak mount")->required();
+  app.add_flag("-z,--lazy", o->lazy, "Detach now even while files are open; the server ends when the last one closes");
+  return [o] { return run(*o); };
 }
 
 // /proc/self/mounts escapes space, tab, newline and backslash as \ooo.
@@ -53,7 +58,7 @@ bool is_hpak_mount(const std::string& real) {
 
 // Runs fusermount3 -u [-z] on `real`; "" on success, else why not (its last
 // words: "Device or resource busy").
-std::string run_fusermount(const std::string& real) {
+std::string run_fusermount(const Options& o, const std::string& real) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) throw_errno("unable to make a pipe");
   pid_t pid = fork();
@@ -83,7 +88,7 @@ std::string run_fusermount(const std::string& real) {
   return said.empty() ? "fusermount3 failed" : said;
 }
 
-int run() {
+int run(const Options& o) {
   std::string real;
   try {
     real = real_path(o.dir);
@@ -91,12 +96,12 @@ int run() {
     throw Error("'" + o.dir + "' does not exist");
   }
   if (!is_hpak_mount(real)) throw Error("'" + o.dir + "' is not an hpak mount");
-  std::string why = run_fusermount(real);
+  std::string why = run_fusermount(o, real);
   if (!why.empty()) throw Error("unable to unmount '" + o.dir + "': " + why + (o.lazy ? "" : " (files open there? close them, or use --lazy)"));
   return kExitOk;
 }
 } // namespace
 
-extern const Command cmd_umount{"umount", "Unmount what hpak mount mounted", setup, run};
+extern const Command cmd_umount{"umount", "Unmount what hpak mount mounted", setup};
 
 } // namespace hpak::cmd

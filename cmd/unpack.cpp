@@ -1,5 +1,6 @@
 // hpak unpack PACK DIR: write the tree of a pack's catalog into DIR.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
@@ -15,24 +16,28 @@ struct Options {
   unsigned threads = 0;
   bool force = false, no_mtime = false, no_verify = false, partial = false;
   bool preserve_setid = false, relocate = false, keep_unrelocated = false;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("pack", o.pack, "Pack file")->required();
-  app.add_option("dir", o.dir, "Target directory (created with its missing parents if missing; must be empty unless --force)")->required();
-  app.add_option("-c,--catalog", o.catalog, "Catalog to unpack when the pack holds several");
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_flag("-f,--force", o.force, "Unpack into a non-empty directory, replacing what is in the way");
-  app.add_flag("--no-mtime", o.no_mtime, "Do not restore modification times");
-  app.add_flag("--preserve-setid", o.preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
-  app.add_flag("--no-verify", o.no_verify, "Skip the SHA-256 check of each object (stored checksums are still checked)");
-  app.add_flag("--partial", o.partial, "Write every intact file even if some objects are damaged (exit 1)");
-  app.add_flag("--relocate", o.relocate, "Write DIR's own path where the packed path occurs, as restore does (default: the bytes as packed)");
-  app.add_flag("--keep-unrelocated", o.keep_unrelocated,
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("pack", o->pack, "Pack file")->required();
+  app.add_option("dir", o->dir, "Target directory (created with its missing parents if missing; must be empty unless --force)")->required();
+  app.add_option("-c,--catalog", o->catalog, "Catalog to unpack when the pack holds several");
+  app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
+  app.add_flag("-f,--force", o->force, "Unpack into a non-empty directory, replacing what is in the way");
+  app.add_flag("--no-mtime", o->no_mtime, "Do not restore modification times");
+  app.add_flag("--preserve-setid", o->preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
+  app.add_flag("--no-verify", o->no_verify, "Skip the SHA-256 check of each object (stored checksums are still checked)");
+  app.add_flag("--partial", o->partial, "Write every intact file even if some objects are damaged (exit 1)");
+  app.add_flag("--relocate", o->relocate, "Write DIR's own path where the packed path occurs, as restore does (default: the bytes as packed)");
+  app.add_flag("--keep-unrelocated", o->keep_unrelocated,
                "With --relocate: leave binary files whose strings are too short for DIR's path as packed instead of refusing");
+  return [o] { return run(*o); };
 }
 
-int run() {
+int run(const Options& o) {
   PackReader pack(o.pack);
   log_pack(pack);
   formats::Catalog cat = pack.load_catalog(o.catalog);
@@ -60,6 +65,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_unpack{"unpack", "Write a pack's tree into a directory", setup, run};
+extern const Command cmd_unpack{"unpack", "Write a pack's tree into a directory", setup};
 
 } // namespace hpak::cmd

@@ -3,6 +3,7 @@
 // bad object and the paths it breaks. Exit 0 all intact, 1 damage found, 2
 // could not run.
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -21,14 +22,18 @@ struct Options {
   unsigned threads = 0;
   bool json = false;
   std::string allowed_signers;
-} o;
+};
 
-void setup(CLI::App& app) {
-  app.add_option("pack", o.packs, "Pack files (or library directories) to verify")->required();
-  app.add_option("-j,--threads", o.threads, "Worker threads (default: all cores)");
-  app.add_flag("--json", o.json, "Machine-readable report on stdout");
-  app.add_option("--allowed-signers", o.allowed_signers,
+int run(const Options& o);
+
+Runner setup(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("pack", o->packs, "Pack files (or library directories) to verify")->required();
+  app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
+  app.add_flag("--json", o->json, "Machine-readable report on stdout");
+  app.add_option("--allowed-signers", o->allowed_signers,
                  "Also check signatures (PACK.sig, a library's signed names) against this OpenSSH allowed_signers file");
+  return [o] { return run(*o); };
 }
 
 void write_verdict(JsonWriter& w, const sshsig::Verdict& v) {
@@ -39,7 +44,7 @@ void write_verdict(JsonWriter& w, const sshsig::Verdict& v) {
 }
 
 // A pack's FILE.sig against the allowed signers: a human line unless --json.
-sshsig::Verdict check_pack_signature(const std::string& pack) {
+sshsig::Verdict check_pack_signature(const Options& o, const std::string& pack) {
   sshsig::Verdict v = verify_pack_file(pack, sshsig::load_allowed_signers(o.allowed_signers));
   if (!o.json) {
     if (v.ok) printf("good signature: '%s.sig' by %s\n", pack.c_str(), v.signer.c_str());
@@ -68,7 +73,7 @@ struct NameSignatures {
   }
 };
 
-NameSignatures read_name_signatures(const std::string& lib_path) {
+NameSignatures read_name_signatures(const Options& o, const std::string& lib_path) {
   Library lib(lib_path);
   NameSignatures ns;
   std::vector<sshsig::AllowedSigner> allowed;
@@ -150,7 +155,7 @@ void print_human(const VerifyReport& r, double secs) {
 }
 
 // A library directory: verify_library, then the names' signatures.
-bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWriter& w, bool& all_ran) {
+bool verify_one_library(const Options& o, const std::string& p, const VerifyOptions& vo, JsonWriter& w, bool& all_ran) {
   double t0 = now_seconds();
   LibraryVerifyReport lr;
   try {
@@ -168,7 +173,7 @@ bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWrite
   if (!o.json) print_library_human(lr, lsecs);
   std::optional<NameSignatures> ns;
   try {
-    ns = read_name_signatures(p);
+    ns = read_name_signatures(o, p);
     if (!ns->shown()) ns.reset();
   } catch (const Error& e) {
     log_error(e.what());
@@ -185,7 +190,7 @@ bool verify_one_library(const std::string& p, const VerifyOptions& vo, JsonWrite
 }
 
 // A pack file: verify_pack, then its .sig with --allowed-signers.
-bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& w, bool& all_ran) {
+bool verify_one_pack(const Options& o, const std::string& p, const VerifyOptions& vo, JsonWriter& w, bool& all_ran) {
   double t0 = now_seconds();
   VerifyReport r;
   try {
@@ -205,7 +210,7 @@ bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& 
   std::optional<sshsig::Verdict> sig;
   if (!o.allowed_signers.empty()) {
     try {
-      sig = check_pack_signature(p);
+      sig = check_pack_signature(o, p);
       ok &= sig->ok;
     } catch (const Error& e) {
       log_error(e.what());
@@ -218,7 +223,7 @@ bool verify_one_pack(const std::string& p, const VerifyOptions& vo, JsonWriter& 
   return ok;
 }
 
-int run() {
+int run(const Options& o) {
   bool all_ok = true, all_ran = true;
   JsonWriter w; // with --json: one array, an object per argument, printed as each is done
   if (o.json) w.begin_array();
@@ -226,7 +231,7 @@ int run() {
     VerifyOptions vo;
     vo.threads = o.threads;
     vo.progress = progress_bar();
-    all_ok &= is_directory(p) ? verify_one_library(p, vo, w, all_ran) : verify_one_pack(p, vo, w, all_ran);
+    all_ok &= is_directory(p) ? verify_one_library(o, p, vo, w, all_ran) : verify_one_pack(o, p, vo, w, all_ran);
     w.print(stdout);
   }
   if (o.json) w.end().newline().print(stdout);
@@ -235,6 +240,6 @@ int run() {
 }
 } // namespace
 
-extern const Command cmd_verify{"verify", "Check packs: trailer, index, every object and catalog", setup, run};
+extern const Command cmd_verify{"verify", "Check packs: trailer, index, every object and catalog", setup};
 
 } // namespace hpak::cmd

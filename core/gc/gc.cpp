@@ -55,8 +55,7 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
     } catch (const Error& e) {
       throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
     }
-    for (auto& n : c.nodes)
-      if (n.type == NodeType::File) live.insert(n.digest);
+    for_each_file(c, [&](const Node& n) { live.insert(n.digest); });
   }
   report(progress, "mark", names.size(), names.size());
 }
