@@ -94,10 +94,18 @@ public:
   void advise_sequential() const;
   void advise_random() const;
   void advise_willneed() const;
+  // True once a read of the mapping found a page the file no longer has
+  // (truncated by another process since it was mapped) or the disk could not
+  // deliver: that page reads as zeros instead of ending the process with
+  // SIGBUS (base/os/linux/map_guard.hpp), so a checked read fails its
+  // checksum and the reader can say why.
+  bool shrunk() const;
 
 private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  int guard_ = -1; // map_guard slot
+  void unmap();
   std::string path_;
   struct stat st_ {};
 };

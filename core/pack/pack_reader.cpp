@@ -174,8 +174,8 @@ void PackReader::read_header(const std::string& path) {
     bool is_version = has_magic && b.size() >= 6 && e.offset() == 4;
     if (is_version && !footer_ok(b)) throw; // a genuinely newer pack: refuse, never misread
     if (!has_magic && !footer_ok(b)) {
-      if (b.size() < kPackMinSize) throw Corrupt(path, 0, "too short to be an HPAK pack (" + std::to_string(b.size()) + " bytes)");
-      throw Corrupt(path, 0, "not an HPAK pack (bad magic)");
+      if (b.size() < kPackMinSize) throw corrupt(path, 0, "too short to be an HPAK pack (" + std::to_string(b.size()) + " bytes)");
+      throw corrupt(path, 0, "not an HPAK pack (bad magic)");
     }
     damage_.push_back({e.offset(), "pack header: " + e.why()});
   }
@@ -283,11 +283,24 @@ IndexRecord PackReader::complete_or_same(const IndexRecord& r) const {
   }
 }
 
+std::string PackReader::shrink_note() const {
+  if (!map_.shrunk() && !idx_map_.shrunk()) return "";
+  return " (the pack or its index shrank or could not be read while mapped: truncated by another process, or an I/O error)";
+}
+
+Corrupt PackReader::corrupt(const std::string& where, uint64_t offset, const std::string& why) const {
+  return Corrupt(where, offset, why + shrink_note());
+}
+
+void PackReader::check_not_shrunk(const IndexRecord& r) const {
+  if (map_.shrunk()) throw corrupt(path(), r.offset, "the bytes of " + to_hex(r.digest) + " were not all readable");
+}
+
 IndexRecord PackReader::complete(const IndexRecord& r) const {
   if (version_ != kPackVersion2 || r.member != kNoMember || r.stored_len != 0 || r.stored_xxh != 0) return r;
   ByteSpan b = map_.bytes();
-  if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize) throw Corrupt(path(), r.offset, "entry lies outside the pack");
-  EntryHeader h = decode_entry_header(b.subspan(r.offset, kEntryHeaderSize), path(), r.offset);
+  if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize) throw corrupt(path(), r.offset, "entry lies outside the pack");
+  EntryHeader h = noting_shrink([&] { return decode_entry_header(b.subspan(r.offset, kEntryHeaderSize), path(), r.offset); });
   IndexRecord c = r;
   c.stored_len = h.stored_len;
   c.stored_xxh = h.stored_xxh;
@@ -310,9 +323,9 @@ PackReader::Block parse_block(ByteSpan item, const std::string& where, uint64_t 
 
 PackReader::Block PackReader::checked_block(uint64_t offset) const {
   ByteSpan b = map_.bytes();
-  if (version_ != kPackVersion2) throw Corrupt(path(), offset, "block in a pack of version " + std::to_string(version_));
-  if (offset > b.size()) throw Corrupt(path(), offset, "block lies outside the pack");
-  return parse_block(b.subspan(offset), path(), offset);
+  if (version_ != kPackVersion2) throw corrupt(path(), offset, "block in a pack of version " + std::to_string(version_));
+  if (offset > b.size()) throw corrupt(path(), offset, "block lies outside the pack");
+  return noting_shrink([&] { return parse_block(b.subspan(offset), path(), offset); });
 }
 
 // Decompresses a block's frame only as far as `out` reaches (the member's end).
@@ -418,7 +431,7 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
   c.dict = nullptr;
   if (bl.header.codec == Codec::ZstdDict) {
     auto it = dicts_.find(bl.header.dict_id);
-    if (it == dicts_.end()) throw Corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
+    if (it == dicts_.end()) throw corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
     c.dict = it->second->ddict();
   }
   c.codec = bl.header.codec;
@@ -441,7 +454,7 @@ PackReader::MemberAt PackReader::cached_member(const IndexRecord& r) const {
   if (!c) c = &load_block(r.offset);
   if (r.member >= c->members.size() || c->members[r.member].digest != r.digest || c->members[r.member].raw_len != r.raw_len ||
       c->codec != r.codec || r.kind != Kind::Blob)
-    throw Corrupt(path(), r.offset, "block member does not match the index");
+    throw corrupt(path(), r.offset, "block member does not match the index");
   return {c, c->starts[r.member]};
 }
 
@@ -452,6 +465,7 @@ void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) 
   if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
   if (c.codec == Codec::Raw) {
     if (!out.empty()) std::memcpy(out.data(), c.payload.data() + start, out.size());
+    check_not_shrunk(r);
     return;
   }
   if (end > c.decoded) {
@@ -459,6 +473,9 @@ void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) 
     try {
       decompress_prefix(c.payload, std::span<uint8_t>(c.raw.data(), want), c.dict,
                         path() + ": block at offset " + std::to_string(r.offset));
+    } catch (const Corrupt& e) {
+      c.reader_id = 0;
+      throw corrupt(e.where(), e.offset(), e.why());
     } catch (...) {
       c.reader_id = 0;
       throw;
@@ -466,6 +483,7 @@ void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) 
     c.decoded = want;
   }
   if (!out.empty()) std::memcpy(out.data(), c.raw.data() + start, out.size());
+  check_not_shrunk(r);
 }
 
 Bytes decode_block(const PackReader::Block& bl, const ZSTD_DDict* dict, const std::string& where, uint64_t offset) {
@@ -483,10 +501,10 @@ Bytes PackReader::read_block(const Block& bl, uint64_t offset) const {
   const ZSTD_DDict* dd = nullptr;
   if (bl.header.codec == Codec::ZstdDict) {
     auto it = dicts_.find(bl.header.dict_id);
-    if (it == dicts_.end()) throw Corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
+    if (it == dicts_.end()) throw corrupt(path(), offset, "dictionary " + std::to_string(bl.header.dict_id) + " needed by a block is missing");
     dd = it->second->ddict();
   }
-  return decode_block(bl, dd, path(), offset);
+  return noting_shrink([&] { return decode_block(bl, dd, path(), offset); });
 }
 
 std::optional<std::pair<uint64_t, uint64_t>> PackReader::raw_extent(const IndexRecord& r) const {
@@ -498,9 +516,9 @@ std::optional<std::pair<uint64_t, uint64_t>> PackReader::raw_extent(const IndexR
   IndexRecord c = complete(r);
   ByteSpan b = map_.bytes();
   if (c.offset > b.size() || b.size() - c.offset < kEntryHeaderSize || c.stored_len > b.size() - c.offset - kEntryHeaderSize)
-    throw Corrupt(path(), c.offset, "entry lies outside the pack");
-  EntryHeader h = decode_entry_header(b.subspan(c.offset, kEntryHeaderSize), path(), c.offset);
-  if (h.digest != c.digest || h.codec != Codec::Raw || h.raw_len != c.raw_len) throw Corrupt(path(), c.offset, "entry header does not match the index");
+    throw corrupt(path(), c.offset, "entry lies outside the pack");
+  EntryHeader h = noting_shrink([&] { return decode_entry_header(b.subspan(c.offset, kEntryHeaderSize), path(), c.offset); });
+  if (h.digest != c.digest || h.codec != Codec::Raw || h.raw_len != c.raw_len) throw corrupt(path(), c.offset, "entry header does not match the index");
   return std::make_pair(c.offset + kEntryHeaderSize, c.raw_len);
 }
 
@@ -517,13 +535,13 @@ ByteSpan PackReader::checked_stored(const IndexRecord& rr) const {
   IndexRecord r = complete(rr);
   ByteSpan b = map_.bytes();
   if (r.offset > b.size() || b.size() - r.offset < kEntryHeaderSize || r.stored_len > b.size() - r.offset - kEntryHeaderSize)
-    throw Corrupt(path(), r.offset, "entry lies outside the pack");
-  EntryHeader h = decode_entry_header(b.subspan(r.offset, kEntryHeaderSize), path(), r.offset);
+    throw corrupt(path(), r.offset, "entry lies outside the pack");
+  EntryHeader h = noting_shrink([&] { return decode_entry_header(b.subspan(r.offset, kEntryHeaderSize), path(), r.offset); });
   if (h.digest != r.digest || h.kind != r.kind || h.codec != r.codec || h.stored_len != r.stored_len ||
       h.raw_len != r.raw_len || h.stored_xxh != r.stored_xxh)
-    throw Corrupt(path(), r.offset, "entry header does not match the index");
+    throw corrupt(path(), r.offset, "entry header does not match the index");
   ByteSpan stored = b.subspan(r.offset + kEntryHeaderSize, r.stored_len);
-  if (xxh64(stored) != r.stored_xxh) throw Corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
+  if (xxh64(stored) != r.stored_xxh) throw corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
   return stored;
 }
 
@@ -531,7 +549,7 @@ const ZstdDict* PackReader::dict_for(ByteSpan frame, const IndexRecord& r) const
   if (r.codec != Codec::ZstdDict) return nullptr;
   uint32_t id = zstd_frame_dict_id(frame);
   auto it = dicts_.find(id);
-  if (it == dicts_.end()) throw Corrupt(path(), r.offset, "dictionary " + std::to_string(id) + " needed by " + to_hex(r.digest) + " is missing");
+  if (it == dicts_.end()) throw corrupt(path(), r.offset, "dictionary " + std::to_string(id) + " needed by " + to_hex(r.digest) + " is missing");
   return it->second.get();
 }
 
@@ -540,7 +558,7 @@ void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool ve
   if (r.member != kNoMember) {
     read_member_into(r, out);
     if (verify && sha256(ByteSpan(out.data(), out.size())) != r.digest)
-      throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+      throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
     return;
   }
   ByteSpan stored = checked_stored(r);
@@ -550,13 +568,14 @@ void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool ve
   } else {
     zstd_decompress(stored, out, dict_for(stored, r), what(r));
   }
+  check_not_shrunk(r);
   if (verify && sha256(ByteSpan(out.data(), out.size())) != r.digest)
-    throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+    throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
 }
 
 Bytes PackReader::read(const IndexRecord& rr, bool verify) const {
   if (rr.member != kNoMember) {
-    if (rr.raw_len > kBlockMaxRaw) throw Corrupt(path(), rr.offset, "block member larger than a block can be");
+    if (rr.raw_len > kBlockMaxRaw) throw corrupt(path(), rr.offset, "block member larger than a block can be");
     Bytes out(rr.raw_len);
     read_into(rr, out, verify);
     return out;
@@ -566,7 +585,7 @@ Bytes PackReader::read(const IndexRecord& rr, bool verify) const {
   // Refuse sizes the stored bytes cannot possibly produce (decompression bombs
   // lie about raw_len): zstd's maximum ratio is far below 1:2^17 per block.
   if (r.codec != Codec::Raw && r.raw_len / 131072 > r.stored_len + 1)
-    throw Corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(r.stored_len) + " stored bytes");
+    throw corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(r.stored_len) + " stored bytes");
   Bytes out(r.raw_len);
   read_into(r, out, verify);
   return out;
@@ -596,17 +615,18 @@ void PackReader::read_stream(const IndexRecord& rr, const std::function<void(Byt
   } else {
     zstd_decompress_stream(stored, r.raw_len, dict_for(stored, r), what(r), hashing_sink);
   }
-  if (verify && sha.finish() != r.digest) throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+  check_not_shrunk(r);
+  if (verify && sha.finish() != r.digest) throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
 }
 
 // The SHA-256 of the content `stored` (an entry's stored bytes) decodes to.
 Digest PackReader::content_digest(ByteSpan stored, const IndexRecord& r) const {
   if (r.codec == Codec::Raw) {
-    if (stored.size() != r.raw_len) throw Corrupt(path(), r.offset, "raw object " + to_hex(r.digest) + " has " + std::to_string(stored.size()) + " stored bytes for " + std::to_string(r.raw_len));
+    if (stored.size() != r.raw_len) throw corrupt(path(), r.offset, "raw object " + to_hex(r.digest) + " has " + std::to_string(stored.size()) + " stored bytes for " + std::to_string(r.raw_len));
     return sha256(stored);
   }
   if (r.raw_len / 131072 > stored.size() + 1)
-    throw Corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(stored.size()) + " stored bytes");
+    throw corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(stored.size()) + " stored bytes");
   Sha256 sha;
   zstd_decompress_stream(stored, r.raw_len, dict_for(stored, r), what(r), [&](ByteSpan b) { sha.update(b); });
   return sha.finish();
@@ -620,8 +640,8 @@ Bytes PackReader::stored_copy_checked(const IndexRecord& rr) const {
     throw Error(what(r) + " has " + std::to_string(mapped.size()) + " stored bytes, more than the " + std::to_string(kMaxCopyChecked >> 20) +
                 " MiB checked in memory before a copy out of a pack another user can write; left where it is");
   Bytes copy(mapped.begin(), mapped.end());
-  if (xxh64(copy) != r.stored_xxh) throw Corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
-  if (content_digest(copy, r) != r.digest) throw Corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
+  if (xxh64(copy) != r.stored_xxh) throw corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
+  if (content_digest(copy, r) != r.digest) throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
   return copy;
 }
 
@@ -630,25 +650,25 @@ PackReader::Block PackReader::block_copy_checked(uint64_t offset, Bytes& buf) co
   const uint64_t len = block_item_size(mapped.header);
   const uint8_t* at = map_.bytes().data() + offset;
   buf.assign(at, at + len);
-  Block bl = parse_block(buf, path(), offset);
+  Block bl = noting_shrink([&] { return parse_block(buf, path(), offset); });
   Bytes raw = read_block(bl, offset);
   uint64_t pos = 0;
   for (const BlockMember& m : bl.members) {
     if (sha256(ByteSpan(raw).subspan(pos, m.raw_len)) != m.digest)
-      throw Corrupt(path(), offset, "content of " + to_hex(m.digest) + " (in the block at offset " + std::to_string(offset) + ") does not match its name");
+      throw corrupt(path(), offset, "content of " + to_hex(m.digest) + " (in the block at offset " + std::to_string(offset) + ") does not match its name");
     pos += m.raw_len;
   }
   return bl;
 }
 
 Catalog PackReader::load_catalog_copy(const IndexRecord& r, Bytes& stored_out) const {
-  if (r.raw_len > (1ull << 32)) throw Corrupt(path(), r.offset, "catalog larger than 4 GiB");
+  if (r.raw_len > (1ull << 32)) throw corrupt(path(), r.offset, "catalog larger than 4 GiB");
   IndexRecord c = complete(r);
   stored_out = stored_copy_checked(c);
   Bytes raw(c.raw_len);
   if (c.codec == Codec::Raw) raw = stored_out;
   else zstd_decompress(stored_out, raw, dict_for(stored_out, c), what(c));
-  return decode_catalog(raw, path() + ": catalog " + to_hex(c.digest).substr(0, 12));
+  return noting_shrink([&] { return decode_catalog(raw, path() + ": catalog " + to_hex(c.digest).substr(0, 12)); });
 }
 
 std::vector<IndexRecord> PackReader::catalog_records() const {
@@ -662,9 +682,9 @@ std::vector<IndexRecord> PackReader::catalog_records() const {
 }
 
 Catalog PackReader::load_catalog_record(const IndexRecord& r, bool verify_digest) const {
-  if (r.raw_len > (1ull << 32)) throw Corrupt(path(), r.offset, "catalog larger than 4 GiB");
+  if (r.raw_len > (1ull << 32)) throw corrupt(path(), r.offset, "catalog larger than 4 GiB");
   Bytes raw = read(r, verify_digest);
-  return decode_catalog(raw, path() + ": catalog " + to_hex(r.digest).substr(0, 12));
+  return noting_shrink([&] { return decode_catalog(raw, path() + ": catalog " + to_hex(r.digest).substr(0, 12)); });
 }
 
 std::vector<std::string> PackReader::catalog_names() const {

@@ -150,6 +150,18 @@ private:
     uint64_t start; // of the member in the block's raw bytes
   };
   std::string what(const formats::IndexRecord& r) const;
+  // A mapped page the file no longer has reads as zeros (MappedFile::shrunk):
+  // every Corrupt says so, and a read that copied such zeros out fails.
+  std::string shrink_note() const;
+  Corrupt corrupt(const std::string& where, uint64_t offset, const std::string& why) const;
+  void check_not_shrunk(const formats::IndexRecord& r) const;
+  template <class F> auto noting_shrink(F&& f) const {
+    try {
+      return f();
+    } catch (const Corrupt& e) {
+      throw corrupt(e.where(), e.offset(), e.why());
+    }
+  }
   Digest content_digest(ByteSpan stored, const formats::IndexRecord& r) const;
   void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
   DecodedBlock& load_block(uint64_t offset) const; // into this thread's decoded-block cache

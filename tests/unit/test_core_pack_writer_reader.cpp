@@ -608,3 +608,27 @@ TEST_CASE("pack reader: check_every_read checks the SHA-256 of the bytes it hand
     CHECK(r.stored_copy_checked(*other).size() == other->stored_len);
   }
 }
+
+TEST_CASE("pack reader: a pack truncated while mapped fails its reads with a Corrupt saying so, never SIGBUS") {
+  fx::TempDir dir("pwshrink");
+  Written w = write_sample(dir);
+  PackReader r(w.pack);
+  check_reads_all(r, w); // every page read once: cached pages must not hide the truncation
+  REQUIRE(::truncate(w.pack.c_str(), 4096) == 0);
+  int failed = 0;
+  for (auto& o : w.objs) {
+    auto rec = r.find(o.digest);
+    REQUIRE(rec);
+    if (rec->offset + rec->stored_len <= 4096) continue; // still in the file
+    try {
+      Bytes got = r.read(*rec, false);
+      FAIL("read of " << to_hex(o.digest) << " past the new end succeeded");
+    } catch (const Corrupt& e) {
+      INFO(std::string(e.what()));
+      CHECK(std::string(e.what()).find("shrank") != std::string::npos);
+      failed++;
+    }
+  }
+  CHECK(failed >= 5);
+  CHECK(r.map().shrunk());
+}

@@ -90,3 +90,24 @@ TEST_CASE("AtomicFile: its temp name records the writer, whose flock lasts until
   CHECK(other->pid == 12);
   CHECK_FALSE(process_gone(long(getpid())));
 }
+
+TEST_CASE("MappedFile: pages a truncation took read as zeros and mark it shrunk, instead of SIGBUS") {
+  TempDir dir("mapshrink");
+  std::string p = dir / "f";
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  write_text(p, std::string(4 * page, 'x'));
+  MappedFile m(p);
+  REQUIRE(m.size() == 4 * page);
+  CHECK(m.data()[3 * page] == 'x');
+  CHECK_FALSE(m.shrunk());
+  REQUIRE(::truncate(p.c_str(), off_t(page)) == 0);
+  CHECK(m.data()[0] == 'x'); // still in the file
+  CHECK(m.data()[3 * page + 5] == 0); // gone: a page of zeros, the process lives
+  CHECK(m.data()[2 * page] == 0);
+  CHECK(m.shrunk());
+  MappedFile moved(std::move(m));
+  CHECK(moved.shrunk());
+  CHECK_FALSE(m.shrunk());
+  MappedFile other(p); // a new mapping starts unmarked
+  CHECK_FALSE(other.shrunk());
+}

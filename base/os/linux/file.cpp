@@ -1,6 +1,7 @@
 #include "base/os/file.hpp"
 
 #include "base/hash.hpp"
+#include "base/os/linux/map_guard.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -109,26 +110,38 @@ MappedFile::MappedFile(const std::string& path, Follow follow, uint64_t max_size
   void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
   if (p == MAP_FAILED) throw_errno("unable to map '" + path + "'");
   data_ = static_cast<const uint8_t*>(p);
+  guard_ = os::guard_mapping(data_, size_);
 }
 
-MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+MappedFile::~MappedFile() { unmap(); }
+
+void MappedFile::unmap() {
+  if (!data_) return;
+  os::unguard_mapping(guard_);
+  munmap(const_cast<uint8_t*>(data_), size_);
+  data_ = nullptr;
+  guard_ = -1;
 }
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), path_(std::move(o.path_)), st_(o.st_) {
+bool MappedFile::shrunk() const { return os::mapping_faulted(guard_); }
+
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_), guard_(o.guard_), path_(std::move(o.path_)), st_(o.st_) {
   o.data_ = nullptr;
   o.size_ = 0;
+  o.guard_ = -1;
 }
 
 MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
   if (this != &o) {
-    if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+    unmap();
     data_ = o.data_;
     size_ = o.size_;
+    guard_ = o.guard_;
     path_ = std::move(o.path_);
     st_ = o.st_;
     o.data_ = nullptr;
     o.size_ = 0;
+    o.guard_ = -1;
   }
   return *this;
 }
