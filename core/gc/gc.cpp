@@ -94,7 +94,7 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
     }
   }
   // A dropped name must not come back after a power loss once its packs are gone.
-  if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.root() + "/catalogs");
+  if (!opts.dry_run && !res.dropped_catalogs.empty()) sync_dir(lib.layout().catalogs_dir());
   return kept_names;
 }
 
