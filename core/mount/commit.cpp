@@ -178,6 +178,7 @@ private:
     target.resize(size_t(len));
     n.type = NodeType::Symlink;
     n.mode = 0777;
+    n.size = target.size();
     n.target = std::move(target);
     n.relocs = find_relocations(ByteSpan(reinterpret_cast<const uint8_t*>(n.target.data()), n.target.size()), roots_);
   }

@@ -141,11 +141,11 @@ if diff <(listing "$work/ref") <(listing "$cmp") >"$work/listing.diff"; then ok 
 grep -q "prefix = $cmp/lib" "$cmp/etc/new.cfg" || bad "a file written in the view is not relocated: $(cat "$cmp/etc/new.cfg")"
 [ "$(cat "$cmp/etc/b2")" = first ] || bad "the hard link left behind lost its content"
 
-# --into another library: the same catalog.
-run commit-into commit "$view" --into "$work/lib2" --name copy --json
+# --into another library: the same catalog (the name is part of a catalog's bytes: the same name).
+run commit-into commit "$view" --into "$work/lib2" --name new --json
 expect_rc commit-into 0
 grep -q "\"digest\":\"$digest_new\"" "$work/commit-into.out" || bad "commit --into gave another digest: $(out commit-into)"
-run restore-lib2 restore "$work/lib2" copy "$work/cmp2"
+run restore-lib2 restore "$work/lib2" new "$work/cmp2"
 expect_rc restore-lib2 0
 
 # Errors while mounted.
@@ -159,7 +159,7 @@ grep -q "workspace '$ws' is kept" "$work/umount-keep.out" || bad "umount did not
 mountpoint -q "$view" && bad "the view is still mounted"
 mountpoint -q "$ws/lower" && bad "the lower layer is still mounted"
 [ -f "$ws/upper/etc/new.cfg" ] || bad "the upper layer was not kept"
-run commit-unmounted commit "$view" --name again --json
+run commit-unmounted commit "$view" --name new --json
 expect_rc commit-unmounted 0
 grep -q "\"digest\":\"$digest_new\"" "$work/commit-unmounted.out" || bad "commit of the kept workspace differs: $(out commit-unmounted)"
 
