@@ -3,6 +3,10 @@
 // (core/mount/). In the background by default: the command returns once the
 // file system is mounted (any error before that is its own), and the server
 // goes on until DIR is unmounted (hpak umount DIR).
+// With --writable (a library catalog): the FUSE file system is mounted on a
+// workspace's lower/ (core/mount/workspace.hpp), relocated to DIR, and this
+// process then mounts overlayfs on DIR over it (needs CAP_SYS_ADMIN, checked
+// first); hpak commit records the view, hpak umount undoes both mounts.
 #include <CLI/CLI.hpp>
 #include <memory>
 

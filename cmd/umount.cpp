@@ -1,5 +1,6 @@
 // hpak umount DIR: unmounts what hpak mount mounted on DIR (fusermount3 -u),
-// which ends its server.
+// which ends its server. A writable view: the overlay on DIR, then the FUSE
+// mount on its workspace's lower/; the workspace is kept unless --discard.
 #include <CLI/CLI.hpp>
 #include <memory>
 
@@ -117,13 +118,24 @@ int unmount_view(const Options& o, const std::string& real, const std::string& w
   return kExitOk;
 }
 
-// --discard of a view no longer mounted: its workspace, if it has a state.
-int discard_unmounted(const Options& o, const std::string& real) {
+// A view no longer mounted on DIR: its workspace's lower layer if a cut-short
+// umount left it mounted, and with --discard the workspace.
+int finish_unmounted(const Options& o, const std::string& real) {
   std::string ws = o.workspace.empty() ? default_workspace(real) : real_path(o.workspace);
   auto st = read_workspace_state(ws);
-  if (!st) throw Error("'" + o.dir + "' is not mounted and '" + ws + "' is not an hpak workspace");
+  if (!st) throw Error("'" + o.dir + "' is not an hpak mount, and '" + ws + "' is not an hpak workspace");
   if (st->dir != real) throw Error("workspace '" + ws + "' is a view on '" + st->dir + "', not on '" + o.dir + "'");
-  if (mount_type_at(workspace_lower(ws)) != "") throw Error("the workspace's lower layer '" + workspace_lower(ws) + "' is still mounted");
+  const bool lower_mounted = mount_type_at(workspace_lower(ws)) == "fuse.hpak";
+  if (!lower_mounted && !o.discard)
+    throw Error("'" + o.dir + "' is not mounted; its workspace '" + ws + "' is kept (hpak umount --discard removes it)");
+  if (lower_mounted) {
+    std::string why = run_fusermount(o, workspace_lower(ws));
+    if (!why.empty()) throw Error("unable to unmount the view's lower layer '" + workspace_lower(ws) + "': " + why);
+  }
+  if (!o.discard) {
+    say_kept(o, ws);
+    return kExitOk;
+  }
   discard_workspace(ws, *st);
   if (!global().quiet) printf("removed the workspace '%s' of '%s'\n", ws.c_str(), o.dir.c_str());
   return kExitOk;
@@ -138,7 +150,8 @@ int run(const Options& o) {
   }
   if (auto ws = workspace_of_view(real)) return unmount_view(o, real, *ws);
   if (overlay_at(real)) throw Error("'" + o.dir + "' is an overlay mount that hpak mount --writable did not make");
-  if (o.discard && !is_hpak_mount(real)) return discard_unmounted(o, real);
+  if (!is_hpak_mount(real) && (o.discard || read_workspace_state(o.workspace.empty() ? default_workspace(real) : real_path(o.workspace))))
+    return finish_unmounted(o, real);
   if (o.discard) throw Error("'" + o.dir + "' is a read-only hpak mount: --discard is for a writable view");
   if (!is_hpak_mount(real)) throw Error("'" + o.dir + "' is not an hpak mount");
   std::string why = run_fusermount(o, real);

@@ -10,7 +10,7 @@
 # - commit --into another library gives the same catalog; a commit of the
 #   unmounted, kept workspace gives the same digest;
 # - umount keeps the workspace and says where; a second mount resumes it;
-#   umount --discard removes it;
+#   umount --discard removes it (also after an umount cut short);
 # - one-line errors: a user without CAP_SYS_ADMIN (nothing mounted or made),
 #   --writable with a pack, a workspace of another catalog, commit of a
 #   directory that is not a writable view or of a read-only mount.
@@ -159,6 +159,8 @@ grep -q "workspace '$ws' is kept" "$work/umount-keep.out" || bad "umount did not
 mountpoint -q "$view" && bad "the view is still mounted"
 mountpoint -q "$ws/lower" && bad "the lower layer is still mounted"
 [ -f "$ws/upper/etc/new.cfg" ] || bad "the upper layer was not kept"
+run umount-twice umount "$view"
+refused umount-twice "is not mounted; its workspace '$ws' is kept"
 run commit-unmounted commit "$view" --name new --json
 expect_rc commit-unmounted 0
 grep -q "\"digest\":\"$digest_new\"" "$work/commit-unmounted.out" || bad "commit of the kept workspace differs: $(out commit-unmounted)"
@@ -192,6 +194,9 @@ refused umount-ro-discard 'read-only hpak mount'
 run umount-ro umount "$ro"
 expect_rc umount-ro 0
 
+# An umount cut short (the overlay gone, the lower layer still mounted): finished by hpak umount, here with --discard.
+umount "$view"
+mountpoint -q "$ws/lower" || bad "the lower layer went with the overlay"
 run umount-discard umount --discard "$view"
 expect_rc umount-discard 0
 [ -e "$ws" ] && bad "umount --discard left the workspace: $(ls -A "$ws")"
