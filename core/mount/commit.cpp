@@ -33,7 +33,7 @@ struct UpperEntry {
 class UpperWalk {
 public:
   UpperWalk(const Catalog& base, const CommitOptions& opts, MergedView& out) : base_(base), opts_(opts), out_(out) {
-    for (const Node& n : base.nodes) nodes_.emplace(n.path, n);
+    for (const Node& n : base.nodes) nodes_.emplace_hint(nodes_.end(), n.path, n); // already in catalog order
     roots_ = base.roots;
     if (std::find(roots_.begin(), roots_.end(), opts.view_dir) == roots_.end()) roots_.push_back(opts.view_dir);
     if (roots_.size() > kMaxRoots)
