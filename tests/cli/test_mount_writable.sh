@@ -13,7 +13,8 @@
 #   umount --discard removes it (also after an umount cut short);
 # - one-line errors: a user without CAP_SYS_ADMIN (nothing mounted or made),
 #   --writable with a pack, a workspace of another catalog, commit of a
-#   directory that is not a writable view or of a read-only mount.
+#   directory that is not a writable view, of a read-only mount or of an
+#   overlay hpak did not make (which umount refuses too).
 # Every mount is undone on exit and /proc/mounts is checked for leftovers.
 # ctest runs: bash test_mount_writable.sh <hpak-binary> <source-root>.
 . "$(dirname "$0")/cli_lib.sh" "$@"
@@ -193,6 +194,16 @@ run umount-ro-discard umount --discard "$ro"
 refused umount-ro-discard 'read-only hpak mount'
 run umount-ro umount "$ro"
 expect_rc umount-ro 0
+
+# An overlay hpak did not make: neither committed nor unmounted by hpak.
+foreign=$work/foreign
+mkdir -p "$foreign/l" "$foreign/u" "$foreign/w" "$foreign/m"
+mount -t overlay overlay -o "lowerdir=$foreign/l,upperdir=$foreign/u,workdir=$foreign/w" "$foreign/m"
+run commit-foreign commit "$foreign/m" --name x
+refused commit-foreign 'overlay mount that hpak mount --writable did not make'
+run umount-foreign umount "$foreign/m"
+refused umount-foreign 'overlay mount that hpak mount --writable did not make'
+umount "$foreign/m"
 
 # An umount cut short (the overlay gone, the lower layer still mounted): finished by hpak umount, here with --discard.
 umount "$view"
