@@ -4,8 +4,8 @@
 # (issue 31), side by side in one run. Needs root (overlayfs) and fusermount3.
 # The tree: the stdlib of the python3 on PATH (tests and __pycache__ left
 # out), packed at level 3 into a library; a copy of that library takes the
-# full packs. Each round (RUNS, default 5): 1% of the files (every 100th, in
-# a fixed order) get a line appended that names the round; then
+# full packs. Each round (RUNS, default 5): 1% of the files (every STEP-th,
+# default 100, in a fixed order) get a line appended that names the round; then
 #   commit:  hpak commit VIEW --name rN (reads and hashes the upper layer only);
 #   pack:    hpak pack of a plain copy of the view (made untimed) --into the
 #            library copy (hashes every file, writes the objects it lacks).
@@ -32,12 +32,12 @@ mkdir "$w/view"
 "$hpak" mount -q --writable "$w/lib" env "$w/view"
 files=$(find "$env" -type f | wc -l)
 echo "tree: $files files, $(du -sh "$env" | cut -f1); dir $w; load $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$hpak" "$w" "${RUNS:-5}" <<'PY'
+python3 - "$hpak" "$w" "${RUNS:-5}" "${STEP:-100}" <<'PY'
 import os, shutil, statistics, subprocess, sys, time
-hpak, w, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+hpak, w, runs, step = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 view = os.path.join(w, "view")
 files = sorted(os.path.join(d, f) for d, _, fs in os.walk(view) for f in fs)
-changed = files[::100]
+changed = files[::step]
 def timed(argv):
     t = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/compress_rule.hpp"
+#include "base/parallel.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 #include "base/os/sys.hpp"
@@ -45,6 +46,7 @@ public:
 
   void run() {
     walk_dir("");
+    hash_pending();
     fix_base_hardlinks();
     link_upper_hardlinks();
     out_.catalog.roots = used_roots();
@@ -152,22 +154,39 @@ private:
     }
     if (was_dir) out_.counts.removed += erase_children(rel);
     existed ? out_.counts.changed++ : out_.counts.added++;
-    if (S_ISREG(st.st_mode)) hash_upper_file(n);
+    if (S_ISREG(st.st_mode)) n.type = NodeType::File, pending_.push_back(rel); // hashed after the walk, in parallel
     else if (S_ISLNK(st.st_mode)) read_upper_link(n, st);
     else throw Error("unable to commit '" + shown(rel) + "': a FIFO, socket or device cannot be recorded in a catalog");
     from_upper_[rel] = UpperEntry{st.st_dev, st.st_ino, st.st_nlink > 1};
     nodes_[rel] = std::move(n);
   }
 
-  void hash_upper_file(Node& n) {
-    HashedFile h = hash_file(upper_fd_.get(), n.path, shown(n.path), roots_);
-    n.type = NodeType::File;
-    n.size = h.raw.size();
-    n.digest = h.digest;
-    n.relocs = std::move(h.relocs);
-    n.reloc_kind = h.reloc_kind;
-    out_.upper_objects.emplace(n.digest, n.path);
-    report(opts_.progress, "hash", ++out_.counts.hashed, 0);
+  // The upper files found by the walk, hashed on all cores (relocations found
+  // and classified as pack does), their nodes filled in.
+  void hash_pending() {
+    struct Hashed {
+      Digest digest{};
+      uint64_t size = 0;
+      std::vector<uint64_t> relocs;
+      RelocKind kind = RelocKind::Unclassified;
+    };
+    std::vector<Hashed> hashed(pending_.size());
+    PassProgress progress(opts_.progress, "hash", pending_.size());
+    parallel_for(pending_.size(), default_threads(), 1, [&](size_t i, unsigned tid) {
+      HashedFile h = hash_file(upper_fd_.get(), pending_[i], shown(pending_[i]), roots_);
+      hashed[i] = Hashed{h.digest, h.raw.size(), std::move(h.relocs), h.reloc_kind};
+      progress.tick(tid);
+    });
+    progress.finish();
+    for (size_t i = 0; i < pending_.size(); i++) {
+      Node& n = nodes_.at(pending_[i]);
+      n.size = hashed[i].size;
+      n.digest = hashed[i].digest;
+      n.relocs = std::move(hashed[i].relocs);
+      n.reloc_kind = hashed[i].kind;
+      out_.upper_objects.emplace(n.digest, n.path);
+    }
+    out_.counts.hashed = pending_.size();
   }
 
   void read_upper_link(Node& n, const os::FileStat& st) {
@@ -241,6 +260,7 @@ private:
   NodeMap nodes_;
   std::vector<std::string> roots_;
   std::map<std::string, UpperEntry> from_upper_;
+  std::vector<std::string> pending_; // upper regular files, in walk order
   Fd upper_fd_;
 };
 
@@ -259,17 +279,35 @@ Bytes object_bytes(const Library& base_lib, const MergedView& view, const Digest
   return ref->pack->read(ref->rec, /*verify_digest=*/true);
 }
 
+// A wanted object ready to append: raw (a block member, or stored raw) or zstd.
+struct Prepared {
+  Bytes bytes;
+  uint64_t raw_len = 0;
+  bool small = false, zstd = false;
+};
+
+// Objects are read and compressed on all cores, a batch at a time, and
+// appended in the order wanted.
 void write_objects(PackWriter& w, const std::vector<Digest>& want, const Library& base_lib, const MergedView& view,
                    const CommitOptions& opts) {
-  for (const Digest& d : want) {
-    Bytes raw = object_bytes(base_lib, view, d, opts);
-    if (w.is_small(raw.size())) {
-      w.append_small(d, raw);
-      continue;
+  constexpr size_t kBatch = 256;
+  for (size_t from = 0; from < want.size(); from += kBatch) {
+    const size_t n = std::min(kBatch, want.size() - from);
+    std::vector<Prepared> ready(n);
+    parallel_for(n, default_threads(), 1, [&](size_t i, unsigned) {
+      Prepared& p = ready[i];
+      p.bytes = object_bytes(base_lib, view, want[from + i], opts);
+      p.raw_len = p.bytes.size();
+      p.small = w.is_small(p.raw_len);
+      Bytes stored;
+      if (!p.small && compress_if_smaller(p.bytes, opts.level, stored)) p.bytes = std::move(stored), p.zstd = true;
+    });
+    for (size_t i = 0; i < n; i++) {
+      const Digest& d = want[from + i];
+      Prepared& p = ready[i];
+      if (p.small) w.append_small(d, p.bytes);
+      else w.append(Kind::Blob, p.zstd ? Codec::Zstd : Codec::Raw, d, p.raw_len, p.bytes);
     }
-    Bytes stored;
-    if (compress_if_smaller(raw, opts.level, stored)) w.append(Kind::Blob, Codec::Zstd, d, raw.size(), stored);
-    else w.append(Kind::Blob, Codec::Raw, d, raw.size(), raw);
   }
 }
 

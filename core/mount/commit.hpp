@@ -17,6 +17,9 @@
 // xattr is refused. A base Hardlink whose file was removed or replaced becomes
 // a File node with the old content. FIFOs, sockets and devices are refused.
 //
+// Upper files are hashed, and new objects read and compressed, on all cores
+// (base/parallel.hpp).
+//
 // Objects go through Library::add_set (the publish protocol of add_tree):
 // an upper file is read again and its SHA-256 checked against the digest it
 // was hashed to; a base object is copied from the base library's packs
@@ -37,7 +40,7 @@ struct CommitOptions {
   std::string view_dir; // the view's real path: a root new files are relocated from
   std::string shown;    // the view as the user named it (messages)
   int level = 3;        // zstd level of the new objects
-  Progress progress;    // "hash" per upper file
+  Progress progress;    // "hash": upper files hashed of those found
 };
 
 struct CommitCounts {
