@@ -10,7 +10,8 @@
 # - commit --into another library gives the same catalog; a commit of the
 #   unmounted, kept workspace gives the same digest;
 # - umount keeps the workspace and says where; a second mount resumes it;
-#   umount --discard removes it (also after an umount cut short);
+#   umount --discard removes it (also after an umount cut short); a name
+#   moved since does not move the view's base;
 # - one-line errors: a user without CAP_SYS_ADMIN (nothing mounted or made),
 #   --writable with a pack, a workspace of another catalog, commit of a
 #   directory that is not a writable view, of a read-only mount or of an
@@ -171,9 +172,14 @@ run pack-other pack "$src/pkg" --into "$lib" --name other
 expect_rc pack-other 0
 run mount-other mount --writable "$lib" other "$view"
 refused mount-other "workspace '$ws' is a view of 'base'"
+# The name moved to another tree since: the view stays on the catalog it was made from.
+run pack-moved pack "$src/pkg" --into "$lib" --name base
+expect_rc pack-moved 0
 run mount-resume mount --writable "$lib" base "$view"
 expect_rc mount-resume 0
 grep -q resumed "$work/mount-resume.out" || bad "the second mount did not say it resumed: $(out mount-resume)"
+grep -q "now names another catalog" "$work/mount-resume.out" || bad "the mount did not say the name moved: $(out mount-resume)"
+[ -f "$view/bin/tool" ] || bad "the resumed view slid onto the catalog the name names now"
 [ "$(cat "$view/pkgnew/mod_w.py")" = "VALUE = 42" ] || bad "the resumed view lost a change"
 [ -e "$view/old" ] && bad "the resumed view shows a removed directory"
 
