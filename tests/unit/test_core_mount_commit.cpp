@@ -135,3 +135,36 @@ TEST_CASE("merge_upper refuses a FIFO and a redirect it cannot read") {
   o.shown = "view";
   CHECK_THROWS_WITH_AS(merge_upper(base_catalog(), "new", o), doctest::Contains("FIFO"), Error);
 }
+
+TEST_CASE("commit_view records the view, and names nothing when an upper file changes before it is written") {
+  fx::TempDir t("commit");
+  const std::string up = t.path() + "/upper", lib_dir = t.path() + "/lib";
+  REQUIRE(mkdir(up.c_str(), 0755) == 0);
+  REQUIRE(mkdir((up + "/a").c_str(), 0755) == 0);
+  put(up + "/a/one", "one\n");
+  Library::init(lib_dir);
+  Library lib(lib_dir);
+  Catalog base;
+  base.name = "base";
+  base.nodes.push_back(node(NodeType::Dir, "a", 0755));
+  CommitOptions o;
+  o.upper = up;
+  o.view_dir = t.path() + "/view";
+  o.shown = "view";
+
+  CommitResult r = commit_view(lib, base, lib, "first", o);
+  CHECK(r.counts.hashed == 1);
+  CHECK(r.added.objects_written == 1);
+  CHECK(lib.catalog_digest("first") == r.digest);
+  Catalog got = lib.load_catalog("first");
+  REQUIRE(find(got, "a/one"));
+  CHECK(find(got, "a/one")->size == 4);
+
+  // Rewritten once hashed (the end of the "hash" pass), before it is read again to be written.
+  put(up + "/a/two", "two\n");
+  o.progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
+    if (phase == "hash" && done == total) put(up + "/a/two", "changed\n");
+  };
+  CHECK_THROWS_WITH_AS(commit_view(lib, base, lib, "second", o), doctest::Contains("changed while being committed"), Error);
+  CHECK_FALSE(lib.catalog_digest("second"));
+}
