@@ -282,6 +282,8 @@ WritableView prepare_workspace(const Options& o) {
   } else {
     if (signed_digest && *signed_digest != *named) throw Error("catalog '" + name + "' changed after its signature was checked; mount it again");
     make_workspace(v.ws, want, dst.st_mode & 07777);
+    v.ws = real_path(v.ws); // overlayfs and /proc/self/mountinfo name it absolutely
+    refuse_unmountable_path(v.ws, "workspace");
     v.state = *read_workspace_state(v.ws);
   }
   if (mount_type_at(workspace_lower(v.ws)) == "fuse.hpak")
