@@ -3,7 +3,8 @@
 # kernel overlayfs over the read-only FUSE view, changes in a workspace,
 # committed back as a new catalog.
 # - edits in the view (modify, add, delete, chmod, mkdir, rm -r and rename of a
-#   base directory, a symlink, a write to the first of two hard links) are
+#   base directory, a symlink, new hard links, a write to the first of two
+#   hard links of the base) are
 #   committed; a restore of the new catalog equals a plain restore of the base
 #   with the same edits (contents, symlinks, modes);
 # - python3 imports a module written in the view;
@@ -76,6 +77,8 @@ edits() {
   chmod 0700 "$d/bin/tool"
   mkdir -p "$d/newdir/sub"
   printf 'x\n' >"$d/newdir/sub/f"
+  printf 'linked\n' >"$d/newdir/l1"
+  ln "$d/newdir/l1" "$d/newdir/l2"
   rm -r "$d/old"
   mv "$d/moving" "$d/moved"
   ln -s ../etc/new.cfg "$d/bin/newlink"
@@ -142,6 +145,7 @@ if diff -r --no-dereference -x .hpak-state "$work/ref" "$cmp" >"$work/tree.diff"
 if diff <(listing "$work/ref") <(listing "$cmp") >"$work/listing.diff"; then ok "modes, types and link targets agree"; else bad "listings differ: $(sed -n 1,20p "$work/listing.diff")"; fi
 grep -q "prefix = $cmp/lib" "$cmp/etc/new.cfg" || bad "a file written in the view is not relocated: $(cat "$cmp/etc/new.cfg")"
 [ "$(cat "$cmp/etc/b2")" = first ] || bad "the hard link left behind lost its content"
+[ "$(stat -c %i "$cmp/newdir/l1")" = "$(stat -c %i "$cmp/newdir/l2")" ] || bad "files linked in the view are not linked in the commit"
 
 # --into another library: the same catalog (the name is part of a catalog's bytes: the same name).
 run commit-into commit "$view" --into "$work/lib2" --name new --json
