@@ -3,12 +3,17 @@
 // (core/mount/). In the background by default: the command returns once the
 // file system is mounted (any error before that is its own), and the server
 // goes on until DIR is unmounted (hpak umount DIR).
+// With --writable (a library catalog): the FUSE file system is mounted on a
+// workspace's lower/ (core/mount/workspace.hpp), relocated to DIR, and this
+// process then mounts overlayfs on DIR over it (needs CAP_SYS_ADMIN, checked
+// first); hpak commit records the view, hpak umount undoes both mounts.
 #include <CLI/CLI.hpp>
 #include <memory>
 
 #include <cstdio>
 #include <fcntl.h>
 #include <mutex>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +21,7 @@
 #include "cmd/command.hpp"
 #include "cmd/log.hpp"
 #include "core/mount/fuse_mount.hpp"
+#include "core/mount/workspace.hpp"
 #include "core/restore/materialize.hpp"
 #include "core/trust/signing.hpp"
 
@@ -28,7 +34,17 @@ struct Options {
   std::string catalog, log, allowed_signers;
   unsigned threads = 4;
   uint64_t cache_mib = MountContent::kDefaultCacheBytes >> 20;
+  std::string workspace;
   bool foreground = false, verify = false, keep_unrelocated = false, preserve_setid = false, allow_other = false;
+  bool writable = false;
+};
+
+// A writable view: the FUSE file system is mounted on the workspace's lower/,
+// relocated to DIR, and serves the catalog of this digest.
+struct WritableView {
+  std::string ws, real_dir;
+  WorkspaceState state;
+  bool resumed = false;
 };
 
 int run(const Options& o);
@@ -51,6 +67,10 @@ Runner setup(CLI::App& app) {
                  "MiB of decoded files kept beyond those open or being read (default 64; the kernel's page cache keeps what was read)")
       ->check(CLI::Range(uint64_t(0), uint64_t(1) << 20));
   app.add_option("--log", o->log, "Append the file system's errors (an unreadable object) to this file (default: stderr in the foreground, none in the background)");
+  app.add_flag("--writable", o->writable,
+               "Make the view writable: overlayfs over the read-only mount, changes kept in a workspace (needs CAP_SYS_ADMIN; see hpak commit)");
+  app.add_option("--workspace", o->workspace,
+                 "With --writable: the workspace directory (default: .NAME.hpak-ws beside DIR, NAME being DIR's name)");
   app.add_option("--allowed-signers", o->allowed_signers,
                  "Require the name to be signed by a key of this OpenSSH allowed_signers file (see hpak-sign(1))");
   return [o] { return run(*o); };
@@ -135,8 +155,17 @@ struct Source {
   std::string shown; // the catalog, for fsname
 };
 
-Source open_source(const Options& o, const std::string& real_dir, const std::string& dir) {
+Source open_source(const Options& o, const std::string& real_dir, const std::string& dir, const WritableView* view) {
   Source s;
+  if (view) {
+    s.lib = std::make_unique<Library>(o.source, /*check_index_trailers=*/o.verify);
+    s.cat = s.lib->load_catalog_by_digest(view->state.digest, nullptr, o.verify);
+    classify_old_catalog(s.cat, *s.lib);
+    s.lib->touch_used(o.rest[0]);
+    s.src = s.lib.get();
+    s.shown = o.rest[0];
+    return s;
+  }
   if (o.rest.size() == 2) {
     if (!o.catalog.empty()) throw Error("-c/--catalog is for a pack; with a library, name the catalog as the second argument");
     const std::string& name = o.rest[0];
@@ -165,16 +194,12 @@ Source open_source(const Options& o, const std::string& real_dir, const std::str
   return s;
 }
 
-int run(const Options& o) {
+// Serves the mount: on DIR, or on the workspace's lower/ for a writable view.
+int serve(const Options& o, int ready_fd, const WritableView* view) {
   const std::string dir = o.rest.back();
-  int ready_fd = -1;
-  if (!o.foreground) {
-    int rc = fork_server(ready_fd);
-    if (rc >= 0) return rc; // the caller's process
-  }
   struct stat dst;
   std::string real_dir = mount_point(dir, dst);
-  Source s = open_source(o, real_dir, dir);
+  Source s = open_source(o, real_dir, dir, view);
   MountTreeOptions to;
   to.relocate_to = RelocTo{real_dir, o.keep_unrelocated};
   to.preserve_setid = o.preserve_setid;
@@ -187,14 +212,14 @@ int run(const Options& o) {
   MountContent content(tree, *s.src, ReadChecks{o.verify, false}, dir, [&](const std::string& line) { log.line(line); },
                        o.cache_mib << 20);
   FuseMountOptions fo;
-  fo.mountpoint = real_dir;
+  fo.mountpoint = view ? workspace_lower(view->ws) : real_dir;
   fo.fsname = "hpak:" + s.shown;
   fo.allow_other = o.allow_other;
   fo.threads = o.threads;
   fo.on_ready = [&] {
     uint64_t files = 0;
     for (auto& n : tree.catalog().nodes) files += n.type == formats::NodeType::File;
-    if (!global().quiet)
+    if (!global().quiet && !view)
       printf("mounted '%s' on '%s': %llu files%s\n", s.shown.c_str(), dir.c_str(), (unsigned long long)files,
              o.foreground ? " (until unmounted: hpak umount DIR)" : "");
     if (tree.relocation().kept)
@@ -205,6 +230,114 @@ int run(const Options& o) {
   };
   serve_mount(tree, content, fo);
   return kExitOk;
+}
+
+// ---- writable views ----
+
+// CAP_SYS_ADMIN (bit 21) in this process's effective set, from /proc/self/status.
+bool have_sys_admin() {
+  FILE* f = fopen("/proc/self/status", "re");
+  if (!f) return false;
+  char line[256];
+  unsigned long long caps = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "CapEff: %llx", &caps) == 1) break;
+  fclose(f);
+  return (caps >> 21) & 1;
+}
+
+// overlayfs's options are comma-separated and take ':' as a layer separator.
+void refuse_unmountable_path(const std::string& path, const std::string& what) {
+  if (path.find_first_of(",:\\ \t\n") != std::string::npos)
+    throw Error(what + " '" + path + "' holds a character overlayfs cannot take in a mount option (, : \\ or a space)");
+}
+
+// The workspace, made or resumed: its state must be of this library, catalog and view.
+WritableView prepare_workspace(const Options& o) {
+  const std::string& dir = o.rest.back();
+  const std::string& name = o.rest[0];
+  WritableView v;
+  struct stat dst;
+  v.real_dir = mount_point(dir, dst);
+  if (workspace_of_view(v.real_dir)) throw Error("'" + dir + "' is already a writable view (hpak umount it first)");
+  v.ws = o.workspace.empty() ? default_workspace(v.real_dir) : o.workspace;
+  if (path_exists(v.ws)) v.ws = real_path(v.ws);
+  refuse_unmountable_path(v.ws, "workspace");
+  refuse_unmountable_path(v.real_dir, "mount point");
+  Library lib(o.source);
+  refuse_inside_library(o.source, v.real_dir, dir);
+  std::optional<Digest> signed_digest;
+  if (auto policy = signature_policy(lib, o.allowed_signers)) signed_digest = enforce_name_policy(lib, name, policy->signers);
+  auto named = lib.catalog_digest(name);
+  if (!named) throw Error("no catalog named '" + name + "' in '" + o.source + "'");
+  WorkspaceState want{real_path(o.source), name, *named, v.real_dir, false};
+  if (auto st = read_workspace_state(v.ws)) {
+    if (st->library != want.library || st->catalog != name || st->dir != v.real_dir)
+      throw Error("workspace '" + v.ws + "' is a view of '" + st->catalog + "' in '" + st->library + "' on '" + st->dir +
+                  "'; commit or discard it (hpak umount --discard), or give another --workspace");
+    if (signed_digest && *signed_digest != st->digest)
+      throw Error("workspace '" + v.ws + "' is based on a catalog that '" + name + "' no longer names, and its signature covers only the new one");
+    v.state = *st;
+    v.resumed = true;
+  } else {
+    if (signed_digest && *signed_digest != *named) throw Error("catalog '" + name + "' changed after its signature was checked; mount it again");
+    make_workspace(v.ws, want, dst.st_mode & 07777);
+    v.ws = real_path(v.ws); // overlayfs and /proc/self/mountinfo name it absolutely
+    refuse_unmountable_path(v.ws, "workspace");
+    v.state = *read_workspace_state(v.ws);
+  }
+  if (mount_type_at(workspace_lower(v.ws)) == "fuse.hpak")
+    throw Error("the workspace's lower layer '" + workspace_lower(v.ws) + "' is still mounted (fusermount3 -u it)");
+  return v;
+}
+
+void mount_overlay(const WritableView& v, const std::string& dir) {
+  const std::string opts = "lowerdir=" + workspace_lower(v.ws) + ",upperdir=" + workspace_upper(v.ws) + ",workdir=" +
+                           workspace_work(v.ws) + ",redirect_dir=off,metacopy=off,index=off";
+  if (mount("overlay", v.real_dir.c_str(), "overlay", 0, opts.c_str()) != 0)
+    throw_errno("unable to mount overlayfs on '" + dir + "' (lower layer '" + workspace_lower(v.ws) + "')");
+}
+
+int run_writable(const Options& o) {
+  if (o.rest.size() != 2) throw Error("--writable needs a library and a catalog name: hpak mount --writable LIB NAME DIR");
+  if (o.foreground) throw Error("--writable mounts in the background: -f/--foreground cannot be used with it");
+  const std::string& dir = o.rest.back();
+  if (!have_sys_admin())
+    throw Error("unable to mount a writable view on '" + dir + "': overlayfs needs CAP_SYS_ADMIN (run as root), nothing was mounted");
+  WritableView v = prepare_workspace(o);
+  int ready_fd = -1;
+  int rc = fork_server(ready_fd);
+  if (rc < 0) return serve(o, ready_fd, &v); // the server
+  if (rc != kExitOk) {
+    if (!v.resumed) discard_workspace(v.ws, v.state); // the server said why
+    return rc;
+  }
+  try {
+    mount_overlay(v, dir);
+  } catch (const Error&) {
+    os::run_program({"fusermount3", "-u", "--", workspace_lower(v.ws)});
+    if (!v.resumed) discard_workspace(v.ws, v.state);
+    throw;
+  }
+  if (!global().quiet) {
+    if (v.state.digest != *Library(o.source).catalog_digest(o.rest[0]))
+      printf("note: '%s' now names another catalog; the view stays on the one it was made from (%s)\n", o.rest[0].c_str(),
+             to_hex(v.state.digest).substr(0, 12).c_str());
+    printf("mounted '%s' writable on '%s': changes go to '%s'%s (hpak commit, hpak umount)\n", o.rest[0].c_str(), dir.c_str(),
+           workspace_upper(v.ws).c_str(), v.resumed ? ", resumed" : "");
+  }
+  return kExitOk;
+}
+
+int run(const Options& o) {
+  if (o.writable) return run_writable(o);
+  if (!o.workspace.empty()) throw Error("--workspace is for a writable view (--writable)");
+  int ready_fd = -1;
+  if (!o.foreground) {
+    int rc = fork_server(ready_fd);
+    if (rc >= 0) return rc; // the caller's process
+  }
+  return serve(o, ready_fd, nullptr);
 }
 } // namespace
 

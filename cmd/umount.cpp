@@ -1,5 +1,6 @@
 // hpak umount DIR: unmounts what hpak mount mounted on DIR (fusermount3 -u),
-// which ends its server.
+// which ends its server. A writable view: the overlay on DIR, then the FUSE
+// mount on its workspace's lower/; the workspace is kept unless --discard.
 #include <CLI/CLI.hpp>
 #include <memory>
 
@@ -7,19 +8,23 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "cmd/log.hpp"
 #include "base/error.hpp"
 #include "base/os/file.hpp"
+#include "core/mount/workspace.hpp"
 
 namespace hpak::cmd {
 
 namespace {
 struct Options {
   std::string dir;
-  bool lazy = false;
+  std::string workspace;
+  bool lazy = false, discard = false;
 };
 
 int run(const Options& o);
@@ -28,6 +33,9 @@ Runner setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
   app.add_option("dir", o->dir, "Mount point of an hpak mount")->required();
   app.add_flag("-z,--lazy", o->lazy, "Detach now even while files are open; the server ends when the last one closes");
+  app.add_flag("--discard", o->discard,
+               "A writable view: also remove its workspace, with the changes not committed (default: kept, for hpak commit or a later mount)");
+  app.add_option("--workspace", o->workspace, "A writable view's workspace, when it is not the default one and DIR is no longer mounted");
   return [o] { return run(*o); };
 }
 
@@ -88,6 +96,51 @@ std::string run_fusermount(const Options& o, const std::string& real) {
   return said.empty() ? "fusermount3 failed" : said;
 }
 
+void say_kept(const Options& o, const std::string& ws) {
+  if (!global().quiet)
+    printf("unmounted '%s'; its workspace '%s' is kept (hpak commit DIR --name NEW records it, hpak mount --writable resumes it, "
+           "hpak umount --discard DIR removes it)\n",
+           o.dir.c_str(), ws.c_str());
+}
+
+// A writable view: the overlay on DIR, then the FUSE mount on the workspace's lower/.
+int unmount_view(const Options& o, const std::string& real, const std::string& ws) {
+  if (umount2(real.c_str(), o.lazy ? MNT_DETACH : 0) != 0)
+    throw_errno("unable to unmount '" + o.dir + "'" + (o.lazy || errno != EBUSY ? "" : " (files open there? close them, or use --lazy)"));
+  std::string why = run_fusermount(o, workspace_lower(ws));
+  if (!why.empty()) throw Error("unable to unmount the view's lower layer '" + workspace_lower(ws) + "': " + why);
+  if (!o.discard) {
+    say_kept(o, ws);
+    return kExitOk;
+  }
+  discard_workspace(ws, *read_workspace_state(ws));
+  if (!global().quiet) printf("unmounted '%s' and removed its workspace '%s'\n", o.dir.c_str(), ws.c_str());
+  return kExitOk;
+}
+
+// A view no longer mounted on DIR: its workspace's lower layer if a cut-short
+// umount left it mounted, and with --discard the workspace.
+int finish_unmounted(const Options& o, const std::string& real) {
+  std::string ws = o.workspace.empty() ? default_workspace(real) : real_path(o.workspace);
+  auto st = read_workspace_state(ws);
+  if (!st) throw Error("'" + o.dir + "' is not an hpak mount, and '" + ws + "' is not an hpak workspace");
+  if (st->dir != real) throw Error("workspace '" + ws + "' is a view on '" + st->dir + "', not on '" + o.dir + "'");
+  const bool lower_mounted = mount_type_at(workspace_lower(ws)) == "fuse.hpak";
+  if (!lower_mounted && !o.discard)
+    throw Error("'" + o.dir + "' is not mounted; its workspace '" + ws + "' is kept (hpak umount --discard removes it)");
+  if (lower_mounted) {
+    std::string why = run_fusermount(o, workspace_lower(ws));
+    if (!why.empty()) throw Error("unable to unmount the view's lower layer '" + workspace_lower(ws) + "': " + why);
+  }
+  if (!o.discard) {
+    say_kept(o, ws);
+    return kExitOk;
+  }
+  discard_workspace(ws, *st);
+  if (!global().quiet) printf("removed the workspace '%s' of '%s'\n", ws.c_str(), o.dir.c_str());
+  return kExitOk;
+}
+
 int run(const Options& o) {
   std::string real;
   try {
@@ -95,6 +148,11 @@ int run(const Options& o) {
   } catch (const Error&) {
     throw Error("'" + o.dir + "' does not exist");
   }
+  if (auto ws = workspace_of_view(real)) return unmount_view(o, real, *ws);
+  if (overlay_at(real)) throw Error("'" + o.dir + "' is an overlay mount that hpak mount --writable did not make");
+  if (!is_hpak_mount(real) && (o.discard || read_workspace_state(o.workspace.empty() ? default_workspace(real) : real_path(o.workspace))))
+    return finish_unmounted(o, real);
+  if (o.discard) throw Error("'" + o.dir + "' is a read-only hpak mount: --discard is for a writable view");
   if (!is_hpak_mount(real)) throw Error("'" + o.dir + "' is not an hpak mount");
   std::string why = run_fusermount(o, real);
   if (!why.empty()) throw Error("unable to unmount '" + o.dir + "': " + why + (o.lazy ? "" : " (files open there? close them, or use --lazy)"));

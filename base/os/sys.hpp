@@ -75,6 +75,9 @@ inline int rename_path(const char* oldpath, const char* newpath); // replaces ne
 inline int link_path(const char* oldpath, const char* newpath);
 inline int chmod_path(const char* path, Mode mode);
 inline long readlink_path(const char* path, char* buf, size_t size);
+// lgetxattr(2): the value of extended attribute `name` of `path` (a symlink's own);
+// its length, or -1 with errno (ENODATA: no such attribute).
+inline long get_xattr_path(const char* path, const char* name, void* buf, size_t size);
 
 // ---- durability and locks
 inline int fsync(int fd);

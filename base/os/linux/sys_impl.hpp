@@ -8,6 +8,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 namespace hpak::os {
@@ -60,6 +61,9 @@ inline int rename_path(const char* oldpath, const char* newpath) { return ::rena
 inline int link_path(const char* oldpath, const char* newpath) { return ::link(oldpath, newpath); }
 inline int chmod_path(const char* path, Mode mode) { return ::chmod(path, mode); }
 inline long readlink_path(const char* path, char* buf, size_t size) { return ::readlink(path, buf, size); }
+inline long get_xattr_path(const char* path, const char* name, void* buf, size_t size) {
+  return ::lgetxattr(path, name, buf, size);
+}
 
 inline int fsync(int fd) { return ::fsync(fd); }
 inline int flock(int fd, int op) { return ::flock(fd, op); }
