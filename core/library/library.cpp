@@ -586,11 +586,12 @@ std::string layer_problem(const std::string& path, const Library::Loaded& cur, s
   try {
     m = map_layer(path, cur);
   } catch (const Error& e) {
+    os::FileStat st;
+    if (os::lstat_path(path.c_str(), st) != 0 && errno == ENOENT) return {}; // merged away by a concurrent add
     std::string why = std::string(e.what()) + " (readers ignore it; 'hpak repair' or the next gc rewrites it)";
     // Larger than the visible packs can need: what a gc or repair killed
     // after deleting packs, before writing the new midx, leaves. Stale, not
     // damage (readers ignore it either way).
-    os::FileStat st;
     if (!stale_out || os::lstat_path(path.c_str(), st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) <= midx_size_bound(cur)) return why;
     if (stale_out->empty()) *stale_out = "multi-pack index '" + path + "' is larger than the visible packs can need (written before packs were deleted): readers ignore it until it is rewritten";
     return {};
