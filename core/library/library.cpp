@@ -24,12 +24,17 @@ using namespace formats;
 
 // One file of the multi-pack index (a layer, or the legacy multi.midx),
 // mapped and parsed, with its packs resolved to the open ones.
-struct MidxLayer {
-  std::string path;
+struct MidxMapped {
   MappedFile map;
   MidxView view;
+};
+
+struct MidxLayer {
+  std::string path;
   Library::FileId id;
-  std::vector<int> to_pack; // layer pack id -> index in Loaded::packs
+  std::shared_ptr<const MidxMapped> mapped; // shared with later loads while the file is unchanged
+  std::vector<int> to_pack;                 // layer pack id -> index in Loaded::packs
+  const MidxView& view() const { return mapped->view; }
 };
 
 struct Library::Loaded {
@@ -113,18 +118,35 @@ std::string base_name(const std::string& path) { return path.substr(path.rfind('
 // A layer must be named by its trailer (the legacy multi.midx has no name to check).
 void check_layer_name(const MidxLayer& m) {
   auto named = parse_midx_layer_name(base_name(m.path));
-  if (named && *named != m.view.trailer())
-    throw Error("multi-pack index layer '" + m.path + "' is not named by its trailer (" + to_hex(m.view.trailer()) + ")");
+  if (named && *named != m.view().trailer())
+    throw Error("multi-pack index layer '" + m.path + "' is not named by its trailer (" + to_hex(m.view().trailer()) + ")");
 }
 
-// A file of the multi-pack index, mapped and parsed: never through a symlink,
-// never blocking on a FIFO, a regular file no larger than the packs justify.
-std::unique_ptr<MidxLayer> map_layer(const std::string& path, const Library::Loaded& l) {
+// The mapping `old` holds of the file at `path`, if the file is unchanged
+// (same identity, size and mtime): a layer is parsed once, not at every rescan.
+std::shared_ptr<const MidxMapped> mapped_before(const std::string& path, const Library::Loaded* old, Library::FileId& id) {
+  os::FileStat st;
+  if (!old || os::lstat_path(path.c_str(), st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  for (auto& m : old->layers)
+    if (m->path == path && m->id == file_id(st)) {
+      id = m->id;
+      return m->mapped;
+    }
+  return nullptr;
+}
+
+// A file of the multi-pack index, mapped and parsed (or reused from `old`):
+// never through a symlink, never blocking on a FIFO, a regular file no larger
+// than the packs justify.
+std::unique_ptr<MidxLayer> map_layer(const std::string& path, const Library::Loaded& l, const Library::Loaded* old = nullptr) {
   auto m = std::make_unique<MidxLayer>();
   m->path = path;
-  m->map = MappedFile(path, Follow::NoLinks, midx_size_bound(l));
-  m->id = file_id(m->map.stat());
-  m->view = MidxView(m->map.bytes(), path);
+  if ((m->mapped = mapped_before(path, old, m->id))) return m;
+  auto mapped = std::make_shared<MidxMapped>();
+  mapped->map = MappedFile(path, Follow::NoLinks, midx_size_bound(l));
+  m->id = file_id(mapped->map.stat());
+  mapped->view = MidxView(mapped->map.bytes(), path);
+  m->mapped = std::move(mapped);
   check_layer_name(*m);
   return m;
 }
@@ -132,7 +154,7 @@ std::unique_ptr<MidxLayer> map_layer(const std::string& path, const Library::Loa
 // The open pack of each pack a layer names; false (and `gone`) when one is
 // not visible: the layer is stale.
 bool resolve_layer_packs(MidxLayer& m, const Library::Loaded& l, Digest& gone) {
-  for (auto& name : m.view.packs()) {
+  for (auto& name : m.view().packs()) {
     auto it = std::lower_bound(l.names.begin(), l.names.end(), name);
     if (it == l.names.end() || *it != name) {
       gone = name;
@@ -150,10 +172,10 @@ bool is_distrusted(const std::vector<Library::FileId>& distrusted, const Library
 // The layers that name only packs that are open (and were not found wrong
 // before: `distrusted`), smallest first; any other is ignored, and the packs
 // it covers are looked up through their own indexes.
-void attach_layers(const std::vector<Library::FileId>& distrusted, Library::Loaded& l) {
+void attach_layers(const std::vector<Library::FileId>& distrusted, const Library::Loaded* old, Library::Loaded& l) {
   for (auto& path : l.midx_files) {
     try {
-      auto m = map_layer(path, l); // a FIFO or symlink there: ignored like a bad midx
+      auto m = map_layer(path, l, old); // a FIFO or symlink there: ignored like a bad midx
       Digest gone{};
       if (is_distrusted(distrusted, m->id))
         diag_debug([&] { return "midx '" + path + "' ignored: it missed objects its packs hold"; });
@@ -165,7 +187,7 @@ void attach_layers(const std::vector<Library::FileId>& distrusted, Library::Load
       diag_debug([&] { return "midx '" + path + "' ignored: " + e.what(); });
     }
   }
-  std::stable_sort(l.layers.begin(), l.layers.end(), [](auto& a, auto& b) { return a->view.count() < b->view.count(); });
+  std::stable_sort(l.layers.begin(), l.layers.end(), [](auto& a, auto& b) { return a->view().count() < b->view().count(); });
 }
 
 void find_uncovered(Library::Loaded& l) {
@@ -181,7 +203,7 @@ void find_uncovered(Library::Loaded& l) {
 // covering that pack, and any that sent `d` elsewhere.
 void distrust_layers(const Digest& d, size_t at, std::vector<Library::FileId>& distrusted, Library::Loaded& l) {
   auto wrong = [&](const MidxLayer& m) {
-    return m.view.find(d).has_value() || std::find(m.to_pack.begin(), m.to_pack.end(), int(at)) != m.to_pack.end();
+    return m.view().find(d).has_value() || std::find(m.to_pack.begin(), m.to_pack.end(), int(at)) != m.to_pack.end();
   };
   for (auto it = l.layers.begin(); it != l.layers.end();) {
     if (!wrong(**it)) {
@@ -202,7 +224,7 @@ void Library::load_locked() const {
   const store::PacksListing listing = store::list_packs(layout_);
   open_packs(layout_, listing, loaded_.get(), shared_, check_index_trailers_, *l);
   l->midx_files = listing.midx_files(layout_);
-  attach_layers(distrusted_midx_, *l);
+  attach_layers(distrusted_midx_, loaded_.get(), *l);
   find_uncovered(*l);
   if (loaded_) retired_.push_back(std::move(loaded_));
   loaded_ = std::move(l);
@@ -220,7 +242,7 @@ std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
   // when a layer points at one, any other copy is looked for in every pack.
   bool refused = false;
   for (auto& m : l.layers) {
-    auto id = m->view.find(d);
+    auto id = m->view().find(d);
     if (!id) continue;
     size_t i = size_t(m->to_pack[*id]);
     const PackReader* p = l.packs[i].get();
@@ -506,7 +528,7 @@ LayerPlan plan_layer(const Library::Loaded& l) {
   uint64_t fresh = 0;
   for (size_t i : l.uncovered) fresh += l.packs[i]->index().count();
   std::vector<uint64_t> counts;
-  for (auto& m : l.layers) counts.push_back(m->view.count());
+  for (auto& m : l.layers) counts.push_back(m->view().count());
   std::set<size_t> packs(l.uncovered.begin(), l.uncovered.end());
   for (size_t k = 0, n = midx_layers_to_merge(counts, fresh); k < n; k++) {
     for (int i : l.layers[k]->to_pack) packs.insert(size_t(i));
@@ -597,7 +619,7 @@ std::string layer_problem(const std::string& path, const Library::Loaded& cur, s
     return {};
   }
   std::vector<int> to_pack; // layer pack id -> index in cur.packs, -1 if not visible
-  for (auto& name : m->view.packs()) {
+  for (auto& name : m->view().packs()) {
     auto it = std::lower_bound(cur.names.begin(), cur.names.end(), name);
     bool visible = it != cur.names.end() && *it == name;
     to_pack.push_back(visible ? int(it - cur.names.begin()) : -1);
@@ -609,7 +631,7 @@ std::string layer_problem(const std::string& path, const Library::Loaded& cur, s
     const IndexView& v = cur.packs[size_t(to_pack[id])]->index();
     for (uint64_t i = 0; i < v.count(); i++) {
       const Digest d = v.digest_at(i);
-      auto hit = m->view.find(d);
+      auto hit = m->view().find(d);
       if (!hit)
         return "multi-pack index '" + path + "' does not list object " + to_hex(d) + ", which pack " + to_hex(cur.names[size_t(to_pack[id])]) +
                " it covers holds ('hpak repair' rewrites it)";
