@@ -34,7 +34,7 @@
 //     is durable before its objects go); a superseded pack holding the only copy of an
 //     object so marked is kept; the others are condemned: index, then pack,
 //     renamed to `*.condemned` (readers stop seeing them). After the lock is
-//     released the condemned files are deleted — gc deletes no other name, so
+//     released the condemned files are deleted — gc deletes no other pack name, so
 //     a writer that re-publishes an identical pack (same SHA-256 name) keeps
 //     its new file. A writer (core/library/library_add.cpp) holds the lock shared from
 //     checking that every object of its catalog is visible (writing missing
