@@ -24,9 +24,11 @@
 // Writers: an add writes one layer covering the visible packs no usable layer
 // covers, merged with the smallest layers while the next smallest holds fewer
 // than twice the digests gathered so far (midx_layers_to_merge), then deletes
-// the layers it merged. So layer sizes at least double from one to the next:
-// at most log2(objects) + 1 layers, and a digest is rewritten only when its
-// layer grows 1.5 times or more (amortised O(log n) writes per object). gc and
+// the layers it merged. So, adds running one at a time, layer sizes at least
+// double from one to the next: at most log2(objects) + 1 layers, and a digest
+// is rewritten only when its layer grows 1.5 times or more (amortised
+// O(log n) writes per object). Adds racing may leave overlapping layers a few
+// more; the next merges or gc fold them. gc and
 // repair write one layer over every visible pack and delete every other layer
 // and the legacy file.
 #pragma once
