@@ -35,8 +35,9 @@ void log_error(std::string_view text) {
 void log_library(const Library& lib) {
   if (!debug_on()) return;
   auto packs = lib.packs();
-  spdlog::debug("library '{}': {} pack{} visible, {} outside the midx; {}, default level {}", lib.root(), packs.size(),
-                packs.size() == 1 ? "" : "s", lib.uncovered_packs(), lib.shared() ? "shared" : "private",
+  spdlog::debug("library '{}': {} pack{} visible, {} outside the midx ({} layer{}); {}, default level {}", lib.root(), packs.size(),
+                packs.size() == 1 ? "" : "s", lib.uncovered_packs(), lib.midx_layers(), lib.midx_layers() == 1 ? "" : "s",
+                lib.shared() ? "shared" : "private",
                 lib.default_level() < 0 ? std::string("unset") : std::to_string(lib.default_level()));
   for (const PackReader* p : packs) {
     if (p->index_source() == PackReader::IndexSource::Scan && !p->index_problem().empty())

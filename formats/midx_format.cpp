@@ -38,7 +38,8 @@ MidxView::MidxView(ByteSpan b, std::string where) {
   if (npacks > b.size() / 32 || count_ > b.size() / 36) r.fail("counts do not fit the file");
   uint64_t expect = 24 + uint64_t(npacks) * 32 + 1024 + count_ * 36 + 32;
   if (b.size() != expect) r.fail("size does not match its counts");
-  if (sha256(b.first(b.size() - 32)) != [&] { Digest d; std::memcpy(d.data(), b.data() + b.size() - 32, 32); return d; }())
+  std::memcpy(trailer_.data(), b.data() + b.size() - 32, 32);
+  if (sha256(b.first(b.size() - 32)) != trailer_)
     throw Corrupt(where, b.size() - 32, "multi-pack index checksum mismatch");
   for (uint32_t i = 0; i < npacks; i++) {
     Digest d;
@@ -70,6 +71,13 @@ std::optional<uint32_t> MidxView::find(const Digest& d) const {
   auto i = fanout_find(fanout_, digests_, count_, d);
   if (!i) return std::nullopt;
   return get_u32(ids_ + 4 * *i);
+}
+
+size_t midx_layers_to_merge(const std::vector<uint64_t>& smallest_first, uint64_t fresh) {
+  uint64_t gathered = fresh;
+  size_t n = 0;
+  while (n < smallest_first.size() && smallest_first[n] < 2 * gathered) gathered += smallest_first[n++];
+  return n;
 }
 
 } // namespace hpak::formats

@@ -1,15 +1,36 @@
-// HPAK multi-pack index (packs/multi.midx), format version 1: one sorted
-// digest table over many packs of a library, so an existence check or lookup
-// costs one binary search however many packs there are (git's MIDX idea).
+// HPAK multi-pack index, format version 1: sorted digest tables over many
+// packs of a library, so an existence check or lookup costs one binary search
+// per layer however many packs there are (git's MIDX idea, layered as git's
+// incremental multi-pack-index chains).
 //
+// A library's index is a set of layers, each a file of its own in packs/:
+//
+//   layer    ::= "midx-" hex64 ".midx"          -- hex64: the layer's trailer (formats/pack_name.hpp)
+//   legacy   ::= "multi.midx"                   -- the single index of older hpak: read as one more layer
 //   midx     ::= "HMIX" version:u32(=1) npacks:u32 reserved:u32(=0) count:u64
 //                pack:[32] * npacks            -- SHA-256 names of the covered packs, sorted
 //                fanout:u32[256] digest:[32] * count pack_id:u32 * count
 //                trailer                       -- SHA-256 of every preceding byte
 //
-// Each digest appears once (the first covered pack holding it). The midx is
-// disposable: readers ignore it when it names a pack that is gone, and fall
-// back to the packs' own .hidx; gc and `pack --into` rebuild it.
+// Every layer and the legacy file have the midx grammar. Each digest appears
+// once per layer (the first covered pack holding it). The set of layers is
+// what a listing of packs/ shows: there is no chain file, so no file can name
+// a layer that is gone, and a layer is published by one rename (written
+// whole under a temp name first). Layers are disposable: readers ignore a
+// layer that is unreadable, misnamed or names a pack that is not visible, and
+// look the packs it covers up in their own .hidx; layers may overlap (two adds
+// folding the same layer at once), which costs a lookup, never an answer.
+//
+// Writers: an add writes one layer covering the visible packs no usable layer
+// covers, merged with the smallest layers while the next smallest holds fewer
+// than twice the digests gathered so far (midx_layers_to_merge), then deletes
+// the layers it merged. So, adds running one at a time, layer sizes at least
+// double from one to the next: at most log2(objects) + 1 layers, and a digest
+// is rewritten only when its layer grows 1.5 times or more (amortised
+// O(log n) writes per object). Adds racing may leave overlapping layers a few
+// more; the next merges or gc fold them. gc and
+// repair write one layer over every visible pack and delete every other layer
+// and the legacy file.
 #pragma once
 
 #include <optional>
@@ -37,13 +58,21 @@ public:
   const std::vector<Digest>& packs() const { return packs_; }
   uint64_t count() const { return count_; }
   std::optional<uint32_t> find(const Digest& d) const;
+  const Digest& trailer() const { return trailer_; }
 
 private:
   std::vector<Digest> packs_;
   uint64_t count_ = 0;
+  Digest trailer_{};
   const uint8_t* fanout_ = nullptr;
   const uint8_t* digests_ = nullptr;
   const uint8_t* ids_ = nullptr;
 };
+
+// The merge policy of a new layer: `smallest_first` are the digest counts of
+// the usable layers, smallest first; `fresh` the digests of the packs no
+// layer covers. Returns how many of the smallest layers the new layer takes
+// in: each next one while it holds fewer than twice the digests gathered.
+size_t midx_layers_to_merge(const std::vector<uint64_t>& smallest_first, uint64_t fresh);
 
 } // namespace hpak::formats

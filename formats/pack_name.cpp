@@ -48,4 +48,14 @@ std::string pack_index_name(std::string_view pack_name) {
   return index_file_name(p->sum);
 }
 
+std::string midx_layer_name(const Digest& trailer) { return "midx-" + to_hex(trailer) + ".midx"; }
+
+std::optional<Digest> parse_midx_layer_name(std::string_view name) {
+  constexpr std::string_view prefix = "midx-";
+  if (!strip_suffix(name, ".midx") || name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  if (!is_lower_hex64(name)) return std::nullopt;
+  return digest_from_hex(name);
+}
+
 } // namespace hpak::formats

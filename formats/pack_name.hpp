@@ -5,6 +5,8 @@
 //   packfile  ::= "pack-" hex64 ".hpak"          -- hex64: SHA-256 of the pack file, lower case
 //   indexfile ::= "pack-" hex64 ".hidx"          -- that pack's index
 //   condemned ::= (packfile | indexfile) ".condemned"   -- being deleted by a gc (library only)
+//   midxlayer ::= "midx-" hex64 ".midx"          -- a multi-pack index layer (library only,
+//                                                   formats/midx_format.hpp); hex64: its trailer
 //
 // This header is the only code that builds or parses these names.
 #pragma once
@@ -38,5 +40,9 @@ std::optional<PackFileName> parse_pack_file_name(std::string_view name);
 bool is_pack_name(std::string_view name);
 // The index file name of a packfile name.
 std::string pack_index_name(std::string_view pack_name);
+// "midx-<hex>.midx", named by the layer's trailer (the SHA-256 of its other bytes).
+std::string midx_layer_name(const Digest& trailer);
+// The trailer a midx layer's name gives, or nullopt for any other name.
+std::optional<Digest> parse_midx_layer_name(std::string_view name);
 
 } // namespace hpak::formats

@@ -807,6 +807,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   if (act) collect_dead(lib, packs, plan, live, opts, res); // 6, for packs with nothing to copy
   sweep_leftovers(lib, opts, now, res); // 8, before any copy: a dead writer's leftovers may be the room it needs
   if (!act) {
+    lib.remove_unusable_midx_files(); // 7 without packs rewritten: only stale layers go
     unchanged(held, res);
     return res;
   }

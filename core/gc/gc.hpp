@@ -34,7 +34,7 @@
 //     is durable before its objects go); a superseded pack holding the only copy of an
 //     object so marked is kept; the others are condemned: index, then pack,
 //     renamed to `*.condemned` (readers stop seeing them). After the lock is
-//     released the condemned files are deleted — gc deletes no other name, so
+//     released the condemned files are deleted — gc deletes no other pack name, so
 //     a writer that re-publishes an identical pack (same SHA-256 name) keeps
 //     its new file. A writer (core/library/library_add.cpp) holds the lock shared from
 //     checking that every object of its catalog is visible (writing missing
@@ -42,7 +42,8 @@
 //     gc's re-mark (which sees it and keeps its objects) or after gc's
 //     condemn (and its check sees the condemned objects gone): whenever a
 //     name exists, every object it needs is in a visible pack.
-//  7. The midx is rebuilt over the packs that remain.
+//  7. The midx is rebuilt over the packs that remain: one layer, and every
+//     other file of the multi-pack index deleted (formats/midx_format.hpp).
 //  8. Sweep: old temp files go, and those whose writer is gone (the pid in
 //     the name is of this host and dead, and the file's flock is free); old
 //     orphan packs (no index: a writer killed between link and index), and
@@ -61,7 +62,7 @@
 // packs' description, core/gc/gc_plan.hpp), collect_dead (4b), sweep_leftovers
 // (8), rewrite_rest (5 and 6: repack, condemn, delete_condemned; pack by
 // pack without room), rebuild_midx (7). A plan with nothing to do only
-// sweeps. A dry run carries the plan out by the same copy into /dev/null
+// sweeps and deletes the midx layers readers ignore (stale ones). A dry run carries the plan out by the same copy into /dev/null
 // (rehearse: the new pack's size, name and objects are the real run's),
 // deletes nothing and only counts what the sweep would remove.
 // A kill -9 at any point leaves only extra packs (duplicates) or condemned

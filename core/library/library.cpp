@@ -1,6 +1,7 @@
 #include "core/library/library.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -21,16 +22,28 @@ namespace hpak {
 
 using namespace formats;
 
+// One file of the multi-pack index (a layer, or the legacy multi.midx),
+// mapped and parsed, with its packs resolved to the open ones.
+struct MidxMapped {
+  MappedFile map;
+  MidxView view;
+};
+
+struct MidxLayer {
+  std::string path;
+  Library::FileId id;
+  std::shared_ptr<const MidxMapped> mapped; // shared with later loads while the file is unchanged
+  std::vector<int> to_pack;                 // layer pack id -> index in Loaded::packs
+  const MidxView& view() const { return mapped->view; }
+};
+
 struct Library::Loaded {
   std::vector<std::shared_ptr<PackReader>> packs; // sorted by name
   std::vector<Digest> names;
   std::vector<std::shared_ptr<PackTrust>> trust; // per pack: may lookups use it (core/pack/pack_trust.hpp)
-  MappedFile midx_map;
-  MidxView midx;
-  bool midx_ok = false;
-  Library::FileId midx_id;
-  std::vector<int> midx_to_pack;      // midx pack id -> index in packs (-1 if gone)
-  std::vector<size_t> uncovered;      // packs not in the midx
+  std::vector<std::string> midx_files;            // every file of the multi-pack index listed
+  std::vector<std::unique_ptr<MidxLayer>> layers; // the usable ones, smallest (newest) first
+  std::vector<size_t> uncovered;                  // packs no usable layer covers
 };
 
 void Library::init(const std::string& root, bool shared, int level) {
@@ -88,8 +101,8 @@ void open_packs(const store::Layout& layout, const store::PacksListing& listing,
   }
 }
 
-// The largest midx the open packs can justify: every pack named, every digest
-// of their indexes listed once (formats/midx_format.hpp).
+// The largest midx file the open packs can justify: every pack named, every
+// digest of their indexes listed once (formats/midx_format.hpp).
 uint64_t midx_size_bound(const Library::Loaded& l) {
   uint64_t digests = 0;
   for (auto& p : l.packs) digests += p->index().count();
@@ -100,56 +113,118 @@ Library::FileId file_id(const os::FileStat& st) {
   return {st.st_dev, st.st_ino, int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-// packs/multi.midx, mapped and parsed: never through a symlink, never
-// blocking on a FIFO, a regular file no larger than the packs justify.
-void map_midx(const store::Layout& layout, Library::Loaded& l) {
-  l.midx_map = MappedFile(layout.midx_path(), Follow::NoLinks, midx_size_bound(l));
-  l.midx_id = file_id(l.midx_map.stat());
-  l.midx = MidxView(l.midx_map.bytes(), layout.midx_path());
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// A layer must be named by its trailer (the legacy multi.midx has no name to check).
+void check_layer_name(const MidxLayer& m) {
+  auto named = parse_midx_layer_name(base_name(m.path));
+  if (named && *named != m.view().trailer())
+    throw Error("multi-pack index layer '" + m.path + "' is not named by its trailer (" + to_hex(m.view().trailer()) + ")");
 }
 
-// packs/multi.midx, when it names only packs that are open (and was not found
-// wrong before: `distrusted`); otherwise every pack is looked up through its
-// own index.
-void attach_midx(const store::Layout& layout, const std::optional<Library::FileId>& distrusted, Library::Loaded& l) {
-  const std::string midx_path = layout.midx_path();
-  if (!path_exists(midx_path)) return;
-  try {
-    map_midx(layout, l); // a FIFO or symlink there: ignored like a bad midx
-    if (distrusted && *distrusted == l.midx_id) {
-      diag_debug([&] { return "midx '" + midx_path + "' ignored: it missed objects its packs hold"; });
-      return;
+// The mapping `old` holds of the file at `path`, if the file is unchanged
+// (same identity, size and mtime): a layer is parsed once, not at every rescan.
+std::shared_ptr<const MidxMapped> mapped_before(const std::string& path, const Library::Loaded* old, Library::FileId& id) {
+  os::FileStat st;
+  if (!old || os::lstat_path(path.c_str(), st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  for (auto& m : old->layers)
+    if (m->path == path && m->id == file_id(st)) {
+      id = m->id;
+      return m->mapped;
     }
-    l.midx_ok = true;
-    for (auto& name : l.midx.packs()) {
-      auto it = std::lower_bound(l.names.begin(), l.names.end(), name);
-      if (it == l.names.end() || *it != name) {
-        l.midx_ok = false; // names a pack that is gone: stale, ignore it
-        diag_debug([&] { return "midx '" + midx_path + "' ignored: it names pack " + to_hex(name) + ", which is not visible"; });
-        break;
-      }
-      l.midx_to_pack.push_back(int(it - l.names.begin()));
+  return nullptr;
+}
+
+// A file of the multi-pack index, mapped and parsed (or reused from `old`):
+// never through a symlink, never blocking on a FIFO, a regular file no larger
+// than the packs justify.
+std::unique_ptr<MidxLayer> map_layer(const std::string& path, const Library::Loaded& l, const Library::Loaded* old = nullptr) {
+  auto m = std::make_unique<MidxLayer>();
+  m->path = path;
+  if ((m->mapped = mapped_before(path, old, m->id))) return m;
+  auto mapped = std::make_shared<MidxMapped>();
+  mapped->map = MappedFile(path, Follow::NoLinks, midx_size_bound(l));
+  m->id = file_id(mapped->map.stat());
+  mapped->view = MidxView(mapped->map.bytes(), path);
+  m->mapped = std::move(mapped);
+  check_layer_name(*m);
+  return m;
+}
+
+// The open pack of each pack a layer names; false (and `gone`) when one is
+// not visible: the layer is stale.
+bool resolve_layer_packs(MidxLayer& m, const Library::Loaded& l, Digest& gone) {
+  for (auto& name : m.view().packs()) {
+    auto it = std::lower_bound(l.names.begin(), l.names.end(), name);
+    if (it == l.names.end() || *it != name) {
+      gone = name;
+      return false;
     }
-  } catch (const Error& e) {
-    l.midx_ok = false;
-    diag_debug([&] { return "midx '" + midx_path + "' ignored: " + e.what(); });
+    m.to_pack.push_back(int(it - l.names.begin()));
   }
+  return true;
+}
+
+bool is_distrusted(const std::vector<Library::FileId>& distrusted, const Library::FileId& id) {
+  return std::find(distrusted.begin(), distrusted.end(), id) != distrusted.end();
+}
+
+// The layers that name only packs that are open (and were not found wrong
+// before: `distrusted`), smallest first; any other is ignored, and the packs
+// it covers are looked up through their own indexes.
+void attach_layers(const std::vector<Library::FileId>& distrusted, const Library::Loaded* old, Library::Loaded& l) {
+  for (auto& path : l.midx_files) {
+    try {
+      auto m = map_layer(path, l, old); // a FIFO or symlink there: ignored like a bad midx
+      Digest gone{};
+      if (is_distrusted(distrusted, m->id))
+        diag_debug([&] { return "midx '" + path + "' ignored: it missed objects its packs hold"; });
+      else if (!resolve_layer_packs(*m, l, gone))
+        diag_debug([&] { return "midx '" + path + "' ignored: it names pack " + to_hex(gone) + ", which is not visible"; });
+      else
+        l.layers.push_back(std::move(m));
+    } catch (const Error& e) {
+      diag_debug([&] { return "midx '" + path + "' ignored: " + e.what(); });
+    }
+  }
+  std::stable_sort(l.layers.begin(), l.layers.end(), [](auto& a, auto& b) { return a->view().count() < b->view().count(); });
 }
 
 void find_uncovered(Library::Loaded& l) {
   std::vector<bool> covered(l.packs.size(), false);
-  if (l.midx_ok)
-    for (int i : l.midx_to_pack) covered[size_t(i)] = true;
+  for (auto& m : l.layers)
+    for (int i : m->to_pack) covered[size_t(i)] = true;
+  l.uncovered.clear();
   for (size_t i = 0; i < l.packs.size(); i++)
     if (!covered[i]) l.uncovered.push_back(i);
+}
+
+// Stops trusting the layers that missed `d`, which pack `at` holds: those
+// covering that pack, and any that sent `d` elsewhere.
+void distrust_layers(const Digest& d, size_t at, std::vector<Library::FileId>& distrusted, Library::Loaded& l) {
+  auto wrong = [&](const MidxLayer& m) {
+    return m.view().find(d).has_value() || std::find(m.to_pack.begin(), m.to_pack.end(), int(at)) != m.to_pack.end();
+  };
+  for (auto it = l.layers.begin(); it != l.layers.end();) {
+    if (!wrong(**it)) {
+      ++it;
+      continue;
+    }
+    diag_debug([&] { return "midx '" + (*it)->path + "' ignored from now on: it misses object " + to_hex(d) + ", which a pack it covers holds"; });
+    distrusted.push_back((*it)->id);
+    it = l.layers.erase(it);
+  }
+  find_uncovered(l);
 }
 
 } // namespace
 
 void Library::load_locked() const {
   auto l = std::make_unique<Loaded>();
-  open_packs(layout_, store::list_packs(layout_), loaded_.get(), shared_, check_index_trailers_, *l);
-  attach_midx(layout_, distrusted_midx_, *l);
+  const store::PacksListing listing = store::list_packs(layout_);
+  open_packs(layout_, listing, loaded_.get(), shared_, check_index_trailers_, *l);
+  l->midx_files = listing.midx_files(layout_);
+  attach_layers(distrusted_midx_, loaded_.get(), *l);
   find_uncovered(*l);
   if (loaded_) retired_.push_back(std::move(loaded_));
   loaded_ = std::move(l);
@@ -164,19 +239,19 @@ std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
   std::shared_lock lk(mu_);
   const Loaded& l = *loaded_;
   // A pack this user may not take bytes from (core/pack/pack_trust.hpp) is skipped;
-  // when the midx points at one, any other copy is looked for in every pack.
+  // when a layer points at one, any other copy is looked for in every pack.
   bool refused = false;
-  if (l.midx_ok) {
-    if (auto id = l.midx.find(d)) {
-      size_t i = size_t(l.midx_to_pack[*id]);
-      const PackReader* p = l.packs[i].get();
-      if (auto r = p->find(d)) {
-        if (l.trust[i]->usable()) return ObjectRef{p, *r};
-        refused = true;
-      }
+  for (auto& m : l.layers) {
+    auto id = m->view().find(d);
+    if (!id) continue;
+    size_t i = size_t(m->to_pack[*id]);
+    const PackReader* p = l.packs[i].get();
+    if (auto r = p->find(d)) {
+      if (l.trust[i]->usable()) return ObjectRef{p, *r};
+      refused = true;
     }
   }
-  // Newest packs are not in the midx; search them (and, without a midx, all).
+  // Newest packs are in no layer yet; search them (and, without layers, all).
   for (auto it = l.uncovered.rbegin(); it != l.uncovered.rend(); ++it) {
     const PackReader* p = l.packs[*it].get();
     if (auto r = p->find(d); r && l.trust[*it]->usable()) return ObjectRef{p, *r};
@@ -191,24 +266,19 @@ std::optional<ObjectRef> Library::locate_loaded(const Digest& d) const {
 // used again by this Library, and `hpak verify` reports it.
 std::optional<ObjectRef> Library::locate_past_midx(const Digest& d) const {
   std::optional<ObjectRef> found;
+  size_t at = 0;
   const Loaded* seen = nullptr;
   {
     std::shared_lock lk(mu_);
     const Loaded& l = *loaded_;
-    if (!l.midx_ok) return std::nullopt;
+    if (l.layers.empty()) return std::nullopt; // every pack was searched already
     for (size_t i = 0; i < l.packs.size() && !found; i++)
-      if (auto r = l.packs[i]->find(d); r && l.trust[i]->usable()) found = ObjectRef{l.packs[i].get(), *r};
+      if (auto r = l.packs[i]->find(d); r && l.trust[i]->usable()) found = ObjectRef{l.packs[i].get(), *r}, at = i;
     seen = &l;
   }
   if (!found) return std::nullopt;
   std::unique_lock lk(mu_);
-  if (loaded_.get() == seen && loaded_->midx_ok) {
-    diag_debug([&] { return "midx '" + layout_.midx_path() + "' ignored from now on: it misses object " + to_hex(d) + ", which a pack it covers holds"; });
-    distrusted_midx_ = loaded_->midx_id;
-    loaded_->midx_ok = false;
-    loaded_->uncovered.clear();
-    for (size_t i = 0; i < loaded_->packs.size(); i++) loaded_->uncovered.push_back(i);
-  }
+  if (loaded_.get() == seen) distrust_layers(d, at, distrusted_midx_, *loaded_);
   return found;
 }
 
@@ -411,21 +481,77 @@ std::string Library::publish_pack(const std::string& tmp_path, const PackResult&
   return store::publish_pack(layout_, shared_, tmp_path, r.file_sum, r.size, encode_index(r.records, r.size, r.pack_sum, r.index_version()));
 }
 
-void Library::write_midx() {
-  refresh();
+namespace {
+
+// A layer over the packs `which` (indexes into l.packs, ascending: sorted by
+// name), listing every digest of their own indexes.
+Bytes encode_layer(const Library::Loaded& l, const std::vector<size_t>& which) {
   std::vector<Digest> names;
   std::vector<MidxEntry> entries;
+  for (size_t k = 0; k < which.size(); k++) {
+    names.push_back(l.names[which[k]]);
+    const IndexView& v = l.packs[which[k]]->index();
+    for (uint64_t i = 0; i < v.count(); i++) entries.push_back({v.digest_at(i), uint32_t(k)});
+  }
+  return encode_midx(names, std::move(entries));
+}
+
+// Publishes a layer under its name: written whole under a temp name, then
+// renamed (derived data: not synced). Returns its path.
+std::string publish_layer(const store::Layout& layout, const Bytes& bytes) {
+  Digest trailer;
+  std::memcpy(trailer.data(), bytes.data() + bytes.size() - 32, 32);
+  AtomicFile f(layout.midx_layer_path(trailer), 0444);
+  f.write(bytes);
+  f.commit();
+  return f.final_path();
+}
+
+// Deletes the index files `paths` but `keep` (one already gone is fine: a
+// concurrent writer merged it too).
+void remove_midx_files(const std::vector<std::string>& paths, const std::string& keep) {
+  for (auto& p : paths)
+    if (p != keep && os::unlink_path(p.c_str()) != 0 && errno != ENOENT)
+      diag_debug([&] { return "midx '" + p + "' not removed: " + std::string(std::strerror(errno)); });
+}
+
+// What a new layer covers: the packs no layer covers, and the packs of the
+// smallest layers the merge policy folds in (formats/midx_format.hpp).
+struct LayerPlan {
+  std::vector<size_t> packs;        // indexes into Loaded::packs, ascending
+  std::vector<std::string> merged;  // the layers it replaces
+};
+
+LayerPlan plan_layer(const Library::Loaded& l) {
+  LayerPlan plan;
+  if (l.uncovered.empty()) return plan;
+  uint64_t fresh = 0;
+  for (size_t i : l.uncovered) fresh += l.packs[i]->index().count();
+  std::vector<uint64_t> counts;
+  for (auto& m : l.layers) counts.push_back(m->view().count());
+  std::set<size_t> packs(l.uncovered.begin(), l.uncovered.end());
+  for (size_t k = 0, n = midx_layers_to_merge(counts, fresh); k < n; k++) {
+    for (int i : l.layers[k]->to_pack) packs.insert(size_t(i));
+    plan.merged.push_back(l.layers[k]->path);
+  }
+  plan.packs.assign(packs.begin(), packs.end());
+  return plan;
+}
+
+} // namespace
+
+void Library::write_midx() {
+  refresh();
+  Bytes bytes;
+  std::vector<std::string> old;
   {
     std::shared_lock lk(mu_);
-    names = loaded_->names;
-    for (size_t p = 0; p < loaded_->packs.size(); p++) {
-      const IndexView& v = loaded_->packs[p]->index();
-      for (uint64_t i = 0; i < v.count(); i++) entries.push_back({v.digest_at(i), uint32_t(p)});
-    }
+    std::vector<size_t> all(loaded_->packs.size());
+    for (size_t i = 0; i < all.size(); i++) all[i] = i;
+    bytes = encode_layer(*loaded_, all);
+    old = loaded_->midx_files;
   }
-  AtomicFile f(layout_.midx_path(), 0444);
-  f.write(encode_midx(names, std::move(entries)));
-  f.commit();
+  remove_midx_files(old, publish_layer(layout_, bytes));
   refresh();
 }
 
@@ -437,27 +563,63 @@ void Library::write_midx_or_warn(std::vector<std::string>& warnings) {
   }
 }
 
-std::string Library::midx_problem(std::string* stale_out) const {
-  const std::string path = layout_.midx_path();
-  if (!path_exists(path)) return {};
-  std::shared_lock lk(mu_);
-  const Loaded& cur = *loaded_;
-  Loaded l; // a fresh mapping: not the loaded one, which a lookup may have given up on
-  l.packs = cur.packs;
+size_t Library::remove_unusable_midx_files() {
+  refresh();
+  std::vector<std::string> unusable;
+  {
+    std::shared_lock lk(mu_);
+    for (auto& path : loaded_->midx_files)
+      if (std::none_of(loaded_->layers.begin(), loaded_->layers.end(), [&](auto& m) { return m->path == path; })) unusable.push_back(path);
+  }
+  remove_midx_files(unusable, {});
+  if (!unusable.empty()) refresh();
+  return unusable.size();
+}
+
+bool Library::add_midx_layer() {
+  refresh();
+  Bytes bytes;
+  LayerPlan plan;
+  {
+    std::shared_lock lk(mu_);
+    plan = plan_layer(*loaded_);
+    if (plan.packs.empty()) return false;
+    bytes = encode_layer(*loaded_, plan.packs);
+  }
+  remove_midx_files(plan.merged, publish_layer(layout_, bytes));
+  refresh();
+  return true;
+}
+
+void Library::add_midx_layer_or_warn(std::vector<std::string>& warnings) {
   try {
-    map_midx(layout_, l);
+    add_midx_layer();
   } catch (const Error& e) {
+    warnings.push_back(std::string(e.what()) + "; no multi-pack index layer was written (lookups use the packs' own indexes until a later add or gc writes one)");
+  }
+}
+
+namespace {
+
+// Why one file of the multi-pack index is not fit for lookups (see
+// Library::midx_problem), against the packs `cur` has open.
+std::string layer_problem(const std::string& path, const Library::Loaded& cur, std::string* stale_out) {
+  std::unique_ptr<MidxLayer> m;
+  try {
+    m = map_layer(path, cur);
+  } catch (const Error& e) {
+    os::FileStat st;
+    if (os::lstat_path(path.c_str(), st) != 0 && errno == ENOENT) return {}; // merged away by a concurrent add
     std::string why = std::string(e.what()) + " (readers ignore it; 'hpak repair' or the next gc rewrites it)";
     // Larger than the visible packs can need: what a gc or repair killed
     // after deleting packs, before writing the new midx, leaves. Stale, not
     // damage (readers ignore it either way).
-    os::FileStat st;
-    if (!stale_out || os::lstat_path(path.c_str(), st) != 0 || uint64_t(st.st_size) <= midx_size_bound(l)) return why;
+    if (!stale_out || os::lstat_path(path.c_str(), st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) <= midx_size_bound(cur)) return why;
     if (stale_out->empty()) *stale_out = "multi-pack index '" + path + "' is larger than the visible packs can need (written before packs were deleted): readers ignore it until it is rewritten";
     return {};
   }
-  std::vector<int> to_pack; // midx pack id -> index in cur.packs, -1 if not visible
-  for (auto& name : l.midx.packs()) {
+  std::vector<int> to_pack; // layer pack id -> index in cur.packs, -1 if not visible
+  for (auto& name : m->view().packs()) {
     auto it = std::lower_bound(cur.names.begin(), cur.names.end(), name);
     bool visible = it != cur.names.end() && *it == name;
     to_pack.push_back(visible ? int(it - cur.names.begin()) : -1);
@@ -469,7 +631,7 @@ std::string Library::midx_problem(std::string* stale_out) const {
     const IndexView& v = cur.packs[size_t(to_pack[id])]->index();
     for (uint64_t i = 0; i < v.count(); i++) {
       const Digest d = v.digest_at(i);
-      auto hit = l.midx.find(d);
+      auto hit = m->view().find(d);
       if (!hit)
         return "multi-pack index '" + path + "' does not list object " + to_hex(d) + ", which pack " + to_hex(cur.names[size_t(to_pack[id])]) +
                " it covers holds ('hpak repair' rewrites it)";
@@ -480,6 +642,21 @@ std::string Library::midx_problem(std::string* stale_out) const {
     }
   }
   return {};
+}
+
+} // namespace
+
+std::string Library::midx_problem(std::string* stale_out) const {
+  std::shared_lock lk(mu_);
+  // A fresh mapping of each file: not the loaded one, which a lookup may have given up on.
+  for (auto& path : loaded_->midx_files)
+    if (std::string why = layer_problem(path, *loaded_, stale_out); !why.empty()) return why;
+  return {};
+}
+
+size_t Library::midx_layers() const {
+  std::shared_lock lk(mu_);
+  return loaded_->layers.size();
 }
 
 } // namespace hpak

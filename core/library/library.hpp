@@ -9,10 +9,11 @@
 // relies on is still visible (a concurrent gc may have condemned it), re-adds
 // any that are not, and only then renames the catalog name into place — see
 // core/gc/gc.hpp for the protocol.
-// Readers load the visible packs, look up through the midx and each uncovered
-// pack's index (O(log n) each), and on a miss search every pack's own index
-// (a midx that misses what a pack it covers holds is wrong: it is not used
-// again) and rescan the directory, so a pack published a moment ago is found. Lookups are thread-safe; PackReaders handed
+// Readers load the visible packs, look up through each layer of the
+// multi-pack index (formats/midx_format.hpp; smallest, i.e. newest, first) and
+// each uncovered pack's index (O(log n) each), and on a miss search every pack's
+// own index (a layer that misses what a pack it covers holds is wrong: it is
+// not used again) and rescan the directory, so a pack published a moment ago is found. Lookups are thread-safe; PackReaders handed
 // out stay valid for the Library's lifetime even across rescans.
 #pragma once
 
@@ -51,15 +52,17 @@ public:
   // The level recorded by `hpak init --level`, or -1 (pack's default, 3).
   int default_level() const { return level_; }
 
-  // Re-reads the packs directory and the midx.
+  // Re-reads the packs directory and the multi-pack index's layers.
   void refresh() const;
   std::optional<ObjectRef> locate(const Digest& d) const override;
   // Like locate, but without the rescan on a miss.
   std::optional<ObjectRef> locate_loaded(const Digest& d) const;
   bool contains(const Digest& d) const { return locate_loaded(d).has_value(); }
 
-  // Visible packs not covered by the midx (each costs a lookup of its own).
+  // Visible packs no usable midx layer covers (each costs a lookup of its own).
   size_t uncovered_packs() const;
+  // Usable layers of the multi-pack index (each costs a lookup of its own).
+  size_t midx_layers() const;
   // Visible packs (stable pointers: kept alive across rescans, see unmap_gone).
   std::vector<const PackReader*> packs() const;
   // Rescans, then drops this Library's readers of the packs in `gone` that
@@ -141,16 +144,30 @@ public:
 
   // Publishes a finished pack written to `tmp_path` (in tmp/); returns its name.
   std::string publish_pack(const std::string& tmp_path, const PackResult& r);
-  // Rewrites packs/multi.midx to cover every visible pack.
+  // Writes one midx layer covering every visible pack and deletes every other
+  // file of the multi-pack index it listed (gc and repair: under gc.lock).
   void write_midx();
   // The same, for a command whose result is already durable: the midx is
   // disposable, so a failure (a full disk) is a warning appended to `warnings`.
   void write_midx_or_warn(std::vector<std::string>& warnings);
-  // Why packs/multi.midx is not fit for lookups ("" when it is absent or
-  // agrees with the packs' own indexes): unreadable (not a regular file, too
-  // large, malformed), or a digest a covered pack holds that it does not find
-  // or sends to a pack without it. One that names a pack that is gone is only
-  // stale (readers ignore it): `stale_out` says so. Reads every covered index.
+  // An add's step: when some visible pack is in no usable layer, writes a
+  // layer covering those packs and the smallest layers the merge policy folds
+  // in (formats/midx_format.hpp), then deletes the layers it merged. Returns
+  // whether it wrote a layer.
+  bool add_midx_layer();
+  // The same; a failure (a full disk) is a warning appended to `warnings`.
+  void add_midx_layer_or_warn(std::vector<std::string>& warnings);
+  // Deletes the files of the multi-pack index readers ignore (stale: naming a
+  // pack that is not visible; unreadable; found wrong). For gc, under gc.lock.
+  // Returns how many.
+  size_t remove_unusable_midx_files();
+  // Why a file of the multi-pack index (a layer, or the legacy multi.midx) is
+  // not fit for lookups ("" when there is none or each agrees with the packs'
+  // own indexes): unreadable (not a regular file, too large, malformed, a
+  // layer not named by its trailer), or a digest a covered pack holds that it
+  // does not find or sends to a pack without it. The first one found. One that
+  // names a pack that is gone is only stale (readers ignore it): `stale_out`
+  // says so. Reads every covered index.
   std::string midx_problem(std::string* stale_out = nullptr) const;
 
   // The packs and midx loaded (core/library/library.cpp).
@@ -171,9 +188,9 @@ private:
   mutable std::shared_mutex mu_;
   mutable std::unique_ptr<Loaded> loaded_;
   mutable std::vector<std::unique_ptr<Loaded>> retired_; // keeps old readers alive
-  // A midx found wrong (it missed what a covered pack holds): its identity,
-  // so that a rescan does not trust the same file again.
-  mutable std::optional<FileId> distrusted_midx_;
+  // Midx layers found wrong (they missed what a covered pack holds): their
+  // identities, so that a rescan does not trust the same files again.
+  mutable std::vector<FileId> distrusted_midx_;
   void load_locked() const;
   std::optional<ObjectRef> locate_past_midx(const Digest& d) const;
 };

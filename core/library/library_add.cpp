@@ -93,10 +93,10 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
     if (res.pack_name.empty() && res.repairs == 0) sync_dir(packs_dir());
     set_catalog(name, res.catalog_digest);
   }
-  // Keep lookups O(log n): fold the packs into the midx once enough are
-  // outside it. The name is durable now: a midx that cannot be written (a
-  // full disk) is a warning, not a failed add.
-  if (uncovered_packs() > 8) write_midx_or_warn(res.warnings);
+  // Keep lookups O(log n): a midx layer over the packs no layer covers,
+  // merged geometrically (formats/midx_format.hpp). The name is durable now: a
+  // layer that cannot be written (a full disk) is a warning, not a failed add.
+  add_midx_layer_or_warn(res.warnings);
   return res;
 }
 

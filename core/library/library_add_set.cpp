@@ -90,7 +90,7 @@ Library::AddSetResult Library::add_set(const std::vector<NamedCatalog>& catalogs
     }
     for (size_t i = 0; i < catalogs.size(); i++) set_catalog(catalogs[i].name, res.catalog_digests[i]);
   }
-  if (uncovered_packs() > 8) write_midx_or_warn(res.warnings); // the names are durable: a warning at worst
+  add_midx_layer_or_warn(res.warnings); // the names are durable: a warning at worst
   return res;
 }
 

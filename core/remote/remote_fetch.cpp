@@ -749,7 +749,7 @@ FetchResult fetch_once(Library& lib, Backend& store, const std::string& shown, c
   FetchedCatalog fc = get_catalog(lib, r, c.digest, name);
   fetch_and_name(lib, r, c, fc, name, o, res);
   std::vector<std::string> midx_warnings; // the name is durable: a midx not rewritten is a warning
-  if (lib.uncovered_packs() > 8) lib.write_midx_or_warn(midx_warnings);
+  lib.add_midx_layer_or_warn(midx_warnings);
   for (auto& w : midx_warnings) warn(w);
   return res;
 }

@@ -9,6 +9,8 @@ std::string Layout::pack_path(const Digest& file_sum) const { return packs_dir()
 
 std::string Layout::index_path(const Digest& file_sum) const { return packs_dir() + "/" + formats::index_file_name(file_sum); }
 
+std::string Layout::midx_layer_path(const Digest& trailer) const { return packs_dir() + "/" + formats::midx_layer_name(trailer); }
+
 std::string index_path_for(const std::string& p) {
   const std::string_view suffix = formats::kPackSuffix;
   if (p.size() > suffix.size() && std::string_view(p).substr(p.size() - suffix.size()) == suffix)

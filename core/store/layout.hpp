@@ -6,7 +6,9 @@
 //   LIB/packs/pack-<sha256>.hpak     immutable; named by the SHA-256 of the file
 //   LIB/packs/pack-<sha256>.hidx     its index, published *after* the pack: a pack
 //                                    is visible exactly when its .hidx exists
-//   LIB/packs/multi.midx             multi-pack index (disposable, rebuildable)
+//   LIB/packs/midx-<sha256>.midx     a layer of the multi-pack index (disposable,
+//                                    rebuildable; formats/midx_format.hpp), named by its trailer
+//   LIB/packs/multi.midx             the single multi-pack index of older hpak: read as a layer
 //   LIB/packs/*.condemned            packs (and indexes) a gc is deleting: invisible
 //   LIB/catalogs/<name>              "hpak-catalog 1\n<catalog digest>\n", replaced by rename
 //   LIB/used/<name>                  mtime = last restore of that catalog
@@ -59,7 +61,9 @@ public:
 
   std::string pack_path(const Digest& file_sum) const;
   std::string index_path(const Digest& file_sum) const;
+  // The legacy single multi-pack index (read as a layer; no longer written).
   std::string midx_path() const { return packs_dir() + "/" + kMidxFile; }
+  std::string midx_layer_path(const Digest& trailer) const;
   std::string catalog_path(const std::string& name) const { return catalogs_dir() + "/" + name; }
   std::string used_path(const std::string& name) const { return used_dir() + "/" + name; }
   std::string gc_lock() const { return locks_dir() + "/gc.lock"; }

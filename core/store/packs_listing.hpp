@@ -14,8 +14,12 @@ struct PacksListing {
   std::vector<Digest> index_files;  // pack-<hex>.hidx, sorted
   std::vector<std::string> condemned; // *.condemned names a gc left
   std::vector<std::string> temps;     // .tmp-* names (being written, or left by a killed writer)
-  std::vector<std::string> other;     // anything else but multi.midx
-  bool has_midx = false;
+  std::vector<std::string> other;     // anything else but the multi-pack index's files
+  std::vector<Digest> midx_layers;    // midx-<hex>.midx (by trailer), sorted
+  bool has_midx = false;              // the legacy multi.midx
+
+  // Every file of the multi-pack index: the layers, then the legacy file.
+  std::vector<std::string> midx_files(const Layout& layout) const;
 
   // Packs readers see: those with an index (whether or not the pack file is
   // still there: readers open it and skip it if it is gone).

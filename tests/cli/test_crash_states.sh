@@ -26,7 +26,7 @@ fi
 make_tree "$W/src" a
 L=$W/relib
 "$hpak" -q init "$L" && "$hpak" -q pack "$W/src" --into "$L" --name env && "$hpak" -q catalogs rm "$L" env >/dev/null &&
-  rm -f "$L"/packs/pack-*.hidx "$L"/packs/multi.midx || fail "setting up a library with an orphan pack"
+  rm -f "$L"/packs/pack-*.hidx "$L"/packs/*.midx || fail "setting up a library with an orphan pack"
 : >"$W/ops.log"
 mkdir -p "$W/blobs"
 env LD_PRELOAD="$crashlog" CRASHLOG_LOG="$W/ops.log" CRASHLOG_BLOBS="$W/blobs" CRASHLOG_ROOT="$L" \

@@ -32,7 +32,7 @@ wait_stopped() {
 orphan_library() {
   H init "$1" >/dev/null || fail "init $1"
   add_env "$1" e1 "$2"
-  rm -f "$1"/packs/pack-*.hidx "$1"/packs/multi.midx
+  rm -f "$1"/packs/pack-*.hidx "$1"/packs/*.midx
   H catalogs rm "$1" e1 >/dev/null || fail "catalogs rm"
   touch -h -d '3 hours ago' "$1"/packs/pack-*.hpak
 }

@@ -79,16 +79,18 @@ cat_digest=$("$hpak" index "$W/small.hpak" --show --no-write | awk '$2 == "catal
 csize=$(stat -c %s "$out/fuzz_catalog/cli-small.cat")
 truncate_to "$out/fuzz_catalog/cli-small.cat" $((csize - 7)) "$out/fuzz_catalog/cli-small-truncated.cat"
 
-# ---- a library of ten small packs: pack --into writes the midx past 8 uncovered packs
+# ---- a library of ten small packs: each pack --into writes a midx layer, merged geometrically
 lib=$W/lib
 for v in 1 2 3 4 5 6 7 8 9 10; do
   make_tree "$W/env$v" "$v"
   "$hpak" -q pack "$W/env$v" --into "$lib" --name "env$v" >/dev/null
 done
-[ -f "$lib/packs/multi.midx" ] || { echo "make_corpus.sh: no multi.midx was written" >&2; exit 1; }
-cp "$lib/packs/multi.midx" "$out/fuzz_midx/cli-lib.midx"
-msize=$(stat -c %s "$lib/packs/multi.midx")
-flip "$lib/packs/multi.midx" $((msize / 2)) "$out/fuzz_midx/cli-lib-flipped.midx"
+# The largest layer (the 8 first packs merged).
+layer=$(find "$lib/packs" -maxdepth 1 -name 'midx-*.midx' -printf '%s %p\n' | sort -n | sed -n '$s/^[0-9]* //p')
+[ -n "$layer" ] || { echo "make_corpus.sh: no midx layer was written" >&2; exit 1; }
+cp "$layer" "$out/fuzz_midx/cli-lib.midx"
+msize=$(stat -c %s "$layer")
+flip "$layer" $((msize / 2)) "$out/fuzz_midx/cli-lib-flipped.midx"
 
 # ---- restore states: after a complete restore, and an incomplete one (--partial past a missing object)
 "$hpak" -q restore "$lib" env1 "$W/target" >/dev/null

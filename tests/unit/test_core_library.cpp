@@ -1,6 +1,7 @@
 // core/library: init and opening, catalog names, add_tree (only new objects,
 // no pack for a known tree, the gc-race re-check), lookups across packs and
-// through the midx (fresh packs found by a rescan, a stale midx ignored),
+// through the midx layers (fresh packs found by a rescan, a stale layer
+// ignored, layers merged geometrically, a legacy multi.midx read as a layer),
 // concurrent adds, and core/verify_library on intact and damaged libraries.
 #include <doctest/doctest.h>
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "core/pack/pack_reader.hpp"
 #include "core/restore/restore.hpp"
 #include "core/verify/verify_library.hpp"
+#include "formats/pack_name.hpp"
 #include "tree_fixture.hpp"
 
 using namespace hpak;
@@ -253,7 +255,21 @@ TEST_CASE("library: a pack published after opening is found by a rescan") {
   CHECK(a.pack_size > 0);
 }
 
-TEST_CASE("library: the midx keeps lookups O(log n), and a stale one is ignored") {
+namespace {
+
+std::vector<std::string> midx_files(const std::string& root) {
+  std::vector<std::string> out;
+  for (auto& e : std::filesystem::directory_iterator(root + "/packs")) {
+    std::string n = e.path().filename().string();
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".midx") out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("library: the midx keeps lookups O(log n), and a stale layer is ignored") {
   fx::TempDir dir("midx");
   std::string root = dir / "lib";
   Library::init(root);
@@ -267,35 +283,134 @@ TEST_CASE("library: the midx keeps lookups O(log n), and a stale one is ignored"
     packs.push_back(r.pack_name);
     for (auto& n : lib.load_catalog("c" + std::to_string(i)).nodes)
       if (n.type == NodeType::File) objects.push_back(n.digest);
+    CHECK(lib.uncovered_packs() == 0); // every add writes a layer over its pack
+    CHECK(lib.midx_layers() == midx_files(root).size());
+    CHECK(lib.midx_layers() <= 4); // log2(11) + 1: merged geometrically
   }
-  CHECK(path_exists(root + "/packs/multi.midx")); // written once more than 8 packs were uncovered
-  CHECK(lib.uncovered_packs() <= 8);
+  CHECK_FALSE(path_exists(root + "/packs/multi.midx")); // no longer written
   for (auto& d : objects) CHECK(lib.contains(d));
-  lib.write_midx();
+  lib.write_midx(); // gc's and repair's: one layer over every pack, the others deleted
   CHECK(lib.uncovered_packs() == 0);
+  CHECK(lib.midx_layers() == 1);
+  REQUIRE(midx_files(root).size() == 1);
   Library fresh(root);
   CHECK(fresh.uncovered_packs() == 0);
   for (auto& d : objects) CHECK(fresh.contains(d));
   Digest absent{};
   CHECK_FALSE(fresh.contains(absent));
+  CHECK(fresh.midx_problem().empty());
 
-  // A pack vanishes (as after a gc) while the midx still names it: the midx is
-  // ignored and the remaining packs are searched through their own indexes.
+  // A pack vanishes (as after a gc) while the layer still names it: the layer
+  // is ignored and the remaining packs are searched through their own indexes.
   std::string gone = root + "/packs/" + packs[0];
   REQUIRE(unlink(index_path_for(gone).c_str()) == 0);
   REQUIRE(unlink(gone.c_str()) == 0);
   Library after(root);
   CHECK(after.uncovered_packs() == 10);
+  CHECK(after.midx_layers() == 0);
   size_t found = 0;
   for (auto& d : objects) found += after.contains(d);
   CHECK(found == objects.size() - 3);
-  // An unreadable midx is ignored the same way.
-  chmod((root + "/packs/multi.midx").c_str(), 0644);
-  fx::write_file(root + "/packs/multi.midx", "garbage");
+  std::string stale;
+  CHECK(after.midx_problem(&stale).empty());
+  CHECK(stale.find("which is not visible") != std::string::npos);
+  // The next add covers the packs again and leaves the stale layer to gc.
+  small_tree(dir / "t11", "tree 11", 3);
+  after.add_tree(dir / "t11", "c11", popts());
+  CHECK(after.uncovered_packs() == 0);
+  CHECK(midx_files(root).size() == 2);
+  // An unreadable layer is ignored the same way.
+  const std::string layer = midx_files(root)[0];
+  chmod(layer.c_str(), 0644);
+  fx::write_file(layer, "garbage");
   Library garbage(root);
   found = 0;
   for (auto& d : objects) found += garbage.contains(d);
   CHECK(found == objects.size() - 3);
+  CHECK_FALSE(garbage.midx_problem().empty());
+}
+
+TEST_CASE("library: a layer not named by its trailer is ignored and reported") {
+  fx::TempDir dir("midx-name");
+  std::string root = dir / "lib";
+  Library::init(root);
+  Library lib(root);
+  small_tree(dir / "t", "tree", 3);
+  lib.add_tree(dir / "t", "c", popts());
+  auto files = midx_files(root);
+  REQUIRE(files.size() == 1);
+  const std::string renamed = root + "/packs/midx-" + std::string(64, 'a') + ".midx";
+  REQUIRE(rename(files[0].c_str(), renamed.c_str()) == 0);
+  Library again(root);
+  CHECK(again.midx_layers() == 0);
+  CHECK(again.uncovered_packs() == 1);
+  CHECK(again.midx_problem().find("is not named by its trailer") != std::string::npos);
+}
+
+TEST_CASE("library: a legacy packs/multi.midx is read as a layer; a merge or gc replaces it") {
+  fx::TempDir dir("midx-legacy");
+  std::string root = dir / "lib";
+  Library::init(root);
+  std::vector<Digest> objects;
+  {
+    Library lib(root);
+    for (int i = 0; i < 3; i++) {
+      std::string t = dir / ("t" + std::to_string(i));
+      small_tree(t, "tree " + std::to_string(i), 3);
+      lib.add_tree(t, "c" + std::to_string(i), popts());
+      for (auto& n : lib.load_catalog("c" + std::to_string(i)).nodes)
+        if (n.type == NodeType::File) objects.push_back(n.digest);
+    }
+    lib.write_midx();
+  }
+  // What older hpak left: the same bytes under the single name.
+  auto files = midx_files(root);
+  REQUIRE(files.size() == 1);
+  REQUIRE(rename(files[0].c_str(), (root + "/packs/multi.midx").c_str()) == 0);
+  Library lib(root);
+  CHECK(lib.midx_layers() == 1);
+  CHECK(lib.uncovered_packs() == 0);
+  for (auto& d : objects) CHECK(lib.contains(d));
+  CHECK(lib.midx_problem().empty());
+  // An add holding fewer than half its digests leaves it; enough adds merge it away.
+  for (int i = 3; i < 8 && path_exists(root + "/packs/multi.midx"); i++) {
+    std::string t = dir / ("t" + std::to_string(i));
+    small_tree(t, "tree " + std::to_string(i), 3);
+    lib.add_tree(t, "c" + std::to_string(i), popts());
+    CHECK(lib.uncovered_packs() == 0);
+  }
+  CHECK_FALSE(path_exists(root + "/packs/multi.midx"));
+  for (auto& d : objects) CHECK(lib.contains(d));
+}
+
+TEST_CASE("library: a layer missing digests does not hide objects another layer or a pack holds") {
+  fx::TempDir dir("midx-wrong");
+  std::string root = dir / "lib";
+  Library::init(root);
+  std::vector<Digest> objects;
+  {
+    Library lib(root);
+    small_tree(dir / "t", "tree", 4);
+    lib.add_tree(dir / "t", "c", popts());
+    for (auto& n : lib.load_catalog("c").nodes)
+      if (n.type == NodeType::File) objects.push_back(n.digest);
+  }
+  auto files = midx_files(root);
+  REQUIRE(files.size() == 1);
+  // A well-formed layer over the same pack that lists no digest at all.
+  formats::MidxView v;
+  Bytes good = fx::read_file(files[0]);
+  v = formats::MidxView(good, files[0]);
+  Bytes empty = formats::encode_midx(v.packs(), {});
+  formats::MidxView ev(empty, "x");
+  REQUIRE(unlink(files[0].c_str()) == 0);
+  const std::string wrong = root + "/packs/" + formats::midx_layer_name(ev.trailer());
+  fx::write_file(wrong, ByteSpan(empty));
+  Library lib(root);
+  CHECK(lib.midx_layers() == 1);
+  for (auto& d : objects) CHECK(lib.locate(d).has_value()); // found past the layer, which is then distrusted
+  CHECK(lib.midx_layers() == 0);
+  CHECK(lib.midx_problem().find("does not list object") != std::string::npos);
 }
 
 TEST_CASE("library: add_tree re-adds objects a concurrent gc took away") {

@@ -5,6 +5,7 @@
 // then applied by restore() and checked against a fresh restore. Mount points
 // are refused by the scan, before any plan exists.
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -374,7 +375,8 @@ void forge_object(Library& lib, const Digest& victim) {
   std::string stem = old_path.substr(0, old_path.size() - 5);
   REQUIRE(unlink(old_path.c_str()) == 0);
   REQUIRE(unlink((stem + ".hidx").c_str()) == 0);
-  unlink((lib.packs_dir() + "/multi.midx").c_str());
+  for (auto& e : std::filesystem::directory_iterator(lib.packs_dir())) // the midx layers: stale now
+    if (e.path().extension() == ".midx") std::filesystem::remove(e.path());
 }
 
 } // namespace

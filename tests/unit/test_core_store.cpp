@@ -65,6 +65,8 @@ TEST_CASE("store: list_packs sorts packs/ by kind") {
   fx::write_file(l.index_path(c), "ic"); // an index without its pack
   fx::write_file(store::condemned_path(l.index_path(b)), "x");
   fx::write_file(l.midx_path(), "m");
+  fx::write_file(l.midx_layer_path(c), "m2");
+  fx::write_file(l.packs_dir() + "/midx-XYZ.midx", "n");
   fx::write_file(l.packs_dir() + "/.tmp-pack-1234", "t");
   fx::write_file(l.packs_dir() + "/notes.txt", "n");
   fx::write_file(l.packs_dir() + "/pack-XYZ.hpak", "n");
@@ -76,8 +78,10 @@ TEST_CASE("store: list_packs sorts packs/ by kind") {
   CHECK_FALSE(got.has_pack_file(c));
   CHECK(got.condemned == std::vector<std::string>{index_file_name(b) + ".condemned"});
   CHECK(got.temps == std::vector<std::string>{".tmp-pack-1234"});
-  CHECK(got.other == std::vector<std::string>{"notes.txt", "pack-XYZ.hpak"});
+  CHECK(got.other == std::vector<std::string>{"midx-XYZ.midx", "notes.txt", "pack-XYZ.hpak"});
   CHECK(got.has_midx);
+  CHECK(got.midx_layers == std::vector<Digest>{c});
+  CHECK(got.midx_files(l) == std::vector<std::string>{l.midx_layer_path(c), l.midx_path()});
 }
 
 TEST_CASE("store: a condemned pack is invisible, and recover_condemned brings it back") {

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The layered multi-pack index (issue 33): each add writes a layer over its
+# pack and merges the smaller layers geometrically (formats/midx_format.hpp).
+#  - 101 adds: after the k-th there are at most bits(k) layers (k's binary
+#    length), no pack outside them, verify is clean and every name restores;
+#  - the state an add killed after publishing its layer, before deleting the
+#    layers it merged, leaves (both present, overlapping): lookups, verify and
+#    the next add and gc work; a killed writer's temp layer is ignored;
+#  - adds killed with SIGKILL at random moments: the library verifies and
+#    every name set restores;
+#  - two processes adding at once: every name restores, verify is clean, and
+#    a gc leaves one layer.
+# ctest runs: bash test_midx_layers.sh <hpak-binary> <source-root>.
+prefer_shm=1
+source "$(dirname "$0")/../faults/lib.sh" "$@"
+export HPAK_FSYNC=0 # throwaway libraries
+H() { "$hpak" -q "$@"; }
+
+layers() { find "$1/packs" -maxdepth 1 -name 'midx-*.midx' -printf '.' | wc -c; }
+bits() { local k=$1 n=0; while [ "$k" -gt 0 ]; do k=$((k / 2)); n=$((n + 1)); done; echo "$n"; }
+add() { H pack "$W/src/$2" --no-relocate --into "$1" --name "$2" >/dev/null; }
+outside() { "$hpak" -v catalogs "$1" 2>&1 | sed -n "s/.* \([0-9]*\) outside the midx.*/\1/p"; }
+restores() { # LIB NAME: restores NAME and compares it with its source
+  rm_tree "$W/t"
+  H restore "$1" "$2" "$W/t" >/dev/null 2>"$W/r.err" || { echo "$2: $(cat "$W/r.err")"; return 1; }
+  same_tree "$W/src/$2" "$W/t" >/dev/null || { echo "$2 differs"; return 1; }
+}
+restores_all() { # LIB NAME...
+  local lib=$1 n
+  shift
+  for n in "$@"; do restores "$lib" "$n" || return 1; done
+}
+verifies() { "$hpak" verify "$1" >"$W/v.out" 2>&1 || { grep -v '^ok' "$W/v.out" | cut -c1-300; return 1; }; }
+rm_tree() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; }
+
+for i in $(seq 1 140); do make_tree "$W/src/e$i" "e$i" 12; done
+
+echo "== 101 adds"
+L=$W/lib
+worst=""
+for k in $(seq 1 101); do
+  add "$L" "e$k" || fail "add e$k"
+  n=$(layers "$L")
+  [ "$n" -le "$(bits "$k")" ] || worst="$worst k=$k:$n"
+done
+expect_eq "at most bits(k) layers after the k-th add (k=1..101; bits(101) = 7)" "" "$worst"
+echo "  layers after 101 adds: $(layers "$L")"
+check "no legacy multi.midx is written" test ! -e "$L/packs/multi.midx"
+expect_eq "no pack outside the layers" 0 "$(outside "$L")"
+check "verify: every layer agrees with the packs' indexes" verifies "$L"
+names=()
+for k in $(seq 1 101); do names+=("e$k"); done
+check "every name restores" restores_all "$L" "${names[@]}"
+
+echo "== an add killed after publishing its layer, before deleting the layers it merged"
+merged=""
+for k in $(seq 102 112); do # until an add merges a layer (sizes vary a little: not every add does)
+  rm_tree "$W/before"
+  cp -a "$L" "$W/before"
+  add "$L" "e$k" || fail "add e$k"
+  merged=$(comm -23 <(cd "$W/before/packs" && find . -name 'midx-*.midx' -printf '%f\n' | sort) \
+    <(cd "$L/packs" && find . -name 'midx-*.midx' -printf '%f\n' | sort))
+  [ -n "$merged" ] && break
+done
+[ -n "$merged" ] || fail "no add of e102..e112 merged a layer"
+echo "  the add of e$k merged $(wc -w <<<"$merged") layer(s); putting them back"
+for f in $merged; do cp -p "$W/before/packs/$f" "$L/packs/$f"; done
+# And what a writer killed before its rename leaves: a temp file.
+cp -p "$L/packs/$(sed -n 1p <<<"$merged")" "$L/packs/.tmp-midx-0123-w999999999h0000"
+check "both the new layer and the merged ones are read: verify is clean" verifies "$L"
+expect_eq "no pack outside the layers" 0 "$(outside "$L")"
+check "names restore" restores_all "$L" e1 e101 "e$k"
+add "$L" e113 || fail "add e113 after the crash state"
+check "the next add works; names restore" restores_all "$L" e1 "e$k" e113
+H gc "$L" --grace 0 >/dev/null 2>"$W/gc.err" || fail "gc: $(cat "$W/gc.err")"
+check "verify after gc" verifies "$L"
+
+echo "== adds killed with SIGKILL at random moments"
+K=$W/killed
+add "$K" e1 || fail "add e1"
+set_names=(e1)
+for i in $(seq 2 31); do
+  "$hpak" -q pack "$W/src/e$i" --no-relocate --into "$K" --name "e$i" >/dev/null 2>&1 &
+  pid=$!
+  sleep "0.0$((RANDOM % 10))"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  [ -e "$K/catalogs/e$i" ] && set_names+=("e$i")
+  verifies "$K" >"$W/kv.out" || { fail "verify after killing add e$i: $(cat "$W/kv.out")"; break; }
+done
+echo "  ${#set_names[@]} of 31 names were set before their add was killed"
+check "every name set restores" restores_all "$K" "${set_names[@]}"
+add "$K" e32 || fail "an add after the kills"
+expect_eq "after the next add, no pack outside the layers" 0 "$(outside "$K")"
+check "verify" verifies "$K"
+
+echo "== two processes adding at once"
+C=$W/concurrent
+H init "$C" >/dev/null || fail "init"
+adder() { local i; for i in "$@"; do add "$C" "e$i" || echo "add e$i failed" >>"$W/adders.err"; done; }
+: >"$W/adders.err"
+adder $(seq 33 2 72) &
+a=$!
+adder $(seq 34 2 72) &
+b=$!
+wait "$a" "$b"
+expect_eq "no add failed" "" "$(cat "$W/adders.err")"
+cnames=()
+for i in $(seq 33 72); do cnames+=("e$i"); done
+check "all 40 names restore" restores_all "$C" "${cnames[@]}"
+check "verify is clean" verifies "$C"
+echo "  layers after 40 concurrent adds: $(layers "$C"), packs outside them: $(outside "$C")"
+n=$(layers "$C")
+check "layers stay few (overlaps of racing merges: at most 2 * bits(40) = 12): $n" test "$n" -le 12
+H gc "$C" --grace 0 --full >/dev/null 2>"$W/gc.err" || fail "gc: $(cat "$W/gc.err")"
+expect_eq "a gc that rewrites packs leaves one layer" 1 "$(layers "$C")"
+check "verify after gc" verifies "$C"
+check "names restore after gc" restores_all "$C" e33 e50 e72
+
+done_tests
