@@ -123,10 +123,21 @@ struct Scanner {
     return pos + block_item_size(h);
   }
 
+  // The first "HP" in [from, to) (the start of every item header), or nullptr.
+  static const uint8_t* find_magic_start(const uint8_t* from, const uint8_t* to) {
+    while (to - from >= 2) {
+      auto* h = static_cast<const uint8_t*>(std::memchr(from, 'H', size_t(to - from - 1)));
+      if (!h) return nullptr;
+      if (h[1] == 'P') return h;
+      from = h + 1;
+    }
+    return nullptr;
+  }
+
   // The next offset after `pos` that holds a self-consistent item header.
   uint64_t resync(uint64_t pos) {
     for (uint64_t p = pos + 1; p + 8 <= end; p++) {
-      const uint8_t* hit = static_cast<const uint8_t*>(memmem(b.data() + p, end - p, "HP", 2));
+      const uint8_t* hit = find_magic_start(b.data() + p, b.data() + end);
       if (!hit) break;
       p = uint64_t(hit - b.data());
       ByteSpan rest = b.subspan(p, end - p);
