@@ -176,9 +176,9 @@ BOOL despite_read_only(const std::wstring& full, Call call) {
 // (directories open too), FILE_FLAG_OPEN_REPARSE_POINT for O_NOFOLLOW (a link
 // there: ELOOP, unless O_PATH asks for the link itself). O_CREAT|O_EXCL is
 // CREATE_NEW, O_CREAT OPEN_ALWAYS, O_TRUNC a truncation once the open is
-// checked. The mode of a new file is not applied (a later fchmod sets the
-// read-only attribute).
-int open_at(int dirfd, const char* path, int flags, Mode) {
+// checked. A new file whose mode has no owner write bit is made read-only
+// (the handle that created it still writes); no other bit of the mode applies.
+int open_at(int dirfd, const char* path, int flags, Mode mode) {
   if ((flags & O_TMPFILE) == O_TMPFILE) return fail(EOPNOTSUPP);
   std::wstring full = resolve(dirfd, path);
   if (full.empty()) return -1;
@@ -194,6 +194,7 @@ int open_at(int dirfd, const char* path, int flags, Mode) {
   bool nofollow = (flags & O_NOFOLLOW) != 0;
   HANDLE h = open_handle_attrs(full, access, disposition, nofollow);
   if (h == INVALID_HANDLE_VALUE) return fail_last_error();
+  bool created = (flags & O_CREAT) && (disposition == CREATE_NEW || GetLastError() != ERROR_ALREADY_EXISTS);
   BY_HANDLE_FILE_INFORMATION bi;
   if (!GetFileInformationByHandle(h, &bi)) {
     int e = errno_of(GetLastError());
@@ -217,6 +218,7 @@ int open_at(int dirfd, const char* path, int flags, Mode) {
   if ((flags & O_DIRECTORY) && !dir) err = ENOTDIR;
   else if (dir && !(flags & O_DIRECTORY) && acc != O_RDONLY) err = EISDIR;
   else if ((flags & O_TRUNC) && !dir && acc != O_RDONLY && set_end_of_file(h, 0) != 0) err = errno;
+  else if (created && !(mode & 0200) && set_mode(h, mode) != 0) err = errno; // this handle still writes
   if (err) {
     CloseHandle(h);
     return fail(err);
@@ -228,6 +230,10 @@ int close(int fd) {
   auto e = take_entry(fd);
   if (!e) return -1;
   if (e->find != INVALID_HANDLE_VALUE) FindClose(e->find);
+  if (e->dir_lock) {
+    ReleaseMutex(e->dir_lock);
+    CloseHandle(e->dir_lock);
+  }
   if (!CloseHandle(e->h)) return fail_last_error();
   return 0;
 }
@@ -488,9 +494,43 @@ int fsync(int fd) {
 // the byte locked is one no read or write touches. A lock held by a handle
 // is converted by unlocking first (as flock's conversion, not atomic).
 // LOCK_NB: LOCKFILE_FAIL_IMMEDIATELY, EWOULDBLOCK when held elsewhere.
+namespace {
+// A directory cannot be byte-range locked: its flock is a named mutex,
+// Local\hpak-dirlock-<volume serial>-<file index>, so it works between the
+// processes of one session on one machine (not across a network share). The
+// mutex belongs to the thread that took it: unlocked by that thread, or by
+// the thread's or process's end (abandoned: the next waiter gets it).
+// LOCK_SH is taken as LOCK_EX.
+int flock_dir(Entry& e, int op) {
+  if ((op & LOCK_UN) || !(op & (LOCK_SH | LOCK_EX))) {
+    if (e.dir_lock) {
+      ReleaseMutex(e.dir_lock);
+      CloseHandle(e.dir_lock);
+      e.dir_lock = nullptr;
+    }
+    return 0;
+  }
+  if (e.dir_lock) return 0;
+  BY_HANDLE_FILE_INFORMATION bi;
+  if (!GetFileInformationByHandle(e.h, &bi)) return fail_last_error();
+  std::wstring name = L"Local\\hpak-dirlock-" + std::to_wstring(bi.dwVolumeSerialNumber) + L"-" +
+                      std::to_wstring((uint64_t(bi.nFileIndexHigh) << 32) | bi.nFileIndexLow);
+  HANDLE m = CreateMutexW(nullptr, FALSE, name.c_str());
+  if (!m) return fail_last_error();
+  DWORD w = WaitForSingleObject(m, (op & LOCK_NB) ? 0 : INFINITE);
+  if (w != WAIT_OBJECT_0 && w != WAIT_ABANDONED) {
+    CloseHandle(m);
+    return fail(w == WAIT_TIMEOUT ? EWOULDBLOCK : EIO);
+  }
+  e.dir_lock = m;
+  return 0;
+}
+} // namespace
+
 int flock(int fd, int op) {
   auto e = entry_of(fd);
   if (!e) return -1;
+  if (e->dir) return flock_dir(*e, op);
   OVERLAPPED ov{};
   ov.OffsetHigh = 0x40000000;
   int want = op & (LOCK_SH | LOCK_EX | LOCK_UN);

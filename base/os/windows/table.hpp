@@ -14,6 +14,7 @@ struct Entry {
   std::wstring path; // full, '\' separators, no \\?\ prefix; empty for the standard handles
   bool dir = false;
   int lock = 0;      // the LOCK_SH / LOCK_EX this handle holds (flock)
+  HANDLE dir_lock = nullptr; // a directory's flock: its named mutex, while held
   // A listing in progress (read_dirents): FindFirstFileExW's handle and an entry read but not yet returned.
   HANDLE find = INVALID_HANDLE_VALUE;
   bool find_started = false, find_done = false, have_pending = false;
