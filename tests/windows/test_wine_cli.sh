@@ -41,12 +41,14 @@ expect_eq() { # expect_eq WHAT WANT GOT
   if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: want '$2', got '$3'"; fi
 }
 # hpak NAME ARGS...: hpak.exe under Wine, stdout in $W/NAME.out, stderr in
-# $W/NAME.err, its exit status in $W/NAME.rc (and as the status).
+# $W/NAME.err (their lines end in CRLF on Windows: the CR is dropped here),
+# its exit status in $W/NAME.rc (and as the status).
 hpak() {
   local name=$1
   shift
   local rc=0
   "$wine" "$exe" "$@" >"$W/$name.out" 2>"$W/$name.err" || rc=$?
+  sed -i 's/\r$//' "$W/$name.out" "$W/$name.err"
   echo "$rc" >"$W/$name.rc"
   return "$rc"
 }
@@ -85,6 +87,9 @@ expect_eq "unpack exits 0 ($(head -c 200 "$W/unpack.err"))" 0 "$(cat "$W/unpack.
 same_tree "unpacked tree = source (manifest)" "$src" "$W/out"
 check "the read-only file unpacks read-only" read_only "$W/out/a/readonly.txt"
 check "the writable file unpacks writable" test "$(stat -c %A "$W/out/hello.txt" | cut -c3)" = w
+# cat writes a file's bytes as they are (no CRLF translation on stdout).
+"$wine" "$exe" cat "$W/env.hpak" a/b/text.txt >"$W/cat.out" 2>"$W/cat.err"
+check "cat gives a file's bytes unchanged" cmp -s "$W/cat.out" "$src/a/b/text.txt"
 # A corrupted copy fails verify (the check can fail).
 cp "$W/env.hpak" "$W/bad.hpak" && cp "$W/env.hidx" "$W/bad.hidx"
 size=$(stat -c %s "$W/bad.hpak")
@@ -115,12 +120,29 @@ expect_eq "gc exits 0 ($(head -c 200 "$W/gc.err"))" 0 "$(cat "$W/gc.rc")"
 hpak libverify verify "$lib" || true
 expect_eq "verify of the library after gc exits 0 ($(head -c 200 "$W/libverify.err"))" 0 "$(cat "$W/libverify.rc")"
 
+# ---- symbolic links (hpak-library(7), "Windows")
+# Wine shows a Unix symbolic link as the file or directory it names (it has no
+# reparse point for it), so a tree packed under Wine holds a copy, not a link.
+lt=$W/linktree
+mkdir -p "$lt/d" && printf 'target\n' >"$lt/d/f" && ln -s d/f "$lt/link"
+hpak linkpack pack "$lt" -o "$W/links.hpak" || true
+expect_eq "pack of a tree holding a Unix symlink exits 0 under Wine" 0 "$(cat "$W/linkpack.rc")"
+check "... and records no symlink (Wine shows the file it names)" grep -q " 0 symlinks" "$W/linkpack.out"
+hpak linkls ls -l "$W/links.hpak" || true
+check "... 'link' is a regular file of the target's size" grep -Eq '^-r.* 7 .* link$' "$W/linkls.out"
+
 # ---- compatibility with the Linux hpak
 if [ -x "$linux_hpak" ]; then
   "$linux_hpak" -q pack "$src" --into "$W/linuxlib" --name env >/dev/null
   hpak fromlinux -q restore "$W/linuxlib" env "$W/from-linux" || true
   expect_eq "a library made on Linux restores under Wine ($(head -c 200 "$W/fromlinux.err"))" 0 "$(cat "$W/fromlinux.rc")"
   same_tree "... byte for byte (manifest)" "$src" "$W/from-linux"
+  # A symlink of a Linux pack: CreateSymbolicLinkW, which Wine 8 answers with
+  # success and no link; the os layer sees no link there (EOPNOTSUPP): one line, exit 2.
+  "$linux_hpak" -q pack "$lt" -o "$W/linux-links.hpak" >/dev/null
+  hpak linkunpack -q unpack "$W/linux-links.hpak" "$W/linkout" || true
+  expect_eq "unpack of a pack holding a symlink fails under Wine" 2 "$(cat "$W/linkunpack.rc")"
+  expect_eq "... in one line naming the link" "hpak: error: unable to create symlink '$W/linkout/link': Operation not supported" "$(cat "$W/linkunpack.err")"
   "$linux_hpak" -q unpack "$W/env.hpak" "$W/on-linux" >/dev/null 2>"$W/onlinux.err" || fail "Linux unpack of the Wine pack: $(head -c 200 "$W/onlinux.err")"
   same_tree "a pack made under Wine unpacks on Linux identically (manifest)" "$src" "$W/on-linux"
   "$linux_hpak" -q restore "$lib" env "$W/wine-lib-on-linux" >/dev/null 2>"$W/winelib.err" || fail "Linux restore of the Wine library: $(head -c 200 "$W/winelib.err")"

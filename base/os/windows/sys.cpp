@@ -422,7 +422,8 @@ int link_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath
 
 // symlink(2): CreateSymbolicLinkW with SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE
 // (developer mode), '/' in the target written as '\', the directory flag when
-// the target is a directory now. Without the privilege: EPERM.
+// the target is a directory now. Without the privilege: EPERM; where the
+// call reports success but no link is there afterwards (Wine): EOPNOTSUPP.
 int symlink_at(const char* target, int dirfd, const char* path) {
   std::wstring full = resolve(dirfd, path);
   if (full.empty()) return -1;
@@ -434,13 +435,18 @@ int symlink_at(const char* target, int dirfd, const char* path) {
   DWORD a = GetFileAttributesW(seen.c_str());
   DWORD flags = 0x2 /* SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE */;
   if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) flags |= SYMBOLIC_LINK_FLAG_DIRECTORY;
-  if (CreateSymbolicLinkW(long_path(full).c_str(), t.c_str(), flags)) return 0;
+  BOOL ok = CreateSymbolicLinkW(long_path(full).c_str(), t.c_str(), flags);
   DWORD err = GetLastError();
-  if (err == ERROR_INVALID_PARAMETER) { // a Windows before the unprivileged flag
-    if (CreateSymbolicLinkW(long_path(full).c_str(), t.c_str(), flags & ~DWORD(0x2))) return 0;
+  if (!ok && err == ERROR_INVALID_PARAMETER) { // a Windows before the unprivileged flag
+    ok = CreateSymbolicLinkW(long_path(full).c_str(), t.c_str(), flags & ~DWORD(0x2));
     err = GetLastError();
   }
-  return fail(err == ERROR_PRIVILEGE_NOT_HELD ? EPERM : errno_of(err));
+  if (!ok) return fail(err == ERROR_PRIVILEGE_NOT_HELD ? EPERM : errno_of(err));
+  // Wine (8.0) answers success and creates nothing: a link that is not there
+  // now is EOPNOTSUPP, never a silent success.
+  DWORD made = attributes_of(full);
+  if (made == INVALID_FILE_ATTRIBUTES || !(made & FILE_ATTRIBUTE_REPARSE_POINT)) return fail(EOPNOTSUPP);
+  return 0;
 }
 
 // readlink(2): FSCTL_GET_REPARSE_POINT of a symbolic link or junction, its
