@@ -81,11 +81,13 @@ file(CONFIGURE OUTPUT ${HPAK_GEN_DIR}/hpak_version.hpp
      @ONLY)
 target_include_directories(hpak PRIVATE ${HPAK_GEN_DIR})
 
-# The unit tests of base and formats. The catalog test needs a real tree on disk (tests/unit/tree_fixture.hpp,
+# The unit tests of base and formats, and of the os seam's Windows implementation (tests/windows/test_os_windows.cpp,
+# on the disk of the Wine prefix's TEMP). The catalog test needs a real tree on disk (tests/unit/tree_fixture.hpp,
 # POSIX calls): not yet.
 file(GLOB HPAK_WIN_TEST_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/test_base_*.cpp
      ${CMAKE_SOURCE_DIR}/tests/unit/test_formats_*.cpp)
 list(FILTER HPAK_WIN_TEST_SRC EXCLUDE REGEX "test_formats_catalog_format\\.cpp$")
-add_executable(hpak_win_tests ${CMAKE_SOURCE_DIR}/tests/windows/main.cpp ${HPAK_WIN_TEST_SRC})
+add_executable(hpak_win_tests ${CMAKE_SOURCE_DIR}/tests/windows/main.cpp ${CMAKE_SOURCE_DIR}/tests/windows/test_os_windows.cpp
+               ${HPAK_WIN_TEST_SRC})
 target_include_directories(hpak_win_tests PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests/unit)
-target_link_libraries(hpak_win_tests PRIVATE hpak_base hpak_formats hpak_win_doctest)
+target_link_libraries(hpak_win_tests PRIVATE hpak_base hpak_os hpak_formats hpak_win_doctest)
