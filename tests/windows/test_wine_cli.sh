@@ -153,5 +153,9 @@ else
   echo "test_wine_cli: compatibility left out: no Linux hpak at $linux_hpak (scripts/build.sh builds it)"
 fi
 
+# No run crashed (Wine reports an unhandled exception on stderr, whatever the exit status).
+crashed=$(grep -l "Unhandled\|page fault" "$W"/*.err 2>/dev/null | xargs -r -n1 basename | tr '\n' ' ')
+expect_eq "no hpak.exe run crashed" "" "$crashed"
+
 echo "test_wine_cli: $failures failure(s)"
 [ "$failures" -eq 0 ]
