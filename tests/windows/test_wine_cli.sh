@@ -143,6 +143,14 @@ if [ -x "$linux_hpak" ]; then
   hpak linkunpack -q unpack "$W/linux-links.hpak" "$W/linkout" || true
   expect_eq "unpack of a pack holding a symlink fails under Wine" 2 "$(cat "$W/linkunpack.rc")"
   expect_eq "... in one line naming the link" "hpak: error: unable to create symlink '$W/linkout/link': Operation not supported" "$(cat "$W/linkunpack.err")"
+  # An executable file: its exec bit is not applied on Windows nor read back;
+  # an unchanged target writes nothing and counts it as a mode fixed.
+  mkdir -p "$W/exe" && printf '#!/bin/sh\n' >"$W/exe/run.sh" && chmod 0755 "$W/exe/run.sh" && printf 'data\n' >"$W/exe/d.txt"
+  "$linux_hpak" -q pack "$W/exe" --into "$W/exelib" --name env >/dev/null
+  hpak exe1 -q restore "$W/exelib" env "$W/exet" --json || true
+  hpak exe2 -q restore "$W/exelib" env "$W/exet" --json || true
+  expect_eq "an unchanged target with an executable: nothing written" 0 "$(json "$W/exe2.out" written 2>/dev/null)"
+  expect_eq "... one mode counted as fixed (the exec bit)" 1 "$(json "$W/exe2.out" modes_fixed 2>/dev/null)"
   "$linux_hpak" -q unpack "$W/env.hpak" "$W/on-linux" >/dev/null 2>"$W/onlinux.err" || fail "Linux unpack of the Wine pack: $(head -c 200 "$W/onlinux.err")"
   same_tree "a pack made under Wine unpacks on Linux identically (manifest)" "$src" "$W/on-linux"
   "$linux_hpak" -q restore "$lib" env "$W/wine-lib-on-linux" >/dev/null 2>"$W/winelib.err" || fail "Linux restore of the Wine library: $(head -c 200 "$W/winelib.err")"
