@@ -77,6 +77,30 @@ TEST_CASE("windows os: a read-only file is made, seen, replaced and removed as o
   CHECK(!path_exists(d + "/ro"));
 }
 
+TEST_CASE("windows os: rename over a file another descriptor holds open: replaced (POSIX semantics) or EACCES, never half done") {
+  TempDir t;
+  const std::string& d = t.path;
+  put(d + "/old", "old");
+  put(d + "/new", "new");
+  int held = os::open_path((d + "/old").c_str(), O_RDONLY);
+  REQUIRE(held >= 0);
+  Fd guard(held);
+  // Where the system has FILE_RENAME_FLAG_POSIX_SEMANTICS (Windows 10 1709+) the
+  // name is replaced; without it (Wine 8) the rename fails with EACCES and
+  // leaves both files as they were.
+  if (os::rename_path((d + "/new").c_str(), (d + "/old").c_str()) == 0) {
+    CHECK(text_of(d + "/old") == "new");
+    CHECK(!path_exists(d + "/new"));
+  } else {
+    CHECK(errno == EACCES);
+    CHECK(text_of(d + "/old") == "old");
+    CHECK(text_of(d + "/new") == "new");
+  }
+  char buf[3];
+  CHECK(os::pread(held, buf, 3, 0) == 3); // the descriptor still reads the file it opened
+  CHECK(std::string(buf, 3) == "old");
+}
+
 TEST_CASE("windows os: *_at relative to a directory fd, '..' included; a directory is EISDIR to unlink, ENOTEMPTY to rmdir") {
   TempDir t;
   const std::string& d = t.path;

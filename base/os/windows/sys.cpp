@@ -399,16 +399,57 @@ int unlink_at(int dirfd, const char* path, int flags) {
   return despite_read_only(full, [&] { return DeleteFileW(lp.c_str()); }) ? 0 : fail_last_error();
 }
 
-// rename(2): MoveFileExW(MOVEFILE_REPLACE_EXISTING), replacing a read-only file
-// too. Not atomic against a reader holding the old file open without
-// FILE_SHARE_DELETE (it fails with EACCES); FILE_RENAME_FLAG_POSIX_SEMANTICS is not used yet.
+namespace {
+// SetFileInformationByHandle(FileRenameInfoEx) with FILE_RENAME_FLAG_REPLACE_IF_EXISTS
+// | FILE_RENAME_FLAG_POSIX_SEMANTICS on the source opened itself (a link is
+// renamed, not followed): the name is replaced even while another handle
+// holds the old file open, as rename(2) does (Windows 10 1709+). FALSE with
+// the error where the system does not have it.
+BOOL rename_posix(const std::wstring& from, const std::wstring& to) {
+  HANDLE h = open_handle(from, DELETE | SYNCHRONIZE, OPEN_EXISTING, true);
+  if (h == INVALID_HANDLE_VALUE) return FALSE;
+  std::wstring nt = L"\\??\\" + long_path(to).substr(4);
+  struct Info { // FILE_RENAME_INFO with its Windows 10 Flags (mingw declares them for _WIN32_WINNT >= 10 only)
+    DWORD flags;
+    HANDLE root;
+    DWORD length;
+    WCHAR name[1];
+  };
+  std::vector<char> buf(sizeof(Info) + nt.size() * sizeof(WCHAR));
+  auto* info = reinterpret_cast<Info*>(buf.data());
+  info->flags = 0x1 /* REPLACE_IF_EXISTS */ | 0x2 /* POSIX_SEMANTICS */;
+  info->root = nullptr;
+  info->length = DWORD(nt.size() * sizeof(WCHAR));
+  std::memcpy(info->name, nt.c_str(), (nt.size() + 1) * sizeof(WCHAR));
+  BOOL ok = SetFileInformationByHandle(h, FILE_INFO_BY_HANDLE_CLASS(22) /* FileRenameInfoEx */, info, DWORD(buf.size()));
+  DWORD err = GetLastError();
+  CloseHandle(h);
+  SetLastError(err);
+  return ok;
+}
+
+bool lacks_posix_rename(DWORD err) {
+  return err == ERROR_INVALID_PARAMETER || err == ERROR_INVALID_FUNCTION || err == ERROR_NOT_SUPPORTED;
+}
+} // namespace
+
+// rename(2): rename_posix (replaces the name while the old file is open
+// elsewhere); where the system lacks it, MoveFileExW(MOVEFILE_REPLACE_EXISTING),
+// which fails (EACCES) when another process holds the old file open. A
+// read-only file is replaced too.
 int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath) {
   std::wstring from = resolve(olddirfd, oldpath);
   if (from.empty()) return -1;
   std::wstring to = resolve(newdirfd, newpath);
   if (to.empty()) return -1;
   std::wstring lf = long_path(from), lt = long_path(to);
-  return despite_read_only(to, [&] { return MoveFileExW(lf.c_str(), lt.c_str(), MOVEFILE_REPLACE_EXISTING); }) ? 0 : fail_last_error();
+  return despite_read_only(to, [&] {
+           if (rename_posix(from, to)) return TRUE;
+           if (!lacks_posix_rename(GetLastError())) return FALSE;
+           return MoveFileExW(lf.c_str(), lt.c_str(), MOVEFILE_REPLACE_EXISTING);
+         })
+             ? 0
+             : fail_last_error();
 }
 
 // link(2): CreateHardLinkW.
