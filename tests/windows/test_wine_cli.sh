@@ -9,8 +9,9 @@
 # a library (pack --into), restored fresh, again unchanged (nothing written)
 # and after edits (dirty: exactly the edited files written), and the library
 # gc'ed and verified. Compatibility, with the Linux hpak (LINUX_HPAK, default
-# build/hpak of the checkout): a library made on Linux restores under Wine and
-# a pack made under Wine unpacks on Linux, both compared with a manifest
+# build/hpak of the checkout): a library made on Linux restores under Wine, a
+# pack and a library made under Wine restore on Linux, a directory remote
+# published on one side is fetched on the other, each compared with a manifest
 # (sha256 of every file, every directory). Symbolic links: what the Windows
 # build does (symlink_at: CreateSymbolicLinkW, EPERM where the user may not)
 # is asserted as documented in hpak-library(7), "Windows".
@@ -144,6 +145,19 @@ if [ -x "$linux_hpak" ]; then
   hpak linkunpack -q unpack "$W/linux-links.hpak" "$W/linkout" || true
   expect_eq "unpack of a pack holding a symlink fails under Wine" 2 "$(cat "$W/linkunpack.rc")"
   expect_eq "... in one line naming the link" "hpak: error: unable to create symlink '$W/linkout/link': Operation not supported" "$(cat "$W/linkunpack.err")"
+  # A remote (the directory backend): published on Linux, fetched and restored under Wine, and back.
+  "$linux_hpak" -q publish "$W/linuxlib" "$W/www/" >/dev/null
+  hpak fetch -q fetch "$W/www" env --into "$W/fetched" || true
+  expect_eq "fetch under Wine from a directory published on Linux exits 0 ($(head -c 200 "$W/fetch.err"))" 0 "$(cat "$W/fetch.rc")"
+  hpak fetchedrestore -q restore "$W/fetched" env "$W/fetched-t" || true
+  same_tree "... and restores the tree (manifest)" "$src" "$W/fetched-t"
+  hpak publish -q publish "$lib" "$W/www-wine/" || true
+  expect_eq "publish under Wine exits 0 ($(head -c 200 "$W/publish.err"))" 0 "$(cat "$W/publish.rc")"
+  if ! { "$linux_hpak" -q fetch "$W/www-wine" env --into "$W/linux-fetched" &&
+    "$linux_hpak" -q restore "$W/linux-fetched" env "$W/linux-fetched-t"; } >/dev/null 2>&1; then
+    fail "Linux fetch and restore of the Wine publish"
+  fi
+  same_tree "... which Linux fetches and restores (manifest)" "$src" "$W/linux-fetched-t"
   # An executable file: its exec bit is not applied on Windows nor read back;
   # an unchanged target writes nothing and counts it as a mode fixed.
   mkdir -p "$W/exe" && printf '#!/bin/sh\n' >"$W/exe/run.sh" && chmod 0755 "$W/exe/run.sh" && printf 'data\n' >"$W/exe/d.txt"
