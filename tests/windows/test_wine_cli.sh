@@ -117,6 +117,10 @@ hpak dirty -q restore "$lib" env "$W/t" --json || true
 expect_eq "dirty restore exits 0 ($(head -c 200 "$W/dirty.err"))" 0 "$(cat "$W/dirty.rc")"
 same_tree "dirty restore = source (manifest)" "$src" "$W/t"
 [ "$(cat "$W/dirty.rc")" = 0 ] && expect_eq "dirty restore writes the edited and the deleted file" 2 "$(json "$W/dirty.out" written)"
+# Windows paths (Wine's Z: is /): the library named with backslashes, the target as Z:/... .
+hpak zrestore -q restore "Z:${lib//\//\\}" env "Z:$W/zt" || true
+expect_eq "restore with Windows paths (Z:\\..., Z:/...) exits 0 ($(head -c 200 "$W/zrestore.err"))" 0 "$(cat "$W/zrestore.rc")"
+same_tree "... into the directory they name (manifest)" "$src" "$W/zt"
 hpak gc -q gc "$lib" || true
 expect_eq "gc exits 0 ($(head -c 200 "$W/gc.err"))" 0 "$(cat "$W/gc.rc")"
 hpak libverify verify "$lib" || true

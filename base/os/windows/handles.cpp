@@ -197,6 +197,9 @@ std::wstring resolve(int dirfd, const char* path) {
   }
   if (p.rfind(L"\\\\?\\UNC\\", 0) == 0) return normalize(L"\\\\" + p.substr(8));
   if (p.rfind(L"\\\\?\\", 0) == 0) return normalize(p.substr(4));
+  // "C:" alone is the drive's root, not Windows' current directory of that
+  // drive: callers that split "C:/a/b" at '/' open "C:" first, then "a" in it.
+  if (p.size() == 2 && p[1] == L':') p += L'\\';
   bool absolute = p[0] == L'\\' || (p.size() >= 2 && p[1] == L':');
   if (absolute || dirfd == kCwd) {
     DWORD n = GetFullPathNameW(p.c_str(), 0, nullptr, nullptr);
