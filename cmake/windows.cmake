@@ -52,7 +52,7 @@ add_link_options(-static -static-libgcc -static-libstdc++)
 
 # In dependency order, as in CMakeLists.txt; the os room takes base/os/windows instead of base/os/linux.
 hpak_room(base base LINK hpak_win_zstd hpak_win_xxhash OpenSSL::Crypto ws2_32 crypt32 bcrypt Threads::Threads)
-hpak_room(os base/os LINK hpak_base SUBDIRS windows)
+hpak_room(os base/os LINK hpak_base ntdll SUBDIRS windows)
 hpak_room(formats formats LINK hpak_base PRIVATE_LINK hpak_win_json)
 hpak_room(store core/store LINK hpak_os hpak_formats)
 hpak_room(pack core/pack LINK hpak_store)

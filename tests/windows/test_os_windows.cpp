@@ -101,6 +101,41 @@ TEST_CASE("windows os: rename over a file another descriptor holds open: replace
   CHECK(std::string(buf, 3) == "old");
 }
 
+TEST_CASE("windows os: *_at opens relative to the directory's handle, never what took the directory's old name") {
+  TempDir t;
+  const std::string& d = t.path;
+  REQUIRE(os::mkdir_path((d + "/before").c_str(), 0755) == 0);
+  put(d + "/before/f", "inside");
+  int dfd = os::open_path((d + "/before").c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(dfd >= 0);
+  Fd guard(dfd);
+  // Relative to the handle while the directory is where it was opened.
+  os::FileStat st;
+  CHECK(os::stat_at(dfd, "f", st, AT_SYMLINK_NOFOLLOW) == 0);
+  CHECK(st.st_size == 6);
+  CHECK(os::mkdir_at(dfd, "made", 0755) == 0);
+  CHECK(path_exists(d + "/before/made"));
+  CHECK(os::mkdir_at(dfd, "made", 0755) == -1);
+  CHECK(errno == EEXIST);
+  CHECK(os::open_at(dfd, "missing", O_RDONLY) == -1);
+  CHECK(errno == ENOENT);
+  // The directory moved away and an impostor in its old place: an open relative
+  // to the handle reads the moved directory's file (Windows), or fails (Wine 8:
+  // EBADF, it cannot follow the moved directory); never the impostor's.
+  REQUIRE(os::rename_path((d + "/before").c_str(), (d + "/after").c_str()) == 0);
+  REQUIRE(os::mkdir_path((d + "/before").c_str(), 0755) == 0);
+  put(d + "/before/f", "impost");
+  int fd = os::open_at(dfd, "f", O_RDONLY | O_NOFOLLOW);
+  if (fd >= 0) {
+    char buf[6];
+    CHECK(os::read(fd, buf, 6) == 6);
+    os::close(fd);
+    CHECK(std::string(buf, 6) == "inside");
+  } else {
+    CHECK(errno == EBADF);
+  }
+}
+
 TEST_CASE("windows os: *_at relative to a directory fd, '..' included; a directory is EISDIR to unlink, ENOTEMPTY to rmdir") {
   TempDir t;
   const std::string& d = t.path;

@@ -3,10 +3,13 @@
 // GetLastError), so callers report through throw_errno as on Linux.
 //
 // Descriptors: an int names a HANDLE in a process-wide table (table.hpp),
-// with the full path it was opened by. The *_at calls resolve their path by
-// name against that recorded path (`.` and `..` by name too), not relative to
-// the directory's handle as openat(2) does: NtCreateFile with a RootDirectory
-// handle is the proper form, not done yet. Opens never follow a reparse point
+// with the full path it was opened by. open_at, stat_at, mkdir_at,
+// set_times_at and readlink_at open a plain relative path (no `.` or `..`
+// component) relative to the directory's handle, as openat(2) does:
+// NtCreateFile with ObjectAttributes.RootDirectory (open_relative). The other
+// *_at calls (unlink, rename, link, symlink), and paths with `.` or `..`,
+// resolve the path by name against the directory fd's recorded path (`.` and
+// `..` by name too). Opens never follow a reparse point
 // (symbolic link, junction) in the last component when asked not to
 // (O_NOFOLLOW, AT_SYMLINK_NOFOLLOW: FILE_FLAG_OPEN_REPARSE_POINT; ELOOP as on
 // Linux); a reparse point in an earlier component is followed by Windows, so
@@ -14,6 +17,8 @@
 // Every handle shares read, write and delete (FILE_SHARE_*), so that files
 // open in hpak can be renamed and removed as on POSIX.
 #include "base/os/windows/win.hpp"
+
+#include <winternl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -70,11 +75,66 @@ HANDLE open_handle(const std::wstring& full, DWORD access, DWORD disposition, bo
   return CreateFileW(long_path(full).c_str(), access, kShareAll, nullptr, disposition, flags | FILE_ATTRIBUTE_NORMAL, nullptr);
 }
 
-// The same, asking for FILE_WRITE_ATTRIBUTES too (times, read-only attribute)
-// and without it where the ACL denies it.
-HANDLE open_handle_attrs(const std::wstring& full, DWORD access, DWORD disposition, bool nofollow) {
-  HANDLE h = open_handle(full, access | FILE_WRITE_ATTRIBUTES, disposition, nofollow);
-  if (h == INVALID_HANDLE_VALUE && GetLastError() == ERROR_ACCESS_DENIED) h = open_handle(full, access, disposition, nofollow);
+// A path `rel` that NtCreateFile can open relative to a directory handle:
+// relative, and without "." or ".." components (NT does not resolve them).
+bool plain_relative(const char* rel) {
+  std::string_view r(rel ? rel : "");
+  if (r.empty() || r[0] == '/' || r[0] == '\\' || (r.size() >= 2 && r[1] == ':')) return false;
+  size_t at = 0;
+  while (at <= r.size()) {
+    size_t next = r.find_first_of("/\\", at);
+    if (next == std::string_view::npos) next = r.size();
+    std::string_view c = r.substr(at, next - at);
+    if (c.empty() || c == "." || c == "..") return false;
+    at = next + 1;
+  }
+  return true;
+}
+
+// CreateFileW's dispositions as NtCreateFile's.
+ULONG nt_disposition(DWORD d) { return d == CREATE_NEW ? FILE_CREATE : d == OPEN_ALWAYS ? FILE_OPEN_IF : FILE_OPEN; }
+
+// openat(2)'s form: NtCreateFile of `rel` with the directory fd's handle as
+// ObjectAttributes.RootDirectory when `rel` is plain_relative (so a directory
+// renamed since it was opened is still the one used), else CreateFileW of the
+// resolved `full` path. `created`: a new file was made. INVALID_HANDLE_VALUE
+// with errno set.
+HANDLE open_relative(int dirfd, const char* rel, const std::wstring& full, DWORD access, DWORD disposition, bool nofollow,
+                     ULONG extra_options = 0, bool* created = nullptr) {
+  if (created) *created = false;
+  HANDLE root = dirfd == kCwd ? INVALID_HANDLE_VALUE : handle_of(dirfd);
+  if (root == INVALID_HANDLE_VALUE || !plain_relative(rel)) {
+    HANDLE h = open_handle(full, access, disposition, nofollow);
+    if (h == INVALID_HANDLE_VALUE) fail_last_error();
+    else if (created) *created = disposition == CREATE_NEW || GetLastError() != ERROR_ALREADY_EXISTS;
+    return h;
+  }
+  std::wstring name = widen(rel);
+  for (auto& c : name)
+    if (c == L'/') c = L'\\';
+  UNICODE_STRING us;
+  us.Buffer = name.data();
+  us.Length = us.MaximumLength = USHORT(name.size() * sizeof(WCHAR));
+  OBJECT_ATTRIBUTES oa;
+  InitializeObjectAttributes(&oa, &us, OBJ_CASE_INSENSITIVE, root, nullptr);
+  IO_STATUS_BLOCK io{};
+  HANDLE h = INVALID_HANDLE_VALUE;
+  ULONG options = FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_FOR_BACKUP_INTENT | (nofollow ? FILE_OPEN_REPARSE_POINT : 0) | extra_options;
+  NTSTATUS st = NtCreateFile(&h, access | SYNCHRONIZE, &oa, &io, nullptr, FILE_ATTRIBUTE_NORMAL, kShareAll, nt_disposition(disposition), options,
+                             nullptr, 0);
+  if (st < 0) {
+    fail(errno_of(RtlNtStatusToDosError(st)));
+    return INVALID_HANDLE_VALUE;
+  }
+  if (created) *created = io.Information == FILE_CREATED;
+  return h;
+}
+
+// open_relative asking for FILE_WRITE_ATTRIBUTES too, and without it where the ACL denies it.
+HANDLE open_relative_attrs(int dirfd, const char* rel, const std::wstring& full, DWORD access, DWORD disposition, bool nofollow,
+                           bool* created) {
+  HANDLE h = open_relative(dirfd, rel, full, access | FILE_WRITE_ATTRIBUTES, disposition, nofollow, 0, created);
+  if (h == INVALID_HANDLE_VALUE && errno == EACCES) h = open_relative(dirfd, rel, full, access, disposition, nofollow, 0, created);
   return h;
 }
 
@@ -192,9 +252,9 @@ int open_at(int dirfd, const char* path, int flags, Mode mode) {
   }
   DWORD disposition = (flags & O_CREAT) ? ((flags & O_EXCL) ? CREATE_NEW : OPEN_ALWAYS) : OPEN_EXISTING;
   bool nofollow = (flags & O_NOFOLLOW) != 0;
-  HANDLE h = open_handle_attrs(full, access, disposition, nofollow);
-  if (h == INVALID_HANDLE_VALUE) return fail_last_error();
-  bool created = (flags & O_CREAT) && (disposition == CREATE_NEW || GetLastError() != ERROR_ALREADY_EXISTS);
+  bool created = false;
+  HANDLE h = open_relative_attrs(dirfd, path, full, access, disposition, nofollow, &created);
+  if (h == INVALID_HANDLE_VALUE) return -1;
   BY_HANDLE_FILE_INFORMATION bi;
   if (!GetFileInformationByHandle(h, &bi)) {
     int e = errno_of(GetLastError());
@@ -209,8 +269,8 @@ int open_at(int dirfd, const char* path, int flags, Mode mode) {
     }
     if (!link) { // a reparse point that is the file itself (dedup, cloud placeholder): its data
       CloseHandle(h);
-      h = open_handle_attrs(full, access, disposition, false);
-      if (h == INVALID_HANDLE_VALUE) return fail_last_error();
+      h = open_relative_attrs(dirfd, path, full, access, disposition, false, nullptr);
+      if (h == INVALID_HANDLE_VALUE) return -1;
     }
   }
   bool dir = (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !(bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT && nofollow);
@@ -326,8 +386,8 @@ int stat_at(int dirfd, const char* path, FileStat& st, int flags) {
   if ((flags & AT_EMPTY_PATH) && path && !*path) return win::fstat(dirfd, st);
   std::wstring full = resolve(dirfd, path);
   if (full.empty()) return -1;
-  HANDLE h = open_handle(full, FILE_READ_ATTRIBUTES, OPEN_EXISTING, (flags & AT_SYMLINK_NOFOLLOW) != 0);
-  if (h == INVALID_HANDLE_VALUE) return fail_last_error();
+  HANDLE h = open_relative(dirfd, path, full, FILE_READ_ATTRIBUTES, OPEN_EXISTING, (flags & AT_SYMLINK_NOFOLLOW) != 0);
+  if (h == INVALID_HANDLE_VALUE) return -1;
   int r = fill_stat(h, st);
   int e = errno;
   CloseHandle(h);
@@ -363,8 +423,8 @@ int set_times(int fd, const TimeSpec times[2]) {
 int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags) {
   std::wstring full = resolve(dirfd, path);
   if (full.empty()) return -1;
-  HANDLE h = open_handle(full, FILE_WRITE_ATTRIBUTES, OPEN_EXISTING, (flags & AT_SYMLINK_NOFOLLOW) != 0);
-  if (h == INVALID_HANDLE_VALUE) return fail_last_error();
+  HANDLE h = open_relative(dirfd, path, full, FILE_WRITE_ATTRIBUTES, OPEN_EXISTING, (flags & AT_SYMLINK_NOFOLLOW) != 0);
+  if (h == INVALID_HANDLE_VALUE) return -1;
   int r = set_handle_times(h, times);
   int e = errno;
   CloseHandle(h);
@@ -372,11 +432,17 @@ int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags
   return r;
 }
 
-// mkdir(2): CreateDirectoryW (the mode is not applied: the directory takes its parent's ACL).
+// mkdir(2): NtCreateFile(FILE_CREATE, FILE_DIRECTORY_FILE) relative to the
+// directory's handle, or CreateDirectoryW by name (the mode is not applied:
+// the directory takes its parent's ACL).
 int mkdir_at(int dirfd, const char* path, Mode) {
   std::wstring full = resolve(dirfd, path);
   if (full.empty()) return -1;
-  return CreateDirectoryW(long_path(full).c_str(), nullptr) ? 0 : fail_last_error();
+  if (dirfd == kCwd || !plain_relative(path)) return CreateDirectoryW(long_path(full).c_str(), nullptr) ? 0 : fail_last_error();
+  HANDLE h = open_relative(dirfd, path, full, FILE_LIST_DIRECTORY, CREATE_NEW, true, FILE_DIRECTORY_FILE);
+  if (h == INVALID_HANDLE_VALUE) return -1;
+  CloseHandle(h);
+  return 0;
 }
 
 // unlink(2): DeleteFileW (a read-only file too: despite_read_only); a link to a
@@ -495,8 +561,8 @@ int symlink_at(const char* target, int dirfd, const char* path) {
 long readlink_at(int dirfd, const char* path, char* buf, size_t size) {
   std::wstring full = resolve(dirfd, path);
   if (full.empty()) return -1;
-  HANDLE h = open_handle(full, FILE_READ_ATTRIBUTES, OPEN_EXISTING, true);
-  if (h == INVALID_HANDLE_VALUE) return fail_last_error();
+  HANDLE h = open_relative(dirfd, path, full, FILE_READ_ATTRIBUTES, OPEN_EXISTING, true);
+  if (h == INVALID_HANDLE_VALUE) return -1;
   std::vector<char> data(16 * 1024 + 64);
   DWORD got = 0;
   BOOL ok = DeviceIoControl(h, FSCTL_GET_REPARSE_POINT, nullptr, 0, data.data(), DWORD(data.size()), &got, nullptr);
