@@ -17,7 +17,7 @@ namespace hpak::cmd {
 namespace {
 struct Options {
   std::string lib, grace = "1h", unused;
-  unsigned min_garbage = kDefaultMinGarbagePct;
+  unsigned min_garbage = kDefaultMinGarbagePct, threads = 0;
   bool dry_run = false, json = false, upgrade = false, full = false;
 };
 
@@ -37,6 +37,7 @@ Runner setup(CLI::App& app) {
   app.add_flag("--full", o->full, "Repack every pack past the grace period into one, whatever its garbage")->excludes(min_garbage);
   app.add_flag("--upgrade", o->upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
   app.add_flag("--json", o->json, "Print the summary as JSON");
+  app.add_option("-j,--threads", o->threads, "Worker threads decoding catalogs for the mark (default: all cores)");
   return [o] { return run(*o); };
 }
 
@@ -83,6 +84,7 @@ int run(const Options& o) {
   go.min_garbage_pct = o.min_garbage;
   go.upgrade = o.upgrade;
   go.full = o.full;
+  go.threads = o.threads;
   if (!o.unused.empty()) go.unused_seconds = parse_duration(o.unused);
   go.progress = progress_bar();
   // Test hooks for crash-consistency and race tests: HPAK_TEST_GC_KILL_AT=STEP

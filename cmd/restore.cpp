@@ -20,7 +20,7 @@ struct Options {
   std::string allowed_signers;
   unsigned threads = 0;
   bool verify_content = false, partial = false, no_wait = false, json = false, verify = false, force = false, trust_large = false;
-  bool preserve_setid = false, keep_unrelocated = false;
+  bool preserve_setid = false, keep_unrelocated = false, windows_names = os::kWindowsNames;
 };
 
 int run(const Options& o);
@@ -33,6 +33,8 @@ Runner setup(CLI::App& app) {
   app.add_option("-j,--threads", o->threads, "Worker threads (default: all cores)");
   app.add_flag("--verify-content", o->verify_content, "Compare the bytes of every file kept, not only its metadata (a stored object that does not match its name fails the restore)");
   app.add_flag("--preserve-setid", o->preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
+  app.add_flag("--windows-names", o->windows_names,
+               "Refuse, before writing anything, a catalog with a name Windows cannot hold (two names differing only in case, CON, NUL..., a trailing dot or space, a character such as : or |; always on Windows)");
   app.add_flag("--keep-unrelocated", o->keep_unrelocated,
                "Restore even when binary files hold the packed path in strings too short for the target's path, leaving them as packed");
   app.add_flag("--partial", o->partial, "Restore every intact file past damaged objects (exit 1 all the same)");
@@ -89,6 +91,7 @@ int run(const Options& o) {
   ro.trust_large_raw = o.trust_large;
   ro.preserve_setid = o.preserve_setid;
   ro.keep_unrelocated = o.keep_unrelocated;
+  ro.windows_names = o.windows_names;
   ro.progress = progress_bar();
   // A signature policy: --allowed-signers, or the library's own (hpak init --require-signatures).
   // With a URL the signed remote root stood for the name (fetch_into_cache).

@@ -6,6 +6,7 @@
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/restore/materialize.hpp"
+#include "core/restore/windows_names.hpp"
 #include "core/restore/target.hpp"
 
 namespace hpak::cmd {
@@ -15,7 +16,7 @@ struct Options {
   std::string pack, dir, catalog;
   unsigned threads = 0;
   bool force = false, no_mtime = false, no_verify = false, partial = false;
-  bool preserve_setid = false, relocate = false, keep_unrelocated = false;
+  bool preserve_setid = false, relocate = false, keep_unrelocated = false, windows_names = os::kWindowsNames;
 };
 
 int run(const Options& o);
@@ -32,6 +33,8 @@ Runner setup(CLI::App& app) {
   app.add_flag("--no-verify", o->no_verify, "Skip the SHA-256 check of each object (stored checksums are still checked)");
   app.add_flag("--partial", o->partial, "Write every intact file even if some objects are damaged (exit 1)");
   app.add_flag("--relocate", o->relocate, "Write DIR's own path where the packed path occurs, as restore does (default: the bytes as packed)");
+  app.add_flag("--windows-names", o->windows_names,
+               "Refuse, before writing anything, a catalog with a name Windows cannot hold (two names differing only in case, CON, NUL..., a trailing dot or space, a character such as : or |; always on Windows)");
   app.add_flag("--keep-unrelocated", o->keep_unrelocated,
                "With --relocate: leave binary files whose strings are too short for DIR's path as packed instead of refusing");
   return [o] { return run(*o); };
@@ -43,6 +46,7 @@ int run(const Options& o) {
   formats::Catalog cat = pack.load_catalog(o.catalog);
   PackSource src(pack);
   if (o.keep_unrelocated && !o.relocate) throw Error("--keep-unrelocated needs --relocate");
+  if (o.windows_names) refuse_windows_names(cat);
   MaterializeOptions mo;
   if (o.relocate) classify_old_catalog(cat, src);
   mo.relocate_to.keep_blocked = o.keep_unrelocated;

@@ -16,13 +16,13 @@ namespace {
 // Writes the objects of `missing` (found under `src` by catalog path) to a new
 // pack in `tmp`, which the caller keeps until the pack is published: while it
 // lives, the file is locked, so no gc takes it for a dead writer's leftover.
-PackResult write_missing(Library& lib, const std::string& src, const Catalog& cat, const DigestSet& missing, int level,
+PackResult write_missing(Library& lib, const PackedTree& packed, const DigestSet& missing, int level,
                          std::optional<AtomicFile>& tmp_out) {
   AtomicFile& tmp = tmp_out.emplace(lib.layout().temp_pack("pack"), 0644);
   PackWriter w(tmp.fd(), tmp.temp_path(), level);
-  int rootfd = os::open_path(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0) throw_errno("unable to open directory '" + src + "'");
-  Fd guard(rootfd);
+  const Catalog& cat = packed.catalog;
+  const std::string& src = packed.source_root;
+  const int rootfd = packed.source.get();
   for (const Node& n : cat.nodes) {
     if (n.type != NodeType::File || !missing.count(n.digest) || w.contains(n.digest)) continue;
     int fd = os::open_at(rootfd, n.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -49,14 +49,12 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   AddResult res;
   opts.name = name;
   opts.have = [this](const Digest& d) { return contains(d); };
-  std::string published_tmp;
-  Catalog cat;
+  PackedTree packed; // its source directory stays open: objects found missing below are read again through it
   {
     AtomicFile tmp(layout().temp_pack("pack"), 0644);
     PackWriter w(tmp.fd(), tmp.temp_path(), opts.level, opts.pack_version);
-    PackedTree packed = pack_tree(src, w, opts, res.stats);
+    packed = pack_tree(src, w, opts, res.stats);
     res.catalog_digest = packed.catalog_digest;
-    cat = std::move(packed.catalog);
     if (res.stats.objects_written == 0 && contains(res.catalog_digest)) {
       // Everything is already stored: only the name changes. The temp file goes.
     } else {
@@ -71,14 +69,13 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   // after reading the names again, so it never hides an object of a name set
   // before, and an object it hid before is found missing here and written
   // again from the source tree. See core/gc/gc.hpp.
-  std::string real_src = real_path(src);
   {
     store::PublishLock publishing(layout(), shared(), /*exclusive=*/false);
     for (int round = 0;; round++) {
       refresh();
       DigestSet missing;
       if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
-      for_each_file(cat, [&](const Node& n) {
+      for_each_file(packed.catalog, [&](const Node& n) {
         if (!locate_loaded(n.digest)) missing.insert(n.digest);
       });
       if (missing.empty()) break;
@@ -86,7 +83,7 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
         throw Error("catalog '" + name + "' not set: " + std::to_string(missing.size()) +
                     " of its objects keep disappearing from the library; add it again");
       std::optional<AtomicFile> tmp;
-      PackResult r = write_missing(*this, real_src, cat, missing, opts.level, tmp);
+      PackResult r = write_missing(*this, packed, missing, opts.level, tmp);
       publish_pack(tmp->final_path(), r);
       res.repairs++;
     }

@@ -18,7 +18,9 @@ using namespace formats;
 WalkedTree walk_tree(const std::string& src, const PackOptions& opts) {
   WalkedTree w;
   w.root = real_path(src);
-  w.tree = scan_tree(w.root, ScanOptions{opts.skip_special, opts.record_mtime, opts.exclude});
+  w.rootfd = Fd(os::open_path(w.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!w.rootfd) throw_errno("unable to open directory '" + w.root + "'");
+  w.tree = scan_tree(w.rootfd.get(), w.root, ScanOptions{opts.skip_special, opts.record_mtime, opts.exclude});
   w.catalog.name = opts.name;
   w.catalog.version = opts.catalog_version;
   if (opts.relocate) {

@@ -31,6 +31,7 @@ using ByteSink = std::function<void(ByteSpan)>;
 
 struct WalkedTree {
   std::string root;          // the real path of the source directory
+  Fd rootfd;                 // that directory, opened once: the scan, the hashing and any re-read go through it
   ScannedTree tree;          // its nodes in catalog order, without digests
   formats::Catalog catalog;  // name and relocation roots; no nodes yet
 };

@@ -99,11 +99,9 @@ struct FilePipeline {
 // order (so the pack is byte-identical whatever the thread count), with at
 // most 1024 files and opts.memory_budget bytes in flight.
 void pack_files(WalkedTree& walked, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
-  Fd rootfd(os::open_path(walked.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!rootfd) throw_errno("unable to open directory '" + walked.root + "'");
   const unsigned threads = opts.threads ? opts.threads : default_threads();
   const size_t n = walked.tree.files.size();
-  FilePipeline p{walked, rootfd.get(), writer, opts, WritePass(writer, opts, threads, stats), std::vector<Slot>(n), {}, {}};
+  FilePipeline p{walked, walked.rootfd.get(), writer, opts, WritePass(writer, opts, threads, stats), std::vector<Slot>(n), {}, {}};
   parallel_ordered(
       n, threads, InFlight{1024, opts.memory_budget}, [&](size_t i) { return p.cost(i); },
       [&](size_t i) { p.hash_and_compress(i); },
@@ -141,6 +139,8 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
   PackedTree out;
   out.catalog_digest = append_catalog(writer, cat, opts.level);
   out.catalog = std::move(cat);
+  out.source = std::move(walked.rootfd);
+  out.source_root = std::move(walked.root);
   return out;
 }
 

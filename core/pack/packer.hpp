@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/pack/pack_writer.hpp"
+#include "base/os/file.hpp"
 #include "base/progress.hpp"
 #include "core/pack/relocation.hpp"
 #include "formats/catalog_format.hpp"
@@ -62,6 +63,8 @@ struct PackStats {
 struct PackedTree {
   formats::Catalog catalog;
   Digest catalog_digest{};
+  Fd source;               // the source directory as packed (still open: an add re-reads missing objects through it)
+  std::string source_root; // its real path
 };
 PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats);
 

@@ -83,12 +83,9 @@ struct Walker {
 
 } // namespace
 
-ScannedTree scan_tree(const std::string& root, const ScanOptions& opts) {
-  int fd = os::open_path(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw_errno("unable to open directory '" + root + "'");
-  Fd guard(fd);
+ScannedTree scan_tree(int rootfd, const std::string& root, const ScanOptions& opts) {
   Walker w{opts, root, {}, {}};
-  w.walk(fd, "");
+  w.walk(rootfd, "");
   return std::move(w.out);
 }
 

@@ -29,6 +29,7 @@ struct ScannedTree {
   uint64_t file_bytes = 0;
 };
 
-ScannedTree scan_tree(const std::string& root, const ScanOptions& opts);
+// Walks the directory open as `rootfd` (`root` names it in errors).
+ScannedTree scan_tree(int rootfd, const std::string& root, const ScanOptions& opts);
 
 } // namespace hpak

@@ -14,6 +14,7 @@
 #include "core/restore/restore_plan.hpp"
 #include "core/restore/restore_state.hpp"
 #include "core/restore/target.hpp"
+#include "core/restore/windows_names.hpp"
 #include "base/parallel.hpp"
 
 namespace hpak {
@@ -74,7 +75,8 @@ void refuse_library_in_target(const LibraryIds& lib, int tfd, const std::string&
   if (it != lib.ids.end()) throw Error("target '" + target + "' contains the library '" + lib.root + "'; a restore there would delete it");
 }
 
-void check_catalog_names(const Catalog& cat) {
+void check_catalog_names(const Catalog& cat, bool windows_names) {
+  if (windows_names) refuse_windows_names(cat);
   for (auto& n : cat.nodes)
     if (n.path == kStateName || n.path.rfind(std::string(".tmp") + kStateName, 0) == 0)
       throw Error("catalog uses the reserved name '" + n.path + "'");
@@ -100,9 +102,10 @@ RelocationPlan check_target_path(const Catalog& cat, const std::string& real_tar
 // not containing it, not too long, relocatable. Nothing is created when a
 // check fails that can be made before (all but the library's identity when
 // the target exists).
-Fd open_checked_target(const Library& lib, const Catalog& cat, const std::string& target, bool keep_blocked,
+Fd open_checked_target(const Library& lib, const Catalog& cat, const std::string& target, const RestoreOptions& opts,
                        std::string& real_target, RelocationPlan& reloc) {
-  check_catalog_names(cat);
+  const bool keep_blocked = opts.keep_unrelocated;
+  check_catalog_names(cat, opts.windows_names);
   LibraryIds ids = library_ids(lib);
   Fd tfd = open_target_dir(target, 0755, [&](int parent, const std::string& parent_shown, const std::string& rest) {
     refuse_inside_library(ids, parent, target);
@@ -243,7 +246,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
 
   std::string real_target;
   RelocationPlan reloc;
-  Fd tfd = open_checked_target(lib, cat, target, opts.keep_unrelocated, real_target, reloc);
+  Fd tfd = open_checked_target(lib, cat, target, opts, real_target, reloc);
   lock_target(tfd.get(), target, opts.wait);
   std::optional<RestoreState> old = read_state(tfd.get());
   RestoreStats stats;

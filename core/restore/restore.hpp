@@ -34,6 +34,7 @@
 
 #include "core/library/library.hpp"
 #include "core/restore/materialize.hpp"
+#include "base/os/sys.hpp"
 
 namespace hpak {
 
@@ -50,6 +51,10 @@ struct RestoreOptions {
   // path (an in-place file, a target longer than its root) is left as packed
   // instead of refusing the restore (core/pack/relocation.hpp).
   bool keep_unrelocated = false;
+  // Refuse, before writing anything, a catalog with a name Windows cannot
+  // hold (core/restore/windows_names.hpp): always on Windows, on request
+  // elsewhere (restore --windows-names).
+  bool windows_names = os::kWindowsNames;
   // Re-check each object's SHA-256 as it is read. Off by default: each read
   // checks the XXH3-64 of the stored bytes (and the decoded size), which
   // catches corruption; names are trusted only in packs this user (or root)

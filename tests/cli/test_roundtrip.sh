@@ -161,4 +161,23 @@ diff -r --no-dereference "$src" "$work/out2" >/dev/null || fail "unpack --no-mti
 run unpack3 unpack -q --force "$work/env.hpak" "$work/out2"
 expect_rc unpack3 0
 diff <(tree_listing "$src") <(tree_listing "$work/out2") >/dev/null || fail "unpack --force over a previous unpack differs"
+
+# ---- the source directory is opened by name once (issue 29) ----
+# Scan, hashing and (pack --into) the re-read of objects found missing all go
+# through one descriptor, so a directory renamed over the source mid-pack
+# cannot mix two trees into one catalog. strace counts the opens of the
+# source's own name: it was 2 before (scan, hash; a third for --into's re-read).
+need_tool strace
+real_src=$(realpath "$src")
+for mode in file into; do
+  case $mode in
+  file) set -- pack -q "$src" -o "$work/strace.hpak" ;;
+  into) set -- pack -q "$src" --into "$work/strace-lib" --name env ;;
+  esac
+  rc=0
+  strace -f -qq -e trace=open,openat,openat2 -o "$work/strace-$mode.log" "$hpak" "$@" >"$work/strace-$mode.out" 2>"$work/strace-$mode.err" || rc=$?
+  expect_rc "strace-$mode" 0
+  opens=$(grep -c "\"$real_src\"" "$work/strace-$mode.log" || true)
+  [ "$opens" -eq 1 ] || fail "pack $mode opened the source directory by name $opens times, not once: $(grep "\"$real_src\"" "$work/strace-$mode.log")"
+done
 echo "ok: $test_name"

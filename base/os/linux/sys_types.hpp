@@ -24,5 +24,8 @@ using Pid = ::pid_t;
 using Dir = ::DIR;
 constexpr int kCwd = AT_FDCWD;
 constexpr int kStdin = 0, kStdout = 1, kStderr = 2;
+// Whether names follow Windows' rules (case folded, reserved device names...:
+// core/restore/windows_names.hpp): not here.
+constexpr bool kWindowsNames = false;
 
 } // namespace hpak::os
