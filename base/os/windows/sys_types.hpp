@@ -117,7 +117,7 @@ constexpr Uid kUser = 1000;
 constexpr int kCwd = -100;
 constexpr int kStdin = 0, kStdout = 1, kStderr = 2;
 // Whether names follow Windows' rules (case folded, reserved device names...:
-// core/restore/windows_names.hpp, on main): here they do.
+// core/restore/windows_names.hpp): here they do.
 constexpr bool kWindowsNames = true;
 
 } // namespace hpak::os
