@@ -162,6 +162,14 @@ if [ -x "$linux_hpak" ]; then
     fail "Linux fetch and restore of the Wine publish"
   fi
   same_tree "... which Linux fetches and restores (manifest)" "$src" "$W/linux-fetched-t"
+  # Names Windows cannot hold (core/restore/windows_names.hpp, always on for hpak.exe): refused in
+  # one line before anything is created.
+  mkdir -p "$W/names" && printf 'a\n' >"$W/names/Makefile" && printf 'b\n' >"$W/names/makefile"
+  "$linux_hpak" -q pack "$W/names" -o "$W/names.hpak" >/dev/null
+  hpak names -q unpack "$W/names.hpak" "$W/names-out" || true
+  expect_eq "unpack of a case pair under Wine exits 2" 2 "$(cat "$W/names.rc")"
+  check "... saying the names differ only in case" grep -q "'Makefile' and 'makefile' differ only in case" "$W/names.err"
+  check "... having created nothing" test ! -e "$W/names-out"
   # An executable file: its exec bit is not applied on Windows nor read back;
   # an unchanged target writes nothing and counts it as a mode fixed.
   mkdir -p "$W/exe" && printf '#!/bin/sh\n' >"$W/exe/run.sh" && chmod 0755 "$W/exe/run.sh" && printf 'data\n' >"$W/exe/d.txt"
