@@ -18,8 +18,23 @@ Corrupt::Corrupt(const std::string& where, uint64_t offset, const std::string& w
 
 void throw_errno(const std::string& what) { throw_errno(what, errno); }
 
+// strerror(3). Windows' C runtime has texts for the errno values up to
+// EILSEQ only ("Unknown error" for the rest): the ones its os layer sets
+// (base/os/windows) are named here.
+static std::string error_text(int err) {
+#if defined(_WIN32)
+  switch (err) {
+  case ELOOP: return "Too many levels of symbolic links";
+  case EOPNOTSUPP: return "Operation not supported";
+  case EWOULDBLOCK: return "Resource temporarily unavailable";
+  default: break;
+  }
+#endif
+  return std::strerror(err);
+}
+
 void throw_errno(const std::string& what, int err) {
-  throw SystemError(what + ": " + std::strerror(err), err);
+  throw SystemError(what + ": " + error_text(err), err);
 }
 
 // Windows' C runtime has no EDQUOT (a quota there is ERROR_DISK_QUOTA_EXCEEDED, for its os layer to map).

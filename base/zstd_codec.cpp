@@ -6,6 +6,8 @@
 #include <zstd.h>
 
 #include <algorithm>
+
+#include "base/thread_cache.hpp"
 #include <new>
 
 namespace hpak {
@@ -20,12 +22,10 @@ struct DCtxHolder {
   ~DCtxHolder() { ZSTD_freeDCtx(d); }
 };
 ZSTD_CCtx* cctx() {
-  thread_local CCtxHolder h;
-  return h.c;
+  return per_thread([] { return CCtxHolder{}; }).c;
 }
 ZSTD_DCtx* dctx() {
-  thread_local DCtxHolder h;
-  return h.d;
+  return per_thread([] { return DCtxHolder{}; }).d;
 }
 } // namespace
 
@@ -78,7 +78,7 @@ void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict
   ZSTD_DCtx* d = dctx();
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   ZSTD_DCtx_refDDict(d, dict ? dict->ddict() : nullptr);
-  thread_local Bytes buf; // reused: 4 MiB per thread, allocated once
+  Bytes& buf = per_thread([] { return Bytes{}; }); // reused: 4 MiB per thread, allocated once
   buf.resize(4u << 20);
   ZSTD_inBuffer ib{in.data(), in.size(), 0};
   uint64_t total = 0;

@@ -5,14 +5,26 @@
 
 namespace hpak::cmd {
 
-extern const Command cmd_pack, cmd_unpack, cmd_verify, cmd_index, cmd_ls, cmd_cat, cmd_init, cmd_restore, cmd_catalogs, cmd_gc, cmd_repair, cmd_bench;
-extern const Command cmd_publish, cmd_fetch, cmd_import, cmd_sign, cmd_mount, cmd_umount, cmd_commit;
+extern const Command cmd_pack, cmd_unpack, cmd_verify, cmd_index, cmd_ls, cmd_cat, cmd_init, cmd_restore, cmd_catalogs, cmd_gc, cmd_repair;
+extern const Command cmd_publish, cmd_fetch, cmd_import, cmd_sign;
+#if !defined(_WIN32)
+// Not built for Windows (cmake/windows.cmake): mount, umount and commit (FUSE
+// and overlayfs), bench (its suites run helper processes through POSIX calls,
+// bench/measure.cpp).
+extern const Command cmd_bench, cmd_mount, cmd_umount, cmd_commit;
+#endif
 extern const Command cmd_completion; // hidden: shell completion from this table
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> table = {
-      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat, &cmd_init, &cmd_restore, &cmd_catalogs, &cmd_gc, &cmd_repair, &cmd_bench,
-      &cmd_publish, &cmd_fetch, &cmd_import, &cmd_sign, &cmd_mount, &cmd_umount, &cmd_commit,
+      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat, &cmd_init, &cmd_restore, &cmd_catalogs, &cmd_gc, &cmd_repair,
+#if !defined(_WIN32)
+      &cmd_bench,
+#endif
+      &cmd_publish, &cmd_fetch, &cmd_import, &cmd_sign,
+#if !defined(_WIN32)
+      &cmd_mount, &cmd_umount, &cmd_commit,
+#endif
       &cmd_completion,
   };
   return table;

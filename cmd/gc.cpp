@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <csignal>
+#include <cstdlib>
 
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
@@ -98,8 +99,16 @@ int run(const Options& o) {
   if (kill_at || stop_at) {
     std::string kill_step = kill_at ? kill_at : "", stop_step = stop_at ? stop_at : "";
     go.on_step = [kill_step, stop_step](const char* s) {
+#ifdef SIGKILL
       if (kill_step == s) std::raise(SIGKILL);
+#else
+      if (kill_step == s) std::_Exit(128 + 9); // no SIGKILL (Windows): as abrupt, no destructor runs
+#endif
+#ifdef SIGSTOP
       if (stop_step == s) std::raise(SIGSTOP);
+#else
+      if (stop_step == s) throw Error("HPAK_TEST_GC_STOP_AT: no SIGSTOP on this platform");
+#endif
     };
   }
   double t0 = now_seconds();

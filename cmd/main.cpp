@@ -105,6 +105,9 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", global().verbose, "More diagnostics on stderr (repeatable)");
   app.require_subcommand(1);
   app.fallthrough();
+  // Options are -x and --xx everywhere: CLI11's default on Windows would read a
+  // path such as /tmp/x as an option /t (subcommands inherit this setting).
+  app.allow_windows_style_options(false);
   const Command* chosen = nullptr;
   Runner chosen_run;
   for (const Command* c : commands()) {

@@ -6,9 +6,12 @@
 #
 # The libraries come from scripts/build-windows-deps.sh (built from Debian's
 # source packages into .cache/win64, once; HPAK_WIN_CACHE moves the cache).
-# What builds today is said in cmake/windows.cmake: the rooms without system
-# calls (base, formats) and their unit tests, hpak_win_tests.exe. Exit non-zero
-# when the build or a test fails.
+# What builds is said in cmake/windows.cmake: hpak.exe (every room but mount,
+# every command but mount, umount and bench) and the unit tests of base and
+# formats, hpak_win_tests.exe; then tests/windows/test_wine_cli.sh drives
+# hpak.exe under Wine (with build/hpak of the checkout, when built, for the
+# Linux <-> Windows compatibility part). Exit non-zero when the build or a
+# test fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(realpath -m "${1:-$root/build-win64}")
@@ -35,3 +38,6 @@ echo "== unit tests under Wine ($("$wine" --version))"
 export WINEPREFIX=$dir/wineprefix WINEDEBUG=-all
 [ -d "$WINEPREFIX" ] || "$wine" cmd /c exit 0 >/dev/null 2>&1 || true
 "$wine" "$dir/hpak_win_tests.exe"
+
+echo "== hpak.exe under Wine (tests/windows/test_wine_cli.sh)"
+WINE=$wine bash "$root/tests/windows/test_wine_cli.sh" "$dir/hpak.exe"

@@ -57,9 +57,9 @@ Fd open_read(const std::string& path);
 // with a one-line Error naming the path and what was found there.
 constexpr uint64_t kAnySize = UINT64_MAX;
 enum class Follow { Links, NoLinks };
-Fd open_regular(const std::string& path, Follow follow, uint64_t max_size = kAnySize, struct stat* st_out = nullptr);
+Fd open_regular(const std::string& path, Follow follow, uint64_t max_size = kAnySize, os::FileStat* st_out = nullptr);
 // The same, but an empty Fd when nothing is at `path` (ENOENT).
-Fd open_regular_if_exists(const std::string& path, Follow follow, uint64_t max_size = kAnySize, struct stat* st_out = nullptr);
+Fd open_regular_if_exists(const std::string& path, Follow follow, uint64_t max_size = kAnySize, os::FileStat* st_out = nullptr);
 // The whole content of a file open_regular accepts (at most `max_size` bytes,
 // even if it grows while being read).
 Bytes read_regular(const std::string& path, Follow follow, uint64_t max_size);
@@ -67,7 +67,7 @@ Bytes read_regular(const std::string& path, Follow follow, uint64_t max_size);
 // files): the one-line error for a failed open (naming a symlink refused by
 // O_NOFOLLOW as such), and the check of what was opened.
 [[noreturn]] void throw_open_error(const std::string& path, int err, Follow follow);
-void require_regular(int fd, const std::string& path, uint64_t max_size = kAnySize, struct stat* st_out = nullptr);
+void require_regular(int fd, const std::string& path, uint64_t max_size = kAnySize, os::FileStat* st_out = nullptr);
 // Reads `fd` to EOF, failing once more than `max_size` bytes came.
 Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size);
 
@@ -89,7 +89,7 @@ public:
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
   // The fstat of the file mapped (owner, inode, times: see core/pack/pack_trust.hpp).
-  const struct stat& stat() const { return st_; }
+  const os::FileStat& stat() const { return st_; }
   // Advise the kernel of the access pattern (MADV_SEQUENTIAL / MADV_RANDOM / WILLNEED).
   void advise_sequential() const;
   void advise_random() const;
@@ -107,7 +107,7 @@ private:
   int guard_ = -1; // map_guard slot
   void unmap();
   std::string path_;
-  struct stat st_ {};
+  os::FileStat st_{};
 };
 
 Bytes read_file(const std::string& path);
@@ -115,7 +115,7 @@ Bytes read_fd(int fd, const std::string& what); // to EOF
 // Writes all of `data` (retrying short writes and EINTR); false with errno set on error.
 bool write_full(int fd, ByteSpan data);
 void write_all(int fd, ByteSpan data, const std::string& what);
-void pwrite_all(int fd, ByteSpan data, off_t off, const std::string& what);
+void pwrite_all(int fd, ByteSpan data, os::Off off, const std::string& what);
 bool path_exists(const std::string& path);
 
 // The prefix of AtomicFile's temp names.
@@ -146,7 +146,7 @@ public:
   // it keeps, across commit, until it is destroyed: while the AtomicFile
   // lives, its file (also under the name it was committed or linked to) is
   // known to have a writer.
-  explicit AtomicFile(std::string final_path, mode_t mode = 0644);
+  explicit AtomicFile(std::string final_path, os::Mode mode = 0644);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;

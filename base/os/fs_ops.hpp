@@ -69,7 +69,7 @@ long read_dirents(int fd, char* buf, size_t size);
 // directory, another file system) — from statx STATX_ATTR_MOUNT_ROOT where
 // the kernel reports it, else from st_dev differing from dirfd's (`dir_dev`).
 // Same cost as fstatat (one statx). Returns -1 with errno set on failure.
-int stat_entry(int dirfd, const char* name, dev_t dir_dev, struct stat& st, bool& mount_root);
+int stat_entry(int dirfd, const char* name, os::Dev dir_dev, os::FileStat& st, bool& mount_root);
 // Whether the open file or directory `fd` is the root of a mount other than
 // the one `parent_fd` is on (statx STATX_ATTR_MOUNT_ROOT, else mount id, else
 // st_dev).

@@ -8,10 +8,11 @@
 // through throw_errno/SystemError (base/error.hpp). The types (`FileStat`, `Mode`,
 // `Off`, `Dev`, `Ino`, `Nlink`, `Uid`, `Pid`, `Dir`, `TimeSpec`) and the flag and mode names (O_*, AT_*, S_*,
 // LOCK_*, MADV_*, DT_*) are POSIX's spelling: the implementation header of the
-// platform provides them. Today that is base/os/linux/sys_impl.hpp, whose
-// functions are inline wrappers of the system calls (cost zero: no virtual call,
-// no extra frame). A Windows implementation (issue 30) is a second implementation
-// header, base/os/windows/sys_impl.hpp, selected below, defining the same names.
+// platform provides them: base/os/linux/sys_impl.hpp, whose functions are
+// inline wrappers of the system calls (cost zero: no virtual call, no extra
+// frame), or on Windows (issue 30) base/os/windows/sys_impl.hpp, whose inline
+// functions forward to base/os/windows/sys.cpp (Win32 calls behind a table of
+// descriptors), selected below by _WIN32.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +21,7 @@
 #include <vector>
 
 #if defined(_WIN32)
-#error "the os seam's Windows implementation (base/os/windows/sys_impl.hpp, issue 30) is not written yet"
+#include "base/os/windows/sys_types.hpp"
 #else
 #include "base/os/linux/sys_types.hpp"
 #endif
@@ -131,6 +132,9 @@ inline void dir_close(Dir* d);
 int run_program(const std::vector<std::string>& argv);
 // A private new directory from `templ` ending in XXXXXX (mkdtemp); false with errno.
 bool make_temp_dir(std::string& templ);
+// A new file from `templ` ending in XXXXXX (mkostemp, close-on-exec), open for
+// reading and writing; its descriptor, or -1 with errno.
+int make_temp_file(std::string& templ);
 // Connects a stream socket to the local (Unix-domain) socket at `path`, with
 // send and receive timeouts of `timeout_s`; -1 with errno (ENAMETOOLONG: a path
 // the address cannot hold).
@@ -150,6 +154,8 @@ bool user_of(Uid uid, std::string* name, std::string* home);
 
 } // namespace hpak::os
 
-#if !defined(_WIN32)
+#if defined(_WIN32)
+#include "base/os/windows/sys_impl.hpp"
+#else
 #include "base/os/linux/sys_impl.hpp"
 #endif

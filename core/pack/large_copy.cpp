@@ -5,6 +5,8 @@
 #include <future>
 #include <xxhash.h>
 
+#include "base/thread_cache.hpp"
+
 #include "base/os/sys.hpp"
 #include "base/diag.hpp"
 #include "base/os/file.hpp"
@@ -36,7 +38,7 @@ void advise(ByteSpan span, int advice) {
 
 void copy_with_buffer(int in_fd, uint64_t in_off, int out_fd, uint64_t len, const std::string& what_in,
                       const std::string& what_out) {
-  thread_local Bytes buf;
+  Bytes& buf = per_thread([] { return Bytes{}; });
   buf.resize(kLargeChunk);
   os::advise_sequential(in_fd, os::Off(in_off), os::Off(len));
   while (len > 0) {
@@ -155,7 +157,7 @@ void write_raw_checked_privately(const PackReader& pack, const IndexRecord& rec,
   const uint64_t payload = rec.offset + kEntryHeaderSize;
   Fd in = reopen_pack(pack);
   const ByteSpan mapped = pack.bytes().subspan(payload, rec.stored_len);
-  thread_local Bytes buf;
+  Bytes& buf = per_thread([] { return Bytes{}; });
   buf.resize(kLargeChunk);
   Xxh3Stream xxh;
   Sha256 sha;

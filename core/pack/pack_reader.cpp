@@ -7,6 +7,8 @@
 
 #include <zstd.h>
 
+#include "base/thread_cache.hpp"
+
 namespace hpak {
 
 using namespace formats;
@@ -123,10 +125,21 @@ struct Scanner {
     return pos + block_item_size(h);
   }
 
+  // The first "HP" in [from, to) (the start of every item header), or nullptr.
+  static const uint8_t* find_magic_start(const uint8_t* from, const uint8_t* to) {
+    while (to - from >= 2) {
+      auto* h = static_cast<const uint8_t*>(std::memchr(from, 'H', size_t(to - from - 1)));
+      if (!h) return nullptr;
+      if (h[1] == 'P') return h;
+      from = h + 1;
+    }
+    return nullptr;
+  }
+
   // The next offset after `pos` that holds a self-consistent item header.
   uint64_t resync(uint64_t pos) {
     for (uint64_t p = pos + 1; p + 8 <= end; p++) {
-      const uint8_t* hit = static_cast<const uint8_t*>(memmem(b.data() + p, end - p, "HP", 2));
+      const uint8_t* hit = find_magic_start(b.data() + p, b.data() + end);
       if (!hit) break;
       p = uint64_t(hit - b.data());
       ByteSpan rest = b.subspan(p, end - p);
@@ -330,7 +343,7 @@ PackReader::Block PackReader::checked_block(uint64_t offset) const {
 
 // Decompresses a block's frame only as far as `out` reaches (the member's end).
 static void decompress_prefix(ByteSpan frame, std::span<uint8_t> out, const ZSTD_DDict* dict, const std::string& what) {
-  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  auto& dctx = per_thread([] { return std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)>(ZSTD_createDCtx(), ZSTD_freeDCtx); });
   ZSTD_DCtx_reset(dctx.get(), ZSTD_reset_session_and_parameters);
   if (dict) ZSTD_DCtx_refDDict(dctx.get(), dict);
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
@@ -398,13 +411,13 @@ struct BlockCache {
     return n;
   }
 };
-thread_local BlockCache t_cache;
+BlockCache& t_cache() { return per_thread([] { return BlockCache{}; }); }
 
 PackReader::DecodedBlock* cached_block(uint64_t reader_id, uint64_t offset) {
-  for (auto& b : t_cache.blocks)
+  for (auto& b : t_cache().blocks)
     if (b->reader_id == reader_id && b->offset == offset) {
-      if (b->last_use != t_cache.tick) t_cache.revisits++;
-      b->last_use = ++t_cache.tick;
+      if (b->last_use != t_cache().tick) t_cache().revisits++;
+      b->last_use = ++t_cache().tick;
       return b.get();
     }
   return nullptr;
@@ -413,11 +426,11 @@ PackReader::DecodedBlock* cached_block(uint64_t reader_id, uint64_t offset) {
 // A slot to fill: a new one while the cache has room, else the least recently
 // used (dropping more while the decoded bytes exceed the budget).
 PackReader::DecodedBlock& free_slot() {
-  auto& v = t_cache.blocks;
+  auto& v = t_cache().blocks;
   auto lru = [&] { return std::min_element(v.begin(), v.end(), [](auto& a, auto& b) { return a->last_use < b->last_use; }); };
-  while (v.size() > 1 && t_cache.bytes() > kCachedBytes) v.erase(lru());
-  const bool grow = v.size() < 2 || t_cache.revisits > 0;
-  if (grow && v.size() < kCachedBlocks && t_cache.bytes() < kCachedBytes) return *v.emplace_back(std::make_unique<PackReader::DecodedBlock>());
+  while (v.size() > 1 && t_cache().bytes() > kCachedBytes) v.erase(lru());
+  const bool grow = v.size() < 2 || t_cache().revisits > 0;
+  if (grow && v.size() < kCachedBlocks && t_cache().bytes() < kCachedBytes) return *v.emplace_back(std::make_unique<PackReader::DecodedBlock>());
   return **lru(); // its buffer is reused
 }
 } // namespace
@@ -444,7 +457,7 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
   else c.raw.resize_uninitialized(bl.header.raw_len);
   c.decoded = 0;
   c.offset = offset;
-  c.last_use = ++t_cache.tick;
+  c.last_use = ++t_cache().tick;
   c.reader_id = id_;
   return c;
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/os/file.hpp"
 #include "base/os/sys.hpp"
 #include "base/error.hpp"
 
@@ -93,12 +94,20 @@ std::optional<MountInfo> mount_of(int fd) {
   os::FileStat st;
   if (os::fstat(fd, st) != 0) return std::nullopt;
   const uint64_t id = mount_id_of(fd);
-  FILE* f = fopen("/proc/self/mountinfo", "re");
+  Fd f(os::open_path("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
   if (!f) return std::nullopt;
+  Bytes all;
+  try {
+    all = read_fd(f.get(), "/proc/self/mountinfo");
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  std::string_view text(reinterpret_cast<const char*>(all.data()), all.size());
   std::optional<MountInfo> found;
-  char* line = nullptr;
-  size_t cap = 0;
-  while (!found && getline(&line, &cap, f) > 0) {
+  while (!found && !text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl == std::string_view::npos ? text.size() : nl + 1);
+    text.remove_prefix(line.size());
     auto m = parse_mountinfo_line(line);
     if (!m) continue;
     // The super options belong to the file system, so any mount of the same
@@ -106,8 +115,6 @@ std::optional<MountInfo> mount_of(int fd) {
     bool same = id ? m->mount_id == id : (m->major == os::dev_major(st.st_dev) && m->minor == os::dev_minor(st.st_dev));
     if (same) found = std::move(m);
   }
-  free(line);
-  fclose(f);
   return found;
 }
 

@@ -3,7 +3,6 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
-#include <fnmatch.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 
@@ -119,13 +118,55 @@ std::vector<std::string> split_commas(const std::string& s) {
   }
 }
 
+// timegm(3), which Windows lacks: the seconds since the epoch of a UTC
+// calendar time (months out of 0..11 carried into the year, the other fields
+// counted linearly, as timegm does).
+time_t utc_seconds(const struct tm& tm) {
+  int64_t y = int64_t(tm.tm_year) + 1900 + tm.tm_mon / 12, m = tm.tm_mon % 12;
+  if (m < 0) {
+    m += 12;
+    y--;
+  }
+  m += 1; // 1..12
+  // Days from 1970-01-01 to y-m-01 (H. Hinnant's days_from_civil).
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = era * 146097 + doe - 719468 + (tm.tm_mday - 1);
+  return time_t(days * 86400 + int64_t(tm.tm_hour) * 3600 + int64_t(tm.tm_min) * 60 + tm.tm_sec);
+}
+
+// OpenSSH match_pattern: '*' any run of characters, '?' any one, every other
+// character itself (no brackets, no escapes).
+bool match_pattern(std::string_view s, std::string_view p) {
+  size_t si = 0, pi = 0, star = std::string_view::npos, resume = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
+      si++;
+      pi++;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      resume = si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') pi++;
+  return pi == p.size();
+}
+
 // OpenSSH match_pattern_list: a match by a negated pattern wins.
 bool match_list(const std::string& s, const std::vector<std::string>& patterns) {
   bool matched = false;
   for (auto& p : patterns) {
     bool neg = !p.empty() && p[0] == '!';
     std::string pat = neg ? p.substr(1) : p;
-    if (fnmatch(pat.c_str(), s.c_str(), FNM_NOESCAPE) == 0) {
+    if (match_pattern(s, pat)) {
       if (neg) return false;
       matched = true;
     }
@@ -187,7 +228,7 @@ std::optional<int64_t> parse_time(std::string v) {
   }
   if (v.size() == 14) tm.tm_sec = std::stoi(v.substr(12, 2));
   tm.tm_isdst = -1;
-  time_t t = utc ? timegm(&tm) : mktime(&tm);
+  time_t t = utc ? utc_seconds(tm) : mktime(&tm);
   if (t == time_t(-1)) return std::nullopt;
   return int64_t(t);
 }

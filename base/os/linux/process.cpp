@@ -1,6 +1,8 @@
 // The os seam's processes and local sockets (base/os/sys.hpp), Linux.
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -37,6 +39,8 @@ bool make_temp_dir(std::string& templ) {
   templ = buf.data();
   return true;
 }
+
+int make_temp_file(std::string& templ) { return mkostemp(templ.data(), O_CLOEXEC); }
 
 int connect_local(const std::string& path, int timeout_s) {
   sockaddr_un addr{};

@@ -118,7 +118,7 @@ struct HttpClient::Spool {
     int f = os::open_path(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (f < 0) { // no O_TMPFILE on that file system: a named one, unlinked at once
       std::string tmpl = dir + "/.tmp-spool-XXXXXX";
-      f = mkostemp(tmpl.data(), O_CLOEXEC);
+      f = os::make_temp_file(tmpl);
       if (f < 0) throw_errno("unable to create a temporary file in '" + dir + "'");
       os::unlink_path(tmpl.c_str());
     }

@@ -1,0 +1,188 @@
+// base/os/fs_ops.hpp on Windows (issue 30). There is no openat2: every path
+// beneath a target is walked one component at a time, each opened with
+// O_NOFOLLOW | O_DIRECTORY relative to its parent (base/os/windows/sys.cpp:
+// FILE_FLAG_OPEN_REPARSE_POINT, so no symbolic link or junction is ever
+// followed: ELOOP), refusing "..", "." and empty components (EXDEV), and a
+// component on another volume (its volume serial number differs: EXDEV).
+// Windows mount points inside a volume are junctions: reparse points,
+// refused as links.
+#include "base/os/fs_ops.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "base/os/windows/win.hpp"
+
+namespace hpak {
+
+namespace {
+
+int walk_beneath(int dirfd, std::string_view rel, size_t dir_count) {
+  int cur = os::win::dup_fd(dirfd);
+  size_t start = 0;
+  for (size_t k = 0; k < dir_count && cur >= 0; k++) {
+    size_t slash = rel.find('/', start);
+    std::string comp(rel.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    start = slash == std::string_view::npos ? rel.size() : slash + 1;
+    if (comp.empty() || comp == "." || comp == ".." || comp.find('\\') != std::string::npos) {
+      os::close(cur);
+      errno = EXDEV;
+      return -1;
+    }
+    int next = os::open_at(cur, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int err = errno;
+    if (next >= 0 && crosses_mount(cur, next)) {
+      os::close(next);
+      next = -1;
+      err = EXDEV;
+    }
+    os::close(cur);
+    errno = err;
+    cur = next;
+  }
+  return cur;
+}
+
+size_t components(std::string_view rel) { return size_t(std::count(rel.begin(), rel.end(), '/')) + 1; }
+
+} // namespace
+
+int open_dir_beneath(int target_fd, const std::string& rel) {
+  if (rel.empty()) return os::win::dup_fd(target_fd);
+  return walk_beneath(target_fd, rel, components(rel));
+}
+
+long read_dirents(int fd, char* buf, size_t size) {
+  static_assert(offsetof(RawDirent, d_off) == 8 && offsetof(RawDirent, d_reclen) == 16 && offsetof(RawDirent, d_type) == 18);
+  return os::win::read_dirents(fd, buf, size, offsetof(RawDirent, d_name));
+}
+
+bool have_openat2(int) { return false; }
+
+int create_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
+  std::string_view r(rel);
+  auto slash = r.rfind('/');
+  std::string leaf(slash == std::string_view::npos ? r : r.substr(slash + 1));
+  if (leaf.empty() || leaf == "." || leaf == ".." || leaf.find('\\') != std::string::npos) {
+    errno = EXDEV;
+    return -1;
+  }
+  int parent = slash == std::string_view::npos ? os::win::dup_fd(dirfd) : walk_beneath(dirfd, r.substr(0, slash), components(r.substr(0, slash)));
+  if (parent < 0) return -1;
+  int fd = os::open_at(parent, leaf.c_str(), flags | O_NOFOLLOW, os::Mode(mode));
+  int err = errno;
+  os::close(parent);
+  errno = err;
+  return fd;
+}
+
+void unlink_beneath(int dirfd, const char* rel) {
+  std::string_view r(rel);
+  auto slash = r.rfind('/');
+  if (slash == std::string_view::npos) {
+    os::unlink_at(dirfd, rel, 0);
+    return;
+  }
+  int d = open_dir_beneath(dirfd, std::string(r.substr(0, slash)));
+  if (d < 0) return;
+  os::unlink_at(d, rel + slash + 1, 0);
+  os::close(d);
+}
+
+// Another volume (serial number); a mount inside a volume is a junction, never opened.
+bool crosses_mount(int parent_fd, int fd) {
+  os::FileStat a, b;
+  if (os::fstat(fd, a) != 0 || os::fstat(parent_fd, b) != 0) return true;
+  return a.st_dev != b.st_dev;
+}
+
+int stat_entry(int dirfd, const char* name, os::Dev dir_dev, os::FileStat& st, bool& mount_root) {
+  if (os::stat_at(dirfd, name, st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+  mount_root = st.st_dev != dir_dev;
+  return 0;
+}
+
+void refuse_mount_point(const std::string& shown) {
+  throw Error("'" + shown + "' is a mount point: nothing in another mount is removed or written (unmount it, or restore elsewhere)");
+}
+
+void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown) {
+  int fd = os::open_at(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) throw Error("'" + shown + "' was replaced by a symlink during the restore (not followed)");
+    throw_errno("unable to set the mode of '" + shown + "'");
+  }
+  Fd guard(fd);
+  if (os::fchmod(fd, os::Mode(mode)) != 0) throw_errno("unable to set the mode of '" + shown + "'");
+}
+
+namespace {
+
+// A tree is removed depth first by name below the directory fd's path: every
+// directory is opened with O_NOFOLLOW (a link is removed itself, never
+// entered) and must be on the target's volume.
+void remove_tree(int parent, const std::string& name, const std::string& shown, os::Dev dev) {
+  int fd = os::open_at(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return;
+    throw_errno("unable to open '" + shown + "'");
+  }
+  Fd guard(fd);
+  os::FileStat st;
+  if (os::fstat(fd, st) != 0) throw_errno("unable to examine '" + shown + "'");
+  if (st.st_dev != dev) refuse_mount_point(shown);
+  std::vector<std::string> subdirs;
+  std::vector<char> buf(32768);
+  for (;;) {
+    long got = read_dirents(fd, buf.data(), buf.size());
+    if (got < 0) throw_errno("unable to read '" + shown + "'");
+    if (got == 0) break;
+    for (long off = 0; off < got;) {
+      auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
+      off += e->d_reclen;
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      if (e->d_type != DT_DIR) {
+        if (os::unlink_at(fd, e->d_name, 0) == 0 || errno == ENOENT) continue;
+        if (errno != EISDIR) throw_errno("unable to remove '" + shown + "/" + e->d_name + "'");
+      }
+      subdirs.emplace_back(e->d_name);
+    }
+  }
+  for (auto& s : subdirs) remove_tree(fd, s, shown + "/" + s, dev);
+  guard = Fd();
+  if (os::unlink_at(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw_errno("unable to remove '" + shown + "'");
+}
+
+} // namespace
+
+void remove_entry(int dirfd, const std::string& name, const std::string& shown) {
+  if (os::unlink_at(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) return;
+  if (errno != EISDIR) throw_errno("unable to remove '" + shown + "'");
+  os::FileStat top;
+  if (os::fstat(dirfd, top) != 0) throw_errno("unable to examine the directory of '" + shown + "'");
+  remove_tree(dirfd, name, shown, top.st_dev);
+}
+
+namespace {
+int64_t now_100ns(bool precise) {
+  FILETIME f;
+  if (precise) GetSystemTimePreciseAsFileTime(&f);
+  else GetSystemTimeAsFileTime(&f);
+  return int64_t((uint64_t(f.dwHighDateTime) << 32) | f.dwLowDateTime);
+}
+} // namespace
+
+// A file's ChangeTime is taken from a clock that may lag the precise one by a
+// tick (Windows: up to 15.6 ms; under Wine, Linux's coarse clock): the fence is
+// just above the precise time now, returned once the precise clock is 20 ms
+// past it, so every change after the call has a ChangeTime at or above it.
+int64_t ctime_fence() {
+  const int64_t last = now_100ns(true);
+  while (now_100ns(true) <= last + 200000) Sleep(1);
+  os::TimeSpec ts = os::win::timespec_of(last + 1);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+} // namespace hpak
