@@ -21,6 +21,7 @@ TrustBasis trust_basis(const std::optional<RestoreState>& old, const std::string
   t.fence_ns = old->fence_trusted() ? old->fence_ns : 0; // after a reboot, compare content
   if (old->catalog_digest == digest) {
     t.same_catalog = true;
+    t.listings = old->complete && t.fence_ns > 0;
     return t;
   }
   try {

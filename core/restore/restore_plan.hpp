@@ -5,7 +5,10 @@
 //          catalog's directories, each opened beneath the target (never
 //          through a symlink, never into a mount: RESOLVE_NO_XDEV). Records
 //          what is at each catalog path (TargetScan::seen) and the entries
-//          the catalog does not name (strays). A mount point at a path the
+//          the catalog does not name (strays). A directory unchanged since
+//          the last complete restore of this catalog (ctime below its fence)
+//          is not read: its entries are the catalog's, stat'ed by name.
+//          A mount point at a path the
 //          restore would touch is refused here, before any change. Writes
 //          nothing.
 //   plan   plan_dirty(): decides, from the scan, the catalog and the previous
@@ -67,6 +70,11 @@ struct TrustBasis {
   bool same_catalog = false; // ... of a restore of this very catalog
   std::optional<formats::Catalog> old_cat; // ... else its catalog, when readable
   int64_t fence_ns = 0; // files with a ctime below were last changed by that restore (0: none)
+  // That restore completed with this very catalog: a directory whose ctime is
+  // below the fence still holds exactly the catalog's entries (creating,
+  // removing or renaming an entry moves its directory's ctime), so the scan
+  // need not read it.
+  bool listings = false;
   // The catalog the last restore wrote (nullptr: unknown).
   const formats::Catalog* prev(const formats::Catalog& cat) const {
     return same_catalog ? &cat : old_cat ? &*old_cat : nullptr;
@@ -117,6 +125,7 @@ struct TargetScan {
   std::vector<int> dir_fd;     // by slot, owned; -1: missing, not a directory or a symlink
   std::vector<uint32_t> dir_mode;
   std::vector<int64_t> dir_mtime;
+  std::vector<uint8_t> dir_listed; // by slot: 1 when its entries were taken from the catalog, unread
   std::vector<Stray> strays; // sorted by (slot, name)
 
   TargetScan() = default;

@@ -89,6 +89,36 @@ public:
   // The strays found (the caller merges them).
   std::vector<Stray> run() {
     if (!open_dir()) return {};
+    if (listing_unchanged()) {
+      examine_catalog_children();
+      return {};
+    }
+    read_entries();
+    return std::move(strays_);
+  }
+
+private:
+  // Unchanged since the last restore of this catalog completed (see
+  // TrustBasis::listings). The root is always read: the state is renamed
+  // into it after the fence. --verify-content reads every directory.
+  bool listing_unchanged() const {
+    return slot_ != 0 && cx_.trust.listings && !cx_.opts.verify_content && ctime_ns(dst_) < cx_.trust.fence_ns;
+  }
+
+  // The entries are the catalog's: each non-directory child is examined by
+  // name; a child directory is seen by its own pass (resolve_listed_dirs).
+  void examine_catalog_children() {
+    sc_.dir_listed[slot_] = 1;
+    const auto& sh = cx_.shape;
+    for (size_t k = sh.child_begin[slot_]; k < sh.child_begin[slot_ + 1]; k++) {
+      size_t i = sh.child_node[k];
+      const Node& n = cx_.cat.nodes[i];
+      if (n.type == NodeType::Dir) continue;
+      examine(i, n.path.c_str() + (n.path.size() - sh.child_leaf[k].size()));
+    }
+  }
+
+  void read_entries() {
     for (;;) {
       long got = read_dirents(fd_, buf_.data(), buf_.size());
       if (got < 0) throw_errno("unable to read '" + cx_.target + (rel_.empty() ? "" : "/" + rel_) + "'");
@@ -99,10 +129,8 @@ public:
         entry(e);
       }
     }
-    return std::move(strays_);
   }
 
-private:
   bool open_dir() {
     fd_ = open_dir_beneath(cx_.tfd, rel_);
     if (fd_ < 0) {
@@ -145,15 +173,20 @@ private:
       stray(e->d_name, false);
       return;
     }
-    const Node& n = cx_.cat.nodes[*found];
-    SeenEntry& seen = sc_.seen[*found];
-    if (n.type == NodeType::Dir && e->d_type == DT_DIR) {
-      seen.kind = EntryKind::Dir; // its own pass opens it (no symlink followed) and reads its mode
+    if (cx_.cat.nodes[*found].type == NodeType::Dir && e->d_type == DT_DIR) {
+      sc_.seen[*found].kind = EntryKind::Dir; // its own pass opens it (no symlink followed) and reads its mode
       return;
     }
+    examine(*found, e->d_name);
+  }
+
+  // Catalog node `i`, named `name` in this directory: what is there.
+  void examine(size_t i, const char* name) {
+    const Node& n = cx_.cat.nodes[i];
+    SeenEntry& seen = sc_.seen[i];
     os::FileStat s;
     bool mount_root = false;
-    if (stat_entry(fd_, e->d_name, dst_.st_dev, s, mount_root) != 0) {
+    if (stat_entry(fd_, name, dst_.st_dev, s, mount_root) != 0) {
       if (errno == ENOENT) return;
       throw_errno("unable to stat '" + shown(name) + "'");
     }
@@ -171,7 +204,7 @@ private:
     if (n.type == NodeType::Symlink && seen.kind == EntryKind::Symlink) {
       std::string want = expected_symlink(n, cx_.cat, cx_.real_target);
       std::string have(size_t(s.st_size) + 1, '\0');
-      long len = os::readlink_at(fd_, e->d_name, have.data(), have.size());
+      long len = os::readlink_at(fd_, name, have.data(), have.size());
       seen.link_matches = len >= 0 && size_t(len) == want.size() && have.compare(0, want.size(), want) == 0;
     }
   }
@@ -186,6 +219,29 @@ private:
   std::vector<Stray> strays_;
 };
 
+// A directory child of a directory whose listing came from the catalog: a
+// directory if its own pass opened it, else whatever is at its name.
+void resolve_listed_dirs(const DirtyContext& cx, TargetScan& sc) {
+  const auto& slots = cx.shape.slots;
+  for (size_t slot = 1; slot < slots.dir_nodes.size(); slot++) {
+    size_t i = slots.dir_nodes[slot];
+    uint32_t parent = slots.parent[i];
+    if (!sc.dir_listed[parent]) continue;
+    if (sc.dir_fd[slot] >= 0) {
+      sc.seen[i].kind = EntryKind::Dir;
+      continue;
+    }
+    // Rare: the directory changed although its parent's ctime says not.
+    os::FileStat ps, s;
+    bool mount_root = false;
+    std::string leaf(leaf_of(cx.cat.nodes[i].path));
+    if (os::fstat(sc.dir_fd[parent], ps) != 0) throw_errno("unable to examine '" + cx.target + "'");
+    if (stat_entry(sc.dir_fd[parent], leaf.c_str(), ps.st_dev, s, mount_root) != 0) continue;
+    if (mount_root) refuse_mount_point(cx.target + "/" + cx.cat.nodes[i].path);
+    sc.seen[i].kind = kind_of(s.st_mode);
+  }
+}
+
 } // namespace
 
 TargetScan scan_target(const DirtyContext& cx) {
@@ -198,6 +254,7 @@ TargetScan scan_target(const DirtyContext& cx) {
   sc.seen.resize(cx.cat.nodes.size());
   sc.dir_mode.assign(slots, 0);
   sc.dir_mtime.assign(slots, 0);
+  sc.dir_listed.assign(slots, 0);
 
   std::vector<std::vector<char>> bufs(cx.threads, std::vector<char>(32768));
   std::mutex mu;
@@ -210,6 +267,7 @@ TargetScan scan_target(const DirtyContext& cx) {
     for (auto& s : found) sc.strays.push_back(std::move(s));
   });
   progress.finish();
+  resolve_listed_dirs(cx, sc);
   std::sort(sc.strays.begin(), sc.strays.end(),
             [](const Stray& a, const Stray& b) { return a.slot != b.slot ? a.slot < b.slot : a.name < b.name; });
   return sc;

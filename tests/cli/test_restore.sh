@@ -362,5 +362,38 @@ for frac in 10 45 80; do
 done
 check "at least one restore was really interrupted ($interrupted)" test "$interrupted" -ge 1
 
+# ---- the scan reads only directories changed since the last restore
+# A directory whose ctime is below the last complete restore's fence (same
+# catalog) still holds exactly the catalog's entries: the scan stats its
+# files by name and skips getdents64. Any create, remove or rename in it
+# moves its ctime, so a stray or a renamed file is still found.
+section "directories unchanged since the last restore are not read"
+command -v strace >/dev/null || fail "strace is missing (scripts/setup.sh installs it)"
+S=$W/listing
+restore_json "$lib" env "$S" "$W/lst0.json"
+check "fresh restore for the listing checks" test $? -eq 0
+ndirs=$(find "$S" -type d | wc -l)
+# getdents64 calls of one restore of env into $S (extra arguments passed on)
+getdents_calls() {
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    strace -f -qq -e trace=getdents64 -o "$W/lst.strace" "$hpak" -q restore "$lib" env "$S" --json "$@" >"$W/lst.json" 2>"$W/lst.err" ||
+    fail "restore under strace: $(cat "$W/lst.err")"
+  grep -c getdents64 "$W/lst.strace" || true
+}
+calls=$(getdents_calls)
+# (A few calls are not the scan's: the library's packs/ and the emptiness check of the target.)
+check "an unchanged target: only the root is read ($calls getdents64 calls for $ndirs directories)" test "$calls" -le 8
+echo stray >"$S/lib/stray-in-deep-dir"
+mv "$S/bin/pip" "$S/bin/pip-renamed"
+calls=$(getdents_calls)
+expect_eq "a stray and a renamed file are found: removed" 2 "$(json "$W/lst.json" removed)"
+expect_eq "... and the renamed file written back" 1 "$(json "$W/lst.json" written)"
+check "... reading only the changed directories and the root ($calls calls)" test "$calls" -le 12
+expected_tree "$env" "$S" "$S.expected"
+check "... and the tree equals the source relocated" same_tree "$S.expected" "$S"
+calls=$(getdents_calls --verify-content)
+check "--verify-content reads every directory ($calls calls for $ndirs)" test "$calls" -ge "$ndirs"
+rm -rf "$S" "$S.expected"
+
 section "done"
 done_tests
