@@ -143,6 +143,15 @@ int connect_local(const std::string& path, int timeout_s);
 inline long send(int fd, const void* buf, size_t n);
 inline long recv(int fd, void* buf, size_t n);
 
+// ---- shared libraries loaded at run time (a dependency only some commands
+// need, so the others do not pay for mapping it at every start; not on hot paths)
+// The library `name` (e.g. "libcurl.so.4"), its symbols bound now; nullptr on
+// failure, with library_error() saying why.
+void* load_library(const char* name);
+// The address of `symbol` in a library load_library returned; nullptr if absent.
+void* library_symbol(void* library, const char* symbol);
+std::string library_error();
+
 // ---- identity
 inline Uid uid();
 inline Uid euid();

@@ -43,6 +43,9 @@ for so in $needed; do
   for pkg in $names; do grep -qxF "$pkg" <<<"$dep_names" && found=1; done
   [ -n "$found" ] || fail "$so ($lib, package $pkgs) is not in Depends: $depends"
 done
+# libcurl is loaded at run time (dlopen, not NEEDED): Depends names it all the same.
+grep -q '^libcurl' <<<"$needed" && fail "hpak links libcurl at start (NEEDED: $needed); it is loaded when a transfer needs it"
+grep -qxF libcurl4 <<<"$dep_names" || fail "libcurl4 (loaded at run time for remote libraries) is not in Depends: $depends"
 echo "ok: $(basename "$deb"): Depends: $depends"
 
 # --- contents ---------------------------------------------------------------------------------

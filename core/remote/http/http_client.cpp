@@ -1,7 +1,7 @@
 #include "core/remote/http/http_client.hpp"
 #include "base/os/sys.hpp"
 
-#include <curl/curl.h>
+#include "core/remote/http/curl_api.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -22,11 +22,6 @@ namespace {
 using url_parts::lower;
 
 using Clock = std::chrono::steady_clock;
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 bool retryable(CURLcode c) {
   switch (c) {
@@ -70,19 +65,19 @@ struct Origin {
 
 Origin origin_of(const std::string& url) {
   Origin o;
-  CURLU* u = curl_url();
+  CURLU* u = curl::api().url();
   if (!u) return o;
-  if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+  if (curl::api().url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
     auto part = [&](CURLUPart what, unsigned flags, std::string& out) {
       char* v = nullptr;
-      if (curl_url_get(u, what, &v, flags) == CURLUE_OK && v) out = lower(v);
-      curl_free(v);
+      if (curl::api().url_get(u, what, &v, flags) == CURLUE_OK && v) out = lower(v);
+      curl::api().free(v);
     };
     part(CURLUPART_SCHEME, 0, o.scheme);
     part(CURLUPART_HOST, 0, o.host);
     part(CURLUPART_PORT, CURLU_DEFAULT_PORT, o.port);
   }
-  curl_url_cleanup(u);
+  curl::api().url_cleanup(u);
   return o;
 }
 
@@ -189,11 +184,11 @@ struct HttpClient::Transfer {
   ~Transfer() { drop(); }
   void drop() {
     if (easy) {
-      if (multi) curl_multi_remove_handle(multi, easy);
-      curl_easy_cleanup(easy);
+      if (multi) curl::api().multi_remove_handle(multi, easy);
+      curl::api().easy_cleanup(easy);
       easy = nullptr;
     }
-    if (headers) curl_slist_free_all(headers);
+    if (headers) curl::api().slist_free_all(headers);
     headers = nullptr;
   }
   uint64_t want() const { return req->end - req->start; }
@@ -235,16 +230,16 @@ struct HttpClient::Transfer {
   // The request's own headers, and its credentials when `url` is of its own
   // origin (never for another host).
   void add_headers(const HttpOptions& o) {
-    for (const std::string& h : req->headers) headers = curl_slist_append(headers, h.c_str());
+    for (const std::string& h : req->headers) headers = curl::api().slist_append(headers, h.c_str());
     if (o.sign && same_origin(url, req->url))
-      for (const std::string& h : o.sign(*req, url)) headers = curl_slist_append(headers, h.c_str());
+      for (const std::string& h : o.sign(*req, url)) headers = curl::api().slist_append(headers, h.c_str());
   }
 
   static size_t on_body(char* p, size_t size, size_t n, void* self) {
     auto* t = static_cast<Transfer*>(self);
     size_t len = size * n;
     long code = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    curl::api().easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
     uint64_t at = t->seen;
     t->seen += len;
     if (code < 200 || code > 299 || (code != 200 && code != 206 && t->req->method.empty())) { // an error page: its start kept for the message
@@ -361,62 +356,62 @@ struct HttpClient::Transfer {
     sent = 0;
     error_page.clear();
     errbuf[0] = 0;
-    easy = curl_easy_init();
+    easy = curl::api().easy_init();
     if (!easy) throw Error("unable to start an HTTP transfer (libcurl)");
-    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, this);
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, this);
-    curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L); // redirects: outcome() decides, run() follows
+    curl::api().easy_setopt(easy, CURLOPT_URL, url.c_str());
+    curl::api().easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl::api().easy_setopt(easy, CURLOPT_ERRORBUFFER, errbuf);
+    curl::api().easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Transfer::on_body);
+    curl::api().easy_setopt(easy, CURLOPT_WRITEDATA, this);
+    curl::api().easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+    curl::api().easy_setopt(easy, CURLOPT_HEADERDATA, this);
+    curl::api().easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L); // redirects: outcome() decides, run() follows
 #if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl::api().easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl::api().easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-    curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl::api().easy_setopt(easy, CURLOPT_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl::api().easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS, long(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, o.timeout);
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, o.timeout);
-    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
-    curl_easy_setopt(easy, CURLOPT_XFERINFODATA, this);
+    curl::api().easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, o.timeout);
+    curl::api().easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl::api().easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, o.timeout);
+    curl::api().easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl::api().easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &Transfer::on_progress);
+    curl::api().easy_setopt(easy, CURLOPT_XFERINFODATA, this);
     if (uint64_t n = expected_bytes()) { // the deadline the minimum rate implies for its size
       double ms = (double(o.timeout) + double(n) / double(min_rate)) * 1000.0 + 1000.0;
-      curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(std::min(ms, double(LONG_MAX / 2))));
+      curl::api().easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(std::min(ms, double(LONG_MAX / 2))));
     }
-    curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));
-    curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
-    curl_easy_setopt(easy, CURLOPT_USERAGENT, "hpak/0.1");
+    curl::api().easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));
+    curl::api().easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);
+    curl::api().easy_setopt(easy, CURLOPT_USERAGENT, "hpak/0.1");
     if (req->ranged && !whole_read) {
       std::string range = std::to_string(req->start) + "-" + std::to_string(req->end - 1);
-      curl_easy_setopt(easy, CURLOPT_RANGE, range.c_str()); // copied by libcurl
+      curl::api().easy_setopt(easy, CURLOPT_RANGE, range.c_str()); // copied by libcurl
     }
     std::string ca = o.ca_file;
     if (ca.empty() && env("CURL_CA_BUNDLE")) ca = env("CURL_CA_BUNDLE");
     if (ca.empty() && env("SSL_CERT_FILE")) ca = env("SSL_CERT_FILE");
-    if (!ca.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca.c_str()); // copied by libcurl
+    if (!ca.empty()) curl::api().easy_setopt(easy, CURLOPT_CAINFO, ca.c_str()); // copied by libcurl
     if (req->method == "PUT") {
-      curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Transfer::on_read);
-      curl_easy_setopt(easy, CURLOPT_READDATA, this);
-      curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(req->upload.size()));
-      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Transfer::on_seek); // a rewind on a redirect
-      curl_easy_setopt(easy, CURLOPT_SEEKDATA, this);
+      curl::api().easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+      curl::api().easy_setopt(easy, CURLOPT_READFUNCTION, &Transfer::on_read);
+      curl::api().easy_setopt(easy, CURLOPT_READDATA, this);
+      curl::api().easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(req->upload.size()));
+      curl::api().easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Transfer::on_seek); // a rewind on a redirect
+      curl::api().easy_setopt(easy, CURLOPT_SEEKDATA, this);
     } else if (req->method == "DELETE") {
-      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+      curl::api().easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
     add_headers(o);
-    headers = curl_slist_append(headers, "Accept-Encoding: identity"); // the bytes as stored (hashes are over them)
+    headers = curl::api().slist_append(headers, "Accept-Encoding: identity"); // the bytes as stored (hashes are over them)
     if (req->no_cache) {
-      headers = curl_slist_append(headers, "Cache-Control: no-cache");
-      headers = curl_slist_append(headers, "Pragma: no-cache");
+      headers = curl::api().slist_append(headers, "Cache-Control: no-cache");
+      headers = curl::api().slist_append(headers, "Pragma: no-cache");
     }
-    if (headers) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-    if (curl_multi_add_handle(m, easy) != CURLM_OK) throw Error("unable to start an HTTP transfer (libcurl)");
+    if (headers) curl::api().easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+    if (curl::api().multi_add_handle(m, easy) != CURLM_OK) throw Error("unable to start an HTTP transfer (libcurl)");
   }
 
   // A 200 to a ranged request brought the whole file: every byte of it
@@ -444,7 +439,7 @@ struct HttpClient::Transfer {
   // A 3xx: "" with redirect_to set when it is followed, else why not.
   std::string redirect() {
     char* loc = nullptr;
-    curl_easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc);
+    curl::api().easy_getinfo(easy, CURLINFO_REDIRECT_URL, &loc);
     if (!loc || !*loc) return http_status() + " without a Location";
     std::string to = loc;
     std::string why = redirect_refusal(url, to, cross_origin);
@@ -458,7 +453,7 @@ struct HttpClient::Transfer {
   // `retry` when another attempt may succeed, throws RemoteNotFound on a 404.
   std::string outcome(CURLcode rc, bool& retry) {
     retry = false;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    curl::api().easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     const HttpRequest& r = *req;
     if (rc == CURLE_WRITE_ERROR && slice_done) return "";
     if (encoded)
@@ -479,7 +474,7 @@ struct HttpClient::Transfer {
     }
     if (rc != CURLE_OK) {
       retry = retryable(rc);
-      return errbuf[0] ? std::string(errbuf) : curl_easy_strerror(rc);
+      return errbuf[0] ? std::string(errbuf) : curl::api().easy_strerror(rc);
     }
     if (status >= 300 && status <= 399 && status != 304) return redirect();
     if (!r.method.empty()) { // PUT or DELETE: any 2xx (DELETE of a missing key: 204 or 404)
@@ -518,17 +513,16 @@ struct HttpClient::Transfer {
 };
 
 HttpClient::HttpClient(const HttpOptions& opts) : opts_(opts) {
-  global_init();
   if (opts_.parallel == 0) opts_.parallel = 1;
   if (opts_.attempts < 1) opts_.attempts = 1;
-  CURLM* m = curl_multi_init();
+  CURLM* m = curl::api().multi_init();
   if (!m) throw Error("unable to start libcurl");
-  curl_multi_setopt(m, CURLMOPT_PIPELINING, long(CURLPIPE_MULTIPLEX));
-  curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, long(opts_.parallel));
+  curl::api().multi_setopt(m, CURLMOPT_PIPELINING, long(CURLPIPE_MULTIPLEX));
+  curl::api().multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, long(opts_.parallel));
   multi_ = m;
 }
 
-HttpClient::~HttpClient() { curl_multi_cleanup(static_cast<CURLM*>(multi_)); }
+HttpClient::~HttpClient() { curl::api().multi_cleanup(static_cast<CURLM*>(multi_)); }
 
 // Whether `t` may start now (see the header on servers that ignore Range):
 // not while the Range support of its origin is being learnt by another
@@ -616,16 +610,16 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
       it = waiting.erase(it);
     }
     int running = 0;
-    curl_multi_perform(m, &running);
+    curl::api().multi_perform(m, &running);
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(m, &left)) {
+    while (CURLMsg* msg = curl::api().multi_info_read(m, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       auto it = std::find_if(active.begin(), active.end(), [&](auto& t) { return t->easy == msg->easy_handle; });
       if (it == active.end()) continue;
       std::unique_ptr<Transfer> t = std::move(*it);
       active.erase(it);
       curl_off_t got = 0;
-      curl_easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &got);
+      curl::api().easy_getinfo(t->easy, CURLINFO_SIZE_DOWNLOAD_T, &got);
       stats_.bytes += uint64_t(got);
       bool retry = false;
       std::string why = t->outcome(msg->data.result, retry);
@@ -661,7 +655,7 @@ void HttpClient::run(const std::vector<HttpRequest>& reqs, const std::function<v
       wait_ms = int(std::clamp<int64_t>(ms, 0, wait_ms));
     }
     if (active.empty() && wait_ms == 0) continue;
-    curl_multi_poll(m, nullptr, 0, wait_ms, nullptr);
+    curl::api().multi_poll(m, nullptr, 0, wait_ms, nullptr);
   }
 }
 
