@@ -164,7 +164,9 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
 void make_links(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& p, RestoreStats& stats) {
   for (size_t i = 0; i < cx.cat.nodes.size(); i++) {
     const Node& n = cx.cat.nodes[i];
+    if (n.type != NodeType::Hardlink && n.type != NodeType::Symlink) continue;
     const bool create = p.nodes[i].act == Act::Create;
+    if (!create && !(n.type == NodeType::Symlink && p.nodes[i].retime)) continue;
     int pfd = sc.dir_fd[cx.shape.slots.parent[i]];
     std::string name(leaf_of(n.path));
     if (n.type == NodeType::Hardlink && create) {
