@@ -17,6 +17,28 @@
 //   blkB/idx20 blocks with a 20 B/object index (8-byte digest prefix + offset + member)
 // `--catalog-bytes` (the catalogs' share of a real v1 pack, measured by the
 // caller) is added to every candidate so totals compare with a .tar.zst.
+//
+//   hpak-v2sim --catalogs [--level L] [--name NAME] DIR          (issue 32)
+//
+// Catalog candidates on format 2's pack layout (blocks of ~64 KiB, objects
+// below 32 KiB, raw entries >= 64 KiB aligned): walks DIR exactly as `hpak
+// pack` does (directories, files, symlinks, hardlinks; relocations found as
+// occurrences of DIR's real path) and prints, per candidate, the pack's fixed
+// bytes, content (item headers + compressed payloads), block tables, the
+// dictionary (entry + mirror), the catalog entries and the index. The `cat2`
+// row is today's writer: catalog format 2 written twice (entry + mirror),
+// 36-byte members, 56-byte index records (32 + 24); it equals the real
+// `hpak pack -l 3` pack + index byte for byte (bench/catalog-candidates.sh).
+//   names-once      catalog version "3" as sketched in bench/RESULTS.md: files
+//                   name objects by pack ordinal, one copy, columns, zstd
+//   /rows           the same fields node by node instead of in columns
+//   /idx20          index records of 20 bytes (8-byte prefix + offset + member)
+//   /sorted-ord     ordinals into the digest-sorted order (= index position)
+//   self-contained  names-once plus the 32-byte digest of every object it names
+//   /tbl4           block members of 4 bytes (raw_len only: the digest lives in
+//                   the index alone, 44-byte records = digest + offset + member)
+//   dictK+          blocks compressed with a K KiB dictionary trained per pack
+//   /blk128         128 KiB blocks
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -281,7 +303,7 @@ size_t common_prefix(const std::string& a, const std::string& b) {
 // the previous path, suffix); mtimes as zigzag deltas. `columns`: each field in
 // its own run (all types, all modes, ...), else node by node.
 Bytes encode_names_once(const std::string& name, const std::vector<std::string>& roots, const std::vector<Node>& nodes,
-                        bool columns) {
+                        bool columns, const std::vector<uint32_t>* remap = nullptr, std::vector<Bytes>* cols_out = nullptr) {
   Bytes head;
   head.insert(head.end(), {'H', 'P', 'C', '3'});
   put_var(head, 3);
@@ -308,8 +330,9 @@ Bytes encode_names_once(const std::string& name, const std::vector<std::string>&
     C(SUFFIX).insert(C(SUFFIX).end(), n.path.begin() + long(cp), n.path.end());
     prev = n.path;
     if (n.type == 2) {
-      put_var(C(ORD), zigzag(int64_t(n.ord) - next_ord));
-      next_ord = int64_t(n.ord) + 1;
+      int64_t ord = remap ? int64_t((*remap)[n.ord]) : int64_t(n.ord);
+      put_var(C(ORD), zigzag(ord - next_ord));
+      next_ord = ord + 1;
     }
     if (n.type == 3) put_vstr(C(TARGET), n.target);
     if (n.type == 4) put_var(C(TARGET), i - n.link_node);
@@ -325,6 +348,7 @@ Bytes encode_names_once(const std::string& name, const std::vector<std::string>&
       if (n.type == 2 && !n.relocs.empty()) put_u8(C(RELOC), 1);
     }
   }
+  if (cols_out) *cols_out = col;
   Bytes out = head;
   if (columns) {
     for (auto& c : col) put_var(out, c.size());
@@ -429,8 +453,32 @@ int main(int argc, char** argv) {
     Bytes c2 = encode_cat2(name, {root}, nodes, digests);
     Bytes n1 = encode_names_once(name, {root}, nodes, true);
     Bytes n1rows = encode_names_once(name, {root}, nodes, false);
+    // names-once/sorted: ordinals into the digest-sorted order (an index record's position)
+    std::vector<uint32_t> rank(objs.size());
+    {
+      std::vector<uint32_t> by(objs.size());
+      for (uint32_t i = 0; i < by.size(); i++) by[i] = i;
+      std::sort(by.begin(), by.end(), [&](uint32_t a, uint32_t b) { return digests[a] < digests[b]; });
+      for (uint32_t i = 0; i < by.size(); i++) rank[by[i]] = i;
+    }
+    std::vector<Bytes> cols;
+    Bytes n1sorted = encode_names_once(name, {root}, nodes, true, &rank, nullptr);
+    encode_names_once(name, {root}, nodes, true, nullptr, &cols);
     std::printf("# %s: %zu nodes, %llu files, %zu objects, level %d; catalog raw: cat2 %zu, names-once %zu (rows %zu)\n",
                 root.c_str(), nodes.size(), (unsigned long long)files, objs.size(), level, c2.size(), n1.size(), n1rows.size());
+    {
+      const char* cn[] = {"types", "modes", "mtimes", "prefix-lens", "suffix-lens", "suffixes", "ordinals", "targets", "relocs"};
+      std::printf("# names-once columns, raw/zstd alone:");
+      for (size_t c = 0; c < cols.size(); c++) std::printf(" %s %zu/%zu", cn[c], cols[c].size(), zs(cols[c]));
+      std::printf("\n");
+    }
+    {
+      // What blocking costs: all objects as one solid zstd stream (no random
+      // access), the content a .tar.zst holds without its tar headers.
+      Bytes solid;
+      for (auto& o : objs) solid.insert(solid.end(), o.raw.begin(), o.raw.end());
+      std::printf("# content as one solid zstd stream at level %d: %zu bytes (raw %zu)\n", level, zs(solid), solid.size());
+    }
     Layout l36 = layout2(objs, level, nullptr, cx, 36);
     Layout l4 = layout2(objs, level, nullptr, cx, 4);
     const uint64_t idx_fixed = 56 + 1024 + 32;
@@ -450,6 +498,15 @@ int main(int argc, char** argv) {
     row("names-once/rows", l36, 0, 0, rows, 1, 56);
     row("names-once", l36, 0, 0, once, 1, 56);
     row("names-once/idx20", l36, 0, 0, once, 1, 20);
+    // self-contained: the catalog carries the digests of the objects it names
+    // (first-use order, the files' ordinals index it): pack-independent, the
+    // cost of a `pack --into` catalog whose objects all live in older packs.
+    Bytes selfc = n1;
+    for (auto& d : digests) selfc.insert(selfc.end(), d.begin(), d.end());
+    row("self-contained", l36, 0, 0, 72 + zs(selfc), 1, 56);
+    row("self-contained/idx20", l36, 0, 0, 72 + zs(selfc), 1, 20);
+    row("names-once/sorted-ord", l36, 0, 0, 72 + zs(n1sorted), 1, 56);
+    row("names-once/sorted/idx20", l36, 0, 0, 72 + zs(n1sorted), 1, 20);
     row("names-once/tbl4", l4, 0, 0, once, 1, 56);
     row("names-once/tbl4/idx44", l4, 0, 0, once, 1, 44);
     for (size_t cap : {16 * 1024, 64 * 1024}) {
@@ -463,6 +520,10 @@ int main(int argc, char** argv) {
       row(k, d36, dstore, 2, once, 1, 56);
       row(k + "/idx20", d36, dstore, 2, once, 1, 20);
       row(k + "/tbl4/idx44", d4, dstore, 2, once, 1, 44);
+      if (cap == 64 * 1024) {
+        Layout b128 = layout2(objs, level, cd, cx, 4, 128 * 1024);
+        row(k + "/tbl4/idx44/blk128", b128, dstore, 2, once, 1, 44);
+      }
       ZSTD_freeCDict(cd);
     }
     ZSTD_freeCCtx(cx);
