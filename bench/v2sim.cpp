@@ -39,6 +39,8 @@
 //                   the index alone, 44-byte records = digest + offset + member)
 //   dictK+          blocks compressed with a K KiB dictionary trained per pack
 //   /blk128         128 KiB blocks
+//   /entries        the single entries (objects >= half a block) compressed
+//                   with the dictionary too
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -367,7 +369,8 @@ struct Layout {
   uint64_t content = 0, tables = 0, items = 0, blocks = 0;
 };
 
-Layout layout2(const std::vector<Obj>& objs, int level, ZSTD_CDict* cd, ZSTD_CCtx* cx, size_t member, size_t target = 64 * 1024) {
+Layout layout2(const std::vector<Obj>& objs, int level, ZSTD_CDict* cd, ZSTD_CCtx* cx, size_t member, size_t target = 64 * 1024,
+               bool dict_entries = false) {
   Layout s;
   uint64_t pos = 32;
   Bytes cur;
@@ -385,7 +388,7 @@ Layout layout2(const std::vector<Obj>& objs, int level, ZSTD_CDict* cd, ZSTD_CCt
   };
   for (auto& o : objs) {
     if (o.raw.size() >= target / 2) {
-      size_t z = zsize(o.raw.data(), o.raw.size(), level, nullptr, cx);
+      size_t z = zsize(o.raw.data(), o.raw.size(), level, dict_entries ? cd : nullptr, cx);
       uint64_t pad = 0;
       if (z == o.raw.size() && z >= 64 * 1024) pad = (4096 - (pos + 72) % 4096) % 4096;
       s.content += pad + 72 + z;
@@ -523,6 +526,8 @@ int main(int argc, char** argv) {
       if (cap == 64 * 1024) {
         Layout b128 = layout2(objs, level, cd, cx, 4, 128 * 1024);
         row(k + "/tbl4/idx44/blk128", b128, dstore, 2, once, 1, 44);
+        Layout all = layout2(objs, level, cd, cx, 4, 128 * 1024, true);
+        row(k + "/tbl4/idx44/blk128/entries", all, dstore, 2, once, 1, 44);
       }
       ZSTD_freeCDict(cd);
     }
