@@ -39,6 +39,8 @@
 //                   the index alone, 44-byte records = digest + offset + member)
 //   dictK+          blocks compressed with a K KiB dictionary trained per pack
 //   /blk128         128 KiB blocks
+//   sorted+sizes+mirror  the proposed format 3 catalog: digest-sorted
+//                   ordinals, the files' sizes kept, an entry and its mirror
 //   /entries        the single entries (objects >= half a block) compressed
 //                   with the dictionary too
 #include <algorithm>
@@ -305,7 +307,8 @@ size_t common_prefix(const std::string& a, const std::string& b) {
 // the previous path, suffix); mtimes as zigzag deltas. `columns`: each field in
 // its own run (all types, all modes, ...), else node by node.
 Bytes encode_names_once(const std::string& name, const std::vector<std::string>& roots, const std::vector<Node>& nodes,
-                        bool columns, const std::vector<uint32_t>* remap = nullptr, std::vector<Bytes>* cols_out = nullptr) {
+                        bool columns, const std::vector<uint32_t>* remap = nullptr, std::vector<Bytes>* cols_out = nullptr,
+                        bool sizes = false) {
   Bytes head;
   head.insert(head.end(), {'H', 'P', 'C', '3'});
   put_var(head, 3);
@@ -313,7 +316,7 @@ Bytes encode_names_once(const std::string& name, const std::vector<std::string>&
   put_var(head, roots.size());
   for (auto& r : roots) put_vstr(head, r);
   put_var(head, nodes.size());
-  enum { TYPE, MODE, MTIME, PLEN, SLEN, SUFFIX, ORD, TARGET, RELOC, NCOL };
+  enum { TYPE, MODE, MTIME, PLEN, SLEN, SUFFIX, ORD, TARGET, RELOC, SIZE, NCOL };
   std::vector<Bytes> col(NCOL);
   Bytes rows;
   auto C = [&](int c) -> Bytes& { return columns ? col[c] : rows; };
@@ -335,6 +338,7 @@ Bytes encode_names_once(const std::string& name, const std::vector<std::string>&
       int64_t ord = remap ? int64_t((*remap)[n.ord]) : int64_t(n.ord);
       put_var(C(ORD), zigzag(ord - next_ord));
       next_ord = ord + 1;
+      if (sizes) put_var(C(SIZE), n.size);
     }
     if (n.type == 3) put_vstr(C(TARGET), n.target);
     if (n.type == 4) put_var(C(TARGET), i - n.link_node);
@@ -466,11 +470,12 @@ int main(int argc, char** argv) {
     }
     std::vector<Bytes> cols;
     Bytes n1sorted = encode_names_once(name, {root}, nodes, true, &rank, nullptr);
-    encode_names_once(name, {root}, nodes, true, nullptr, &cols);
+    encode_names_once(name, {root}, nodes, true, nullptr, &cols, true);
+    Bytes n1sizes = encode_names_once(name, {root}, nodes, true, &rank, nullptr, true);
     std::printf("# %s: %zu nodes, %llu files, %zu objects, level %d; catalog raw: cat2 %zu, names-once %zu (rows %zu)\n",
                 root.c_str(), nodes.size(), (unsigned long long)files, objs.size(), level, c2.size(), n1.size(), n1rows.size());
     {
-      const char* cn[] = {"types", "modes", "mtimes", "prefix-lens", "suffix-lens", "suffixes", "ordinals", "targets", "relocs"};
+      const char* cn[] = {"types", "modes", "mtimes", "prefix-lens", "suffix-lens", "suffixes", "ordinals", "targets", "relocs", "sizes"};
       std::printf("# names-once columns, raw/zstd alone:");
       for (size_t c = 0; c < cols.size(); c++) std::printf(" %s %zu/%zu", cn[c], cols[c].size(), zs(cols[c]));
       std::printf("\n");
@@ -511,6 +516,9 @@ int main(int argc, char** argv) {
     row("names-once/sorted-ord", l36, 0, 0, 72 + zs(n1sorted), 1, 56);
     row("names-once/sorted/idx20", l36, 0, 0, 72 + zs(n1sorted), 1, 20);
     row("names-once/tbl4", l4, 0, 0, once, 1, 56);
+    // the proposal: digest-sorted ordinals, file sizes kept, the mirror kept
+    const uint64_t prop = 2 * (72 + zs(n1sizes));
+    row("sorted+sizes+mirror/tbl4/idx44", l4, 0, 0, prop, 2, 44);
     row("names-once/tbl4/idx44", l4, 0, 0, once, 1, 44);
     for (size_t cap : {16 * 1024, 64 * 1024}) {
       Bytes dict = level > 0 ? train(objs, cap) : Bytes{};
@@ -523,6 +531,7 @@ int main(int argc, char** argv) {
       row(k, d36, dstore, 2, once, 1, 56);
       row(k + "/idx20", d36, dstore, 2, once, 1, 20);
       row(k + "/tbl4/idx44", d4, dstore, 2, once, 1, 44);
+      row("dict" + std::to_string(cap / 1024) + "+sorted+sizes+mirror/tbl4/idx44", d4, dstore, 2, prop, 2, 44);
       if (cap == 64 * 1024) {
         Layout b128 = layout2(objs, level, cd, cx, 4, 128 * 1024);
         row(k + "/tbl4/idx44/blk128", b128, dstore, 2, once, 1, 44);
