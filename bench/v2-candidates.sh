@@ -9,6 +9,8 @@
 # (v1 content as hpak-v2sim computes it), then prints hpak-v2sim's candidates
 # with that catalog share added, each as a ratio to the .tar.zst and (for the
 # 128-byte profile's target) to the floor = .tar.zst + 32 bytes per object.
+# The catalog candidates of issue 32 (format 3) are bench/catalog-candidates.sh
+# (hpak-v2sim --catalogs), which models format 2 exactly, catalogs included.
 set -euo pipefail
 [[ $# -ge 3 ]] || { echo "usage: $0 HPAK V2SIM DIR..." >&2; exit 2; }
 hpak=$1 sim=$2
