@@ -29,6 +29,11 @@ int open_dir_beneath(int target_fd, const std::string& rel);
 // Whether openat2(2) works here (Linux 5.6+, not refused by a seccomp
 // profile); probed once with `dirfd`. Without it, the functions below walk.
 bool have_openat2(int dirfd);
+// openat2(2) of `rel` beneath `dirfd` with `flags` (and `mode` with O_CREAT),
+// resolved RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+// RESOLVE_NO_XDEV; -1 with errno set, ENOSYS where have_openat2 is false (and
+// on Windows, which has none). The callers below walk on ENOSYS or EPERM.
+int openat2_beneath(int dirfd, const char* rel, int flags, unsigned mode);
 // Creates/opens `rel` ("dir/name") beneath `dirfd` with `flags` and `mode`,
 // no component resolved through a symlink and none escaping dirfd
 // (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS); -1 with errno set.
