@@ -1,6 +1,7 @@
 // base/os/fs_ops.hpp on every platform, written only through the os seam
 // (base/os/sys.hpp): opening and creating beneath a target, by openat2 where
-// the platform has it (openat2_beneath) and else one component at a time.
+// the platform has it (openat2_beneath) and else one component at a time;
+// reading a directory's entries.
 // What differs by platform is in base/os/linux/fs_ops.cpp and
 // base/os/windows/fs_ops.cpp: openat2 itself, reading directories, telling a
 // mount point, removing a tree and the ctime fence.
@@ -8,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <vector>
 
 namespace hpak {
 
@@ -100,6 +103,21 @@ void unlink_beneath(int dirfd, const char* rel) {
   if (d < 0) return;
   os::unlink_at(d, rel + slash + 1, 0);
   os::close(d);
+}
+
+void each_entry(int fd, const std::string& shown, const std::function<void(const char* name, unsigned char type)>& take) {
+  std::vector<char> buf(32768);
+  for (;;) {
+    long got = read_dirents(fd, buf.data(), buf.size());
+    if (got < 0) throw_errno("unable to read '" + shown + "'");
+    if (got == 0) return;
+    for (long off = 0; off < got;) {
+      auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
+      off += e->d_reclen;
+      if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
+      take(e->d_name, e->d_type);
+    }
+  }
 }
 
 void refuse_mount_point(const std::string& shown) {

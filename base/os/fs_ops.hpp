@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,9 @@ struct RawDirent {
 // Reads the next records of directory `fd` into buf (getdents64: no DIR*, no
 // dup, no rewind); returns the bytes filled, 0 at the end, -1 with errno set.
 long read_dirents(int fd, char* buf, size_t size);
+// Every entry of directory `fd` but "." and ".." (read_dirents to the end), to
+// `take(name, d_type)`; throws naming `shown` when the directory cannot be read.
+void each_entry(int fd, const std::string& shown, const std::function<void(const char* name, unsigned char type)>& take);
 
 // What fstatat(AT_SYMLINK_NOFOLLOW) tells of dirfd/name, and whether that
 // entry is the root of a mount (a mount point: a bind-mounted file or

@@ -183,23 +183,14 @@ private:
     Level& cur = stack_.back();
     if (!where_is(fd, cur.id)) throw_errno("unable to examine '" + shown + "'");
     if (!same_mount(cur.id, top_)) refuse_mount_point(shown);
-    std::vector<char> buf(32768);
-    for (;;) {
-      long got = read_dirents(fd, buf.data(), buf.size());
-      if (got < 0) throw_errno("unable to read '" + shown + "'");
-      if (got == 0) break;
-      for (long off = 0; off < got;) {
-        auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
-        off += e->d_reclen;
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (e->d_type != DT_DIR) {
-          if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT) continue;
-          if (errno == EBUSY) refuse_mount_point(shown + "/" + e->d_name);
-          if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "/" + e->d_name + "'");
-        }
-        cur.subdirs.emplace_back(e->d_name);
+    each_entry(fd, shown, [&](const char* entry, unsigned char type) {
+      if (type != DT_DIR) {
+        if (unlinkat(fd, entry, 0) == 0 || errno == ENOENT) return;
+        if (errno == EBUSY) refuse_mount_point(shown + "/" + entry);
+        if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "/" + entry + "'");
       }
-    }
+      cur.subdirs.emplace_back(entry);
+    });
     if (stack_.size() > kHeldLevels) {
       Level& far = stack_[stack_.size() - 1 - kHeldLevels];
       close(far.fd);

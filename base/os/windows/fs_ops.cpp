@@ -59,22 +59,13 @@ void remove_tree(int parent, const std::string& name, const std::string& shown, 
   if (os::fstat(fd, st) != 0) throw_errno("unable to examine '" + shown + "'");
   if (st.st_dev != dev) refuse_mount_point(shown);
   std::vector<std::string> subdirs;
-  std::vector<char> buf(32768);
-  for (;;) {
-    long got = read_dirents(fd, buf.data(), buf.size());
-    if (got < 0) throw_errno("unable to read '" + shown + "'");
-    if (got == 0) break;
-    for (long off = 0; off < got;) {
-      auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
-      off += e->d_reclen;
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      if (e->d_type != DT_DIR) {
-        if (os::unlink_at(fd, e->d_name, 0) == 0 || errno == ENOENT) continue;
-        if (errno != EISDIR) throw_errno("unable to remove '" + shown + "/" + e->d_name + "'");
-      }
-      subdirs.emplace_back(e->d_name);
+  each_entry(fd, shown, [&](const char* entry, unsigned char type) {
+    if (type != DT_DIR) {
+      if (os::unlink_at(fd, entry, 0) == 0 || errno == ENOENT) return;
+      if (errno != EISDIR) throw_errno("unable to remove '" + shown + "/" + entry + "'");
     }
-  }
+    subdirs.emplace_back(entry);
+  });
   for (auto& s : subdirs) remove_tree(fd, s, shown + "/" + s, dev);
   guard = Fd();
   if (os::unlink_at(parent, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw_errno("unable to remove '" + shown + "'");
