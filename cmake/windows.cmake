@@ -50,23 +50,16 @@ add_compile_definitions(_POSIX_THREAD_SAFE_FUNCTIONS=200112L)
 # Static runtime: hpak.exe and its tests need no DLL beside them.
 add_link_options(-static -static-libgcc -static-libstdc++)
 
-# In dependency order, as in CMakeLists.txt; the os room takes base/os/windows instead of base/os/linux.
-hpak_room(base base LINK hpak_win_zstd hpak_win_xxhash OpenSSL::Crypto ws2_32 crypt32 bcrypt Threads::Threads)
-hpak_room(os base/os LINK hpak_base ntdll SUBDIRS windows)
-hpak_room(formats formats LINK hpak_base PRIVATE_LINK hpak_win_json)
-hpak_room(store core/store LINK hpak_os hpak_formats)
-hpak_room(pack core/pack LINK hpak_store)
-hpak_room(library core/library LINK hpak_pack)
-hpak_room(verify core/verify LINK hpak_library)
-hpak_room(restore core/restore LINK hpak_library)
-hpak_room(trust core/trust LINK hpak_library)
-hpak_room(gc core/gc LINK hpak_verify)
-hpak_room(remote core/remote LINK hpak_trust hpak_win_curl SUBDIRS dir http s3)
-hpak_room(import core/import LINK hpak_library PRIVATE_LINK hpak_win_zip hpak_win_json)
-
-get_property(HPAK_ROOMS GLOBAL PROPERTY HPAK_ROOMS)
-add_library(hpak_core INTERFACE)
-target_link_libraries(hpak_core INTERFACE ${HPAK_ROOMS})
+# The rooms (cmake/rooms.cmake, as on Linux) but mount, with the libraries above; the os room takes base/os/windows
+# instead of base/os/linux.
+set(HPAK_BASE_LIBS hpak_win_zstd hpak_win_xxhash OpenSSL::Crypto ws2_32 crypt32 bcrypt Threads::Threads)
+set(HPAK_OS_LIBS ntdll)
+set(HPAK_OS_DIR windows)
+set(HPAK_JSON hpak_win_json)
+set(HPAK_CURL hpak_win_curl)
+set(HPAK_ZIP_LIBS hpak_win_zip hpak_win_json)
+set(HPAK_WITH_MOUNT OFF)
+include(${CMAKE_SOURCE_DIR}/cmake/rooms.cmake)
 
 # hpak.exe: every command but mount, umount and commit (FUSE, overlayfs) and bench (bench/measure.cpp runs its helpers with
 # POSIX calls); cmd/commands.cpp leaves them out of the table.

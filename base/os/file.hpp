@@ -97,7 +97,7 @@ public:
   // True once a read of the mapping found a page the file no longer has
   // (truncated by another process since it was mapped) or the disk could not
   // deliver: that page reads as zeros instead of ending the process with
-  // SIGBUS (base/os/linux/map_guard.hpp), so a checked read fails its
+  // SIGBUS (base/os/map_guard.hpp), so a checked read fails its
   // checksum and the reader can say why.
   bool shrunk() const;
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,11 @@ int open_dir_beneath(int target_fd, const std::string& rel);
 // Whether openat2(2) works here (Linux 5.6+, not refused by a seccomp
 // profile); probed once with `dirfd`. Without it, the functions below walk.
 bool have_openat2(int dirfd);
+// openat2(2) of `rel` beneath `dirfd` with `flags` (and `mode` with O_CREAT),
+// resolved RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+// RESOLVE_NO_XDEV; -1 with errno set, ENOSYS where have_openat2 is false (and
+// on Windows, which has none). The callers below walk on ENOSYS or EPERM.
+int openat2_beneath(int dirfd, const char* rel, int flags, unsigned mode);
 // Creates/opens `rel` ("dir/name") beneath `dirfd` with `flags` and `mode`,
 // no component resolved through a symlink and none escaping dirfd
 // (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS); -1 with errno set.
@@ -63,6 +69,9 @@ struct RawDirent {
 // Reads the next records of directory `fd` into buf (getdents64: no DIR*, no
 // dup, no rewind); returns the bytes filled, 0 at the end, -1 with errno set.
 long read_dirents(int fd, char* buf, size_t size);
+// Every entry of directory `fd` but "." and ".." (read_dirents to the end), to
+// `take(name, d_type)`; throws naming `shown` when the directory cannot be read.
+void each_entry(int fd, const std::string& shown, const std::function<void(const char* name, unsigned char type)>& take);
 
 // What fstatat(AT_SYMLINK_NOFOLLOW) tells of dirfd/name, and whether that
 // entry is the root of a mount (a mount point: a bind-mounted file or

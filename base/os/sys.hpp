@@ -33,6 +33,9 @@ namespace hpak::os {
 inline int open_at(int dirfd, const char* path, int flags, Mode mode = 0);
 inline int open_path(const char* path, int flags, Mode mode = 0);
 inline int close(int fd);
+// A second descriptor of the open file `fd` (the same file description: offset
+// and flock shared), close-on-exec (fcntl F_DUPFD_CLOEXEC).
+inline int dup(int fd);
 inline long read(int fd, void* buf, size_t n);
 inline long pread(int fd, void* buf, size_t n, Off off);
 inline long write(int fd, const void* buf, size_t n);
@@ -51,6 +54,9 @@ inline int stat_at(int dirfd, const char* path, FileStat& st, int flags = 0);
 inline int stat_path(const char* path, FileStat& st);  // follows a symlink
 inline int lstat_path(const char* path, FileStat& st); // does not
 inline int fchmod(int fd, Mode mode);
+// fchmodat(2); with AT_SYMLINK_NOFOLLOW, where the mode cannot be set without
+// following a link (glibc without /proc; Windows always), EOPNOTSUPP.
+inline int chmod_at(int dirfd, const char* path, Mode mode, int flags = 0);
 // Sets the access and modification times of `fd` / dirfd/path (nullptr: now).
 inline int set_times(int fd, const TimeSpec times[2]);
 inline int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags);
@@ -88,7 +94,8 @@ inline int flock(int fd, int op);
 inline Mode set_umask(Mode mask);
 
 // ---- memory
-// Maps `size` bytes of `fd` read-only and shared; nullptr with errno on failure.
+// Maps `size` bytes of `fd` read-only (MAP_PRIVATE: no page is ever written, so
+// what it reads is the file's); nullptr with errno on failure.
 inline void* map_read(int fd, size_t size);
 inline int unmap(void* addr, size_t size);
 // madvise(2) of a mapped range with MADV_SEQUENTIAL, MADV_RANDOM, MADV_WILLNEED, MADV_DONTNEED...

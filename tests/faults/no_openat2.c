@@ -1,6 +1,6 @@
 /* hpak_no_openat2: runs a command where openat2(2) fails, as on a kernel
  * before 5.6 (ENOSYS) or under a container's seccomp profile (EPERM)
- * (tests/cli/test_restore_safety.sh; the fallback of base/os/linux/fs_ops.cpp).
+ * (tests/cli/test_restore_safety.sh; the fallback of base/os/fs_ops.cpp).
  *
  *   hpak_no_openat2 ENOSYS|EPERM COMMAND ARGS...
  *

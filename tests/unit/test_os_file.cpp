@@ -111,3 +111,21 @@ TEST_CASE("MappedFile: pages a truncation took read as zeros and mark it shrunk,
   MappedFile other(p); // a new mapping starts unmarked
   CHECK_FALSE(other.shrunk());
 }
+
+TEST_CASE("os::dup: a close-on-exec descriptor of the same open file (offset shared); dir_name and base_name") {
+  TempDir t("osdup");
+  write_text(t / "file", "hello\n");
+  Fd a = open_read(t / "file");
+  Fd b(os::dup(a.get()));
+  REQUIRE(b);
+  CHECK((::fcntl(b.get(), F_GETFD) & FD_CLOEXEC) != 0);
+  char c;
+  REQUIRE(os::read(a.get(), &c, 1) == 1);
+  CHECK(os::seek(b.get(), 0, SEEK_CUR) == 1);
+
+  CHECK(dir_name("a/b/c") == "a/b");
+  CHECK(dir_name("/c") == "/");
+  CHECK(dir_name("c") == ".");
+  CHECK(base_name("a/b/c") == "c");
+  CHECK(base_name("a\\b") == "a\\b"); // a backslash is a name's character on Linux
+}

@@ -224,3 +224,31 @@ TEST_CASE("windows os: times set through the handle read back; a mapping reads t
   MappedFile m(d + "/t");
   CHECK(std::string(reinterpret_cast<const char*>(m.data()), m.size()) == "mapped bytes");
 }
+
+TEST_CASE("windows os: dup shares the open file (and its flock); chmod_nofollow; names split at '/' and '\\'") {
+  TempDir t;
+  const std::string& d = t.path;
+  put(d + "/f", "data");
+  int a = os::open_path((d + "/f").c_str(), O_RDWR);
+  REQUIRE(a >= 0);
+  Fd ga(a), gb(os::dup(a));
+  REQUIRE(gb);
+  REQUIRE(os::flock(a, LOCK_EX | LOCK_NB) == 0);
+  ga = Fd(); // the lock stays with the duplicate (AtomicFile::commit relies on it)
+  int c = os::open_path((d + "/f").c_str(), O_RDONLY);
+  REQUIRE(c >= 0);
+  Fd gc(c);
+  CHECK(os::flock(c, LOCK_SH | LOCK_NB) == -1);
+
+  Fd dir(os::open_path(d.c_str(), O_RDONLY | O_DIRECTORY));
+  REQUIRE(dir);
+  chmod_nofollow(dir.get(), "f", 0444, d + "/f");
+  os::FileStat st;
+  REQUIRE(os::stat_path((d + "/f").c_str(), st) == 0);
+  CHECK((st.st_mode & 0222) == 0);
+  chmod_nofollow(dir.get(), "f", 0644, d + "/f");
+
+  CHECK(base_name("C:\\a\\b") == "b");
+  CHECK(dir_name("C:\\a\\b") == "C:\\a");
+  CHECK(base_name("C:/a/b") == "b");
+}

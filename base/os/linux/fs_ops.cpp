@@ -1,3 +1,6 @@
+// The Linux part of base/os/fs_ops.hpp (the rest, common to every platform,
+// is base/os/fs_ops.cpp): openat2, getdents64, statx (mount points), the
+// removal of a tree and the ctime fence.
 #include "base/os/fs_ops.hpp"
 
 #include <algorithm>
@@ -16,57 +19,17 @@
 
 namespace hpak {
 
-namespace {
-
-bool openat2_refused(int err) { return err == ENOSYS || err == EPERM; }
-
-// The fallback where openat2 is missing (ENOSYS) or refused (EPERM, a
-// seccomp profile): one openat per component, each O_NOFOLLOW relative to
-// its parent's fd, refusing "..", "." and empty components, so no symlink
-// and no `..` is ever followed (the guarantees of RESOLVE_BENEATH |
-// RESOLVE_NO_SYMLINKS). Returns an O_DIRECTORY fd of `rel`'s directory
-// `dir_count` components deep (all but the last when it names a file).
-int walk_beneath(int dirfd, std::string_view rel, size_t dir_count) {
-  int cur = dup(dirfd);
-  size_t start = 0;
-  for (size_t k = 0; k < dir_count && cur >= 0; k++) {
-    size_t slash = rel.find('/', start);
-    std::string comp(rel.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
-    start = slash == std::string_view::npos ? rel.size() : slash + 1;
-    if (comp.empty() || comp == "." || comp == "..") {
-      close(cur);
-      errno = EXDEV; // what RESOLVE_BENEATH answers for an escape
-      return -1;
-    }
-    int next = openat(cur, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    int err = errno;
-    if (next >= 0 && crosses_mount(cur, next)) { // what RESOLVE_NO_XDEV answers
-      close(next);
-      next = -1;
-      err = EXDEV;
-    }
-    close(cur);
-    errno = err;
-    cur = next;
+int openat2_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
+  if (!have_openat2(dirfd)) {
+    errno = ENOSYS;
+    return -1;
   }
-  return cur;
-}
-
-size_t components(std::string_view rel) { return size_t(std::count(rel.begin(), rel.end(), '/')) + 1; }
-
-} // namespace
-
-int open_dir_beneath(int target_fd, const std::string& rel) {
-  if (rel.empty()) return dup(target_fd);
-  if (have_openat2(target_fd)) {
-    struct open_how how;
-    std::memset(&how, 0, sizeof how);
-    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-    int fd = int(syscall(SYS_openat2, target_fd, rel.c_str(), &how, sizeof how));
-    if (fd >= 0 || !openat2_refused(errno)) return fd;
-  }
-  return walk_beneath(target_fd, rel, components(rel));
+  struct open_how how;
+  std::memset(&how, 0, sizeof how);
+  how.flags = uint64_t(flags);
+  how.mode = (flags & O_CREAT) ? mode : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  return int(syscall(SYS_openat2, dirfd, rel, &how, sizeof how));
 }
 
 long read_dirents(int fd, char* buf, size_t size) { return syscall(SYS_getdents64, fd, buf, size); }
@@ -89,50 +52,6 @@ bool have_openat2(int dirfd) {
     return true;
   }();
   return have;
-}
-
-int create_beneath(int dirfd, const char* rel, int flags, unsigned mode) {
-  if (have_openat2(dirfd)) {
-    struct open_how how;
-    std::memset(&how, 0, sizeof how);
-    how.flags = uint64_t(flags);
-    how.mode = (flags & O_CREAT) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-    int fd = int(syscall(SYS_openat2, dirfd, rel, &how, sizeof how));
-    if (fd >= 0 || !openat2_refused(errno)) return fd;
-  }
-  std::string_view r(rel);
-  auto slash = r.rfind('/');
-  std::string leaf(slash == std::string_view::npos ? r : r.substr(slash + 1));
-  if (leaf.empty() || leaf == "." || leaf == "..") {
-    errno = EXDEV;
-    return -1;
-  }
-  int parent = slash == std::string_view::npos ? dup(dirfd) : walk_beneath(dirfd, r.substr(0, slash), components(r.substr(0, slash)));
-  if (parent < 0) return -1;
-  int fd = openat(parent, leaf.c_str(), flags | O_NOFOLLOW, mode);
-  int err = errno;
-  if (fd >= 0 && crosses_mount(parent, fd)) { // a mounted file: never written
-    close(fd);
-    fd = -1;
-    err = EXDEV;
-  }
-  close(parent);
-  errno = err;
-  return fd;
-}
-
-void unlink_beneath(int dirfd, const char* rel) {
-  std::string_view r(rel);
-  auto slash = r.rfind('/');
-  if (slash == std::string_view::npos) {
-    unlinkat(dirfd, rel, 0);
-    return;
-  }
-  int d = open_dir_beneath(dirfd, std::string(r.substr(0, slash)));
-  if (d < 0) return;
-  unlinkat(d, rel + slash + 1, 0);
-  close(d);
 }
 
 bool crosses_mount(int parent_fd, int fd) {
@@ -172,25 +91,6 @@ int stat_entry(int dirfd, const char* name, dev_t dir_dev, struct stat& st, bool
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
   mount_root = st.st_dev != dir_dev;
   return 0;
-}
-
-void refuse_mount_point(const std::string& shown) {
-  throw Error("'" + shown + "' is a mount point: nothing in another mount is removed or written (unmount it, or restore elsewhere)");
-}
-
-void chmod_nofollow(int dirfd, const std::string& name, unsigned mode, const std::string& shown) {
-  if (fchmodat(dirfd, name.c_str(), mode_t(mode), AT_SYMLINK_NOFOLLOW) == 0) return;
-  // glibc answers EOPNOTSUPP for a symlink, and also where it cannot change
-  // the mode through an O_PATH descriptor (no /proc): then open the file
-  // itself, still without following a symlink, and fchmod that.
-  if (errno != EOPNOTSUPP && errno != ENOTSUP) throw_errno("unable to set the mode of '" + shown + "'");
-  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ELOOP) throw Error("'" + shown + "' was replaced by a symlink during the restore (not followed)");
-    throw_errno("unable to set the mode of '" + shown + "'");
-  }
-  Fd guard(fd);
-  if (fchmod(fd, mode_t(mode)) != 0) throw_errno("unable to set the mode of '" + shown + "'");
 }
 
 namespace {
@@ -283,23 +183,14 @@ private:
     Level& cur = stack_.back();
     if (!where_is(fd, cur.id)) throw_errno("unable to examine '" + shown + "'");
     if (!same_mount(cur.id, top_)) refuse_mount_point(shown);
-    std::vector<char> buf(32768);
-    for (;;) {
-      long got = read_dirents(fd, buf.data(), buf.size());
-      if (got < 0) throw_errno("unable to read '" + shown + "'");
-      if (got == 0) break;
-      for (long off = 0; off < got;) {
-        auto* e = reinterpret_cast<const RawDirent*>(buf.data() + off);
-        off += e->d_reclen;
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (e->d_type != DT_DIR) {
-          if (unlinkat(fd, e->d_name, 0) == 0 || errno == ENOENT) continue;
-          if (errno == EBUSY) refuse_mount_point(shown + "/" + e->d_name);
-          if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "/" + e->d_name + "'");
-        }
-        cur.subdirs.emplace_back(e->d_name);
+    each_entry(fd, shown, [&](const char* entry, unsigned char type) {
+      if (type != DT_DIR) {
+        if (unlinkat(fd, entry, 0) == 0 || errno == ENOENT) return;
+        if (errno == EBUSY) refuse_mount_point(shown + "/" + entry);
+        if (errno != EISDIR && errno != EPERM) throw_errno("unable to remove '" + shown + "/" + entry + "'");
       }
-    }
+      cur.subdirs.emplace_back(entry);
+    });
     if (stack_.size() > kHeldLevels) {
       Level& far = stack_[stack_.size() - 1 - kHeldLevels];
       close(far.fd);

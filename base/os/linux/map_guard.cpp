@@ -1,4 +1,4 @@
-#include "base/os/linux/map_guard.hpp"
+#include "base/os/map_guard.hpp"
 
 #include <atomic>
 #include <csignal>

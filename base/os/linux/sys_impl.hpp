@@ -16,6 +16,7 @@ namespace hpak::os {
 inline int open_at(int dirfd, const char* path, int flags, Mode mode) { return ::openat(dirfd, path, flags, mode); }
 inline int open_path(const char* path, int flags, Mode mode) { return ::openat(AT_FDCWD, path, flags, mode); }
 inline int close(int fd) { return ::close(fd); }
+inline int dup(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 inline long read(int fd, void* buf, size_t n) { return ::read(fd, buf, n); }
 inline long pread(int fd, void* buf, size_t n, Off off) { return ::pread(fd, buf, n, off); }
 inline long write(int fd, const void* buf, size_t n) { return ::write(fd, buf, n); }
@@ -30,6 +31,7 @@ inline int stat_at(int dirfd, const char* path, FileStat& st, int flags) { retur
 inline int stat_path(const char* path, FileStat& st) { return ::stat(path, &st); }
 inline int lstat_path(const char* path, FileStat& st) { return ::lstat(path, &st); }
 inline int fchmod(int fd, Mode mode) { return ::fchmod(fd, mode); }
+inline int chmod_at(int dirfd, const char* path, Mode mode, int flags) { return ::fchmodat(dirfd, path, mode, flags); }
 inline int set_times(int fd, const TimeSpec times[2]) { return ::futimens(fd, times); }
 inline int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags) {
   return ::utimensat(dirfd, path, times, flags);
@@ -70,7 +72,7 @@ inline int flock(int fd, int op) { return ::flock(fd, op); }
 inline Mode set_umask(Mode mask) { return ::umask(mask); }
 
 inline void* map_read(int fd, size_t size) {
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 inline int unmap(void* addr, size_t size) { return ::munmap(addr, size); }

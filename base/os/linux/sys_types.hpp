@@ -27,5 +27,7 @@ constexpr int kStdin = 0, kStdout = 1, kStderr = 2;
 // Whether names follow Windows' rules (case folded, reserved device names...:
 // core/restore/windows_names.hpp): not here.
 constexpr bool kWindowsNames = false;
+// The characters that separate a path's components.
+constexpr char kPathSeparators[] = "/";
 
 } // namespace hpak::os

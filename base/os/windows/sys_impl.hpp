@@ -12,6 +12,7 @@ namespace hpak::os {
 namespace win {
 int open_at(int dirfd, const char* path, int flags, Mode mode);
 int close(int fd);
+int dup_fd(int fd);
 long read(int fd, void* buf, size_t n);
 long pread(int fd, void* buf, size_t n, Off off);
 long write(int fd, const void* buf, size_t n);
@@ -50,6 +51,7 @@ int host_name(char* buf, size_t size);
 inline int open_at(int dirfd, const char* path, int flags, Mode mode) { return win::open_at(dirfd, path, flags, mode); }
 inline int open_path(const char* path, int flags, Mode mode) { return win::open_at(kCwd, path, flags, mode); }
 inline int close(int fd) { return win::close(fd); }
+inline int dup(int fd) { return win::dup_fd(fd); }
 inline long read(int fd, void* buf, size_t n) { return win::read(fd, buf, n); }
 inline long pread(int fd, void* buf, size_t n, Off off) { return win::pread(fd, buf, n, off); }
 inline long write(int fd, const void* buf, size_t n) { return win::write(fd, buf, n); }
@@ -65,6 +67,14 @@ inline int stat_at(int dirfd, const char* path, FileStat& st, int flags) { retur
 inline int stat_path(const char* path, FileStat& st) { return win::stat_at(kCwd, path, st, 0); }
 inline int lstat_path(const char* path, FileStat& st) { return win::stat_at(kCwd, path, st, AT_SYMLINK_NOFOLLOW); }
 inline int fchmod(int fd, Mode mode) { return win::fchmod(fd, mode); }
+// A link's own mode cannot be set by name here: EOPNOTSUPP for AT_SYMLINK_NOFOLLOW (the caller opens the file itself).
+inline int chmod_at(int dirfd, const char* path, Mode mode, int flags) {
+  if (flags & AT_SYMLINK_NOFOLLOW) {
+    errno = EOPNOTSUPP;
+    return -1;
+  }
+  return win::chmod_at(dirfd, path, mode);
+}
 inline int set_times(int fd, const TimeSpec times[2]) { return win::set_times(fd, times); }
 inline int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags) {
   return win::set_times_at(dirfd, path, times, flags);

@@ -119,5 +119,7 @@ constexpr int kStdin = 0, kStdout = 1, kStderr = 2;
 // Whether names follow Windows' rules (case folded, reserved device names...:
 // core/restore/windows_names.hpp): here they do.
 constexpr bool kWindowsNames = true;
+// The characters that separate a path's components: Windows takes both.
+constexpr char kPathSeparators[] = "/\\";
 
 } // namespace hpak::os
