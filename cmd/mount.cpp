@@ -273,14 +273,16 @@ std::unique_ptr<store::PublishLock> lock_for_root(const Library& lib) {
 // in the library; when no name names it any more (a resumed workspace), the
 // objects already collected are counted in a warning (those files read EIO).
 void record_root(const Library& lib, const WritableView& v, const std::optional<Digest>& named) {
-  formats::Catalog base;
-  try {
-    base = lib.load_catalog_by_digest(v.state.digest, nullptr, /*verify_digest=*/false);
-  } catch (const Error& e) {
-    throw Error("the base catalog of workspace '" + v.ws + "' (" + to_hex(v.state.digest).substr(0, 12) + ", once named '" +
-                v.state.catalog + "') is no longer in '" + lib.root() + "': " + e.what());
-  }
-  if (named != v.state.digest) {
+  const std::string gone = "the base catalog of workspace '" + v.ws + "' (" + to_hex(v.state.digest).substr(0, 12) + ", once named '" +
+                           v.state.catalog + "') is no longer in '" + lib.root() + "'";
+  if (!lib.locate(v.state.digest)) throw Error(gone);
+  if (named != v.state.digest) { // a name's objects are all visible (under the lock); these may not be
+    formats::Catalog base;
+    try {
+      base = lib.load_catalog_by_digest(v.state.digest, nullptr, /*verify_digest=*/false);
+    } catch (const Error& e) {
+      throw Error(gone + ": " + e.what());
+    }
     uint64_t missing = 0;
     for (const formats::Node& n : base.nodes)
       if (n.type == formats::NodeType::File && !lib.locate(n.digest)) missing++;

@@ -21,7 +21,8 @@
 # - a workspace is a gc root: after catalogs rm and gc --grace 0, the view
 #   (mounted, then kept and mounted again) still reads and commits; umount
 #   --discard removes the root, and gc drops the root of a workspace removed
-#   by hand.
+#   by hand; a kept workspace whose base was collected before it was a root
+#   is refused, naming the catalog.
 # Every mount is undone on exit and /proc/mounts is checked for leftovers.
 # ctest runs: bash test_mount_writable.sh <hpak-binary> <source-root>.
 . "$(dirname "$0")/cli_lib.sh" "$@"
@@ -289,6 +290,24 @@ rm -rf "$gws"
 run gc-gone gc "$lib" --grace 0
 expect_rc gc-gone 0
 [ -z "$(ls -A "$lib/workspaces")" ] || bad "gc kept the root of a workspace that is gone: $(ls -A "$lib/workspaces")"
+# A kept workspace whose base went before it was a gc root (made by an older
+# hpak, root removed here by hand): the mount is refused, naming the catalog.
+run mount-g4 mount --writable "$lib" gnew2 "$gview"
+expect_rc mount-g4 0
+run umount-g4 umount "$gview"
+expect_rc umount-g4 0
+rm -f "$lib"/workspaces/*
+run rm-g4 catalogs rm "$lib" gnew2
+expect_rc rm-g4 0
+run gc-g4 gc "$lib" --grace 0 --full
+expect_rc gc-g4 0
+run mount-g5 mount --writable "$lib" gnew2 "$gview"
+refused mount-g5 "is no longer in '$lib'"
+[ -z "$(leftovers)" ] || bad "the refused mount left a mount: $(leftovers)"
+run umount-g5 umount --discard "$gview"
+expect_rc umount-g5 0
+[ -e "$gws" ] && bad "umount --discard left the workspace"
+
 
 [ "$fails" -eq 0 ] || fail "$fails checks failed"
 echo "$test_name: passed"
