@@ -80,10 +80,18 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
 // The catalogs of writable workspaces (core/store/workspace_roots.hpp) are
 // roots like names: a kept workspace shows and commits its base catalog by
 // digest, whatever its name names now. A root whose workspace is known to be
-// gone is removed (not in a dry run) and protects nothing. Read again by the
-// re-mark, under the exclusive publish lock: a mount writes its root under the
+// gone protects nothing, and is removed (not in a dry run) under the
+// exclusive publish lock (`locked`: the re-mark holds it already; else it is
+// taken for that), where no mount is between writing a workspace's state and
+// its root: a workspace made again at the same path keeps its new root. Read
+// again by the re-mark, under that lock: a mount writes its root under the
 // shared lock, after reading the name.
-void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts) {
+void remove_gone_roots(const Library& lib, const std::string& lib_real) {
+  for (const store::WorkspaceRoot& r : store::read_workspace_roots(lib.layout()))
+    if (store::workspace_root_gone(r, lib_real)) os::unlink_path(r.file.c_str());
+}
+
+void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts, bool locked) {
   std::vector<store::WorkspaceRoot> found;
   try {
     found = store::read_workspace_roots(lib.layout());
@@ -92,9 +100,10 @@ void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts)
   }
   if (found.empty()) return;
   const std::string lib_real = real_path(lib.root());
+  bool gone = false;
   for (const store::WorkspaceRoot& r : found) {
     if (store::workspace_root_gone(r, lib_real)) {
-      if (!opts.dry_run) os::unlink_path(r.file.c_str());
+      gone = true;
       continue;
     }
     if (!live.insert(r.digest).second) continue;
@@ -107,6 +116,10 @@ void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts)
     }
     for_each_file(c, [&](const Node& n) { live.insert(n.digest); });
   }
+  if (!gone || opts.dry_run) return;
+  if (locked) return remove_gone_roots(lib, lib_real);
+  store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
+  remove_gone_roots(lib, lib_real);
 }
 
 // Step 2: packs and indexes a killed gc left condemned are made visible again.
@@ -135,7 +148,7 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
 DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
   DigestSet live;
   mark(lib, drop_unused(lib, opts, now, res), live, mark_threads(opts), opts.progress);
-  mark_workspaces(lib, live, opts);
+  mark_workspaces(lib, live, opts, /*locked=*/false);
   return live;
 }
 
@@ -486,7 +499,7 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
   mark(lib, lib.catalog_names(), live, mark_threads(opts), opts.progress); // the first mark's objects stay marked: cheap, conservative
-  mark_workspaces(lib, live, opts);
+  mark_workspaces(lib, live, opts, /*locked=*/true);
   // Every removal the two marks saw (a `catalogs rm`, an older hpak's, not
   // yet synced) is made durable before the objects it freed are condemned:
   // a power loss must not bring back a name whose objects are gone.

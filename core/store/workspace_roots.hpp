@@ -11,7 +11,9 @@
 // the name to writing the root, so gc's re-mark, under the exclusive lock,
 // either sees the root or ran before the name was read: core/gc/gc.hpp);
 // hpak umount --discard removes it. gc marks each root's catalog like a
-// name's, and removes a root whose workspace is known to be gone: on this host
+// name's, and removes (under publish.lock exclusive, checked again there: no
+// mount is then between writing a state and its root) a root whose workspace
+// is known to be gone: on this host
 // (the root's host is this host's name), the workspace's state file does not
 // exist or no longer names this library and digest. A root of another host,
 // or whose state cannot be read for another reason, stays a root.
