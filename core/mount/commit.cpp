@@ -172,8 +172,8 @@ private:
       RelocKind kind = RelocKind::Unclassified;
     };
     std::vector<Hashed> hashed(pending_.size());
-    std::vector<Bytes> kept(pending_.size()); // the bytes hashed, while they fit in kKeptUpperBytes
-    std::atomic<uint64_t> budget{kKeptUpperBytes};
+    std::vector<Bytes> kept(pending_.size()); // the bytes hashed, while they fit in keep_upper_bytes
+    std::atomic<uint64_t> budget{opts_.keep_upper_bytes};
     PassProgress progress(opts_.progress, "hash", pending_.size());
     parallel_for(pending_.size(), default_threads(), 1, [&](size_t i, unsigned tid) {
       HashedFile h = hash_file(upper_fd_.get(), pending_[i], shown(pending_[i]), roots_);
