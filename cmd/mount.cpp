@@ -22,6 +22,8 @@
 #include "cmd/log.hpp"
 #include "core/mount/fuse_mount.hpp"
 #include "core/mount/workspace.hpp"
+#include "core/store/lock.hpp"
+#include "core/store/workspace_roots.hpp"
 #include "core/restore/materialize.hpp"
 #include "core/trust/signing.hpp"
 
@@ -161,7 +163,7 @@ Source open_source(const Options& o, const std::string& real_dir, const std::str
     s.lib = std::make_unique<Library>(o.source, /*check_index_trailers=*/o.verify);
     s.cat = s.lib->load_catalog_by_digest(view->state.digest, nullptr, o.verify);
     classify_old_catalog(s.cat, *s.lib);
-    s.lib->touch_used(o.rest[0]);
+    if (s.lib->catalog_digest(o.rest[0])) s.lib->touch_used(o.rest[0]); // not for a name gone (no used/ file for it)
     s.src = s.lib.get();
     s.shown = o.rest[0];
     return s;
@@ -252,7 +254,53 @@ void refuse_unmountable_path(const std::string& path, const std::string& what) {
     throw Error(what + " '" + path + "' holds a character overlayfs cannot take in a mount option (, : \\ or a space)");
 }
 
-// The workspace, made or resumed: its state must be of this library, catalog and view.
+// publish.lock shared, from reading the name to writing the workspace's gc
+// root (core/store/workspace_roots.hpp): a gc's re-mark, under the exclusive
+// lock, then either sees the root or ran before the name was read (and left
+// every object the name needed visible). nullptr, with a warning, where the
+// lock cannot be taken (a library this user cannot write): no root then.
+std::unique_ptr<store::PublishLock> lock_for_root(const Library& lib) {
+  try {
+    return std::make_unique<store::PublishLock>(lib.layout(), lib.shared(), /*exclusive=*/false);
+  } catch (const Error& e) {
+    spdlog::warn("the workspace is not recorded as a gc root of '{}' ({}): once its catalog is no longer named, a gc may collect it",
+                 lib.root(), e.what());
+    return nullptr;
+  }
+}
+
+// Records the workspace as a gc root of its base catalog, which must still be
+// in the library; when no name names it any more (a resumed workspace), the
+// objects already collected are counted in a warning (those files read EIO).
+void record_root(const Library& lib, const WritableView& v, const std::optional<Digest>& named) {
+  const std::string gone = "the base catalog of workspace '" + v.ws + "' (" + to_hex(v.state.digest).substr(0, 12) + ", once named '" +
+                           v.state.catalog + "') is no longer in '" + lib.root() + "'";
+  if (!lib.locate(v.state.digest)) throw Error(gone);
+  if (named != v.state.digest) { // a name's objects are all visible (under the lock); these may not be
+    formats::Catalog base;
+    try {
+      base = lib.load_catalog_by_digest(v.state.digest, nullptr, /*verify_digest=*/false);
+    } catch (const Error& e) {
+      throw Error(gone + ": " + e.what());
+    }
+    uint64_t missing = 0;
+    for (const formats::Node& n : base.nodes)
+      if (n.type == formats::NodeType::File && !lib.locate(n.digest)) missing++;
+    if (missing)
+      spdlog::warn("{} files of the workspace's base catalog are no longer in '{}' (collected before the workspace was a gc root): "
+                   "reading them fails with EIO",
+                   missing, lib.root());
+  }
+  try {
+    store::write_workspace_root(lib.layout(), lib.shared(), v.ws, v.state.digest);
+  } catch (const Error& e) {
+    spdlog::warn("the workspace is not recorded as a gc root of '{}' ({}): once its catalog is no longer named, a gc may collect it",
+                 lib.root(), e.what());
+  }
+}
+
+// The workspace, made or resumed: its state must be of this library, catalog
+// and view; recorded as a gc root of the library.
 WritableView prepare_workspace(const Options& o) {
   const std::string& dir = o.rest.back();
   const std::string& name = o.rest[0];
@@ -268,11 +316,12 @@ WritableView prepare_workspace(const Options& o) {
   refuse_inside_library(o.source, v.real_dir, dir);
   std::optional<Digest> signed_digest;
   if (auto policy = signature_policy(lib, o.allowed_signers)) signed_digest = enforce_name_policy(lib, name, policy->signers);
+  std::unique_ptr<store::PublishLock> publishing = lock_for_root(lib);
   auto named = lib.catalog_digest(name);
-  if (!named) throw Error("no catalog named '" + name + "' in '" + o.source + "'");
-  WorkspaceState want{real_path(o.source), name, *named, v.real_dir, false};
-  if (auto st = read_workspace_state(v.ws)) {
-    if (st->library != want.library || st->catalog != name || st->dir != v.real_dir)
+  auto st = read_workspace_state(v.ws);
+  if (!named && !st) throw Error("no catalog named '" + name + "' in '" + o.source + "'");
+  if (st) { // resumed, whatever the name names now (or if it is gone): the view is of its digest
+    if (st->library != real_path(o.source) || st->catalog != name || st->dir != v.real_dir)
       throw Error("workspace '" + v.ws + "' is a view of '" + st->catalog + "' in '" + st->library + "' on '" + st->dir +
                   "'; commit or discard it (hpak umount --discard), or give another --workspace");
     if (signed_digest && *signed_digest != st->digest)
@@ -281,13 +330,14 @@ WritableView prepare_workspace(const Options& o) {
     v.resumed = true;
   } else {
     if (signed_digest && *signed_digest != *named) throw Error("catalog '" + name + "' changed after its signature was checked; mount it again");
-    make_workspace(v.ws, want, dst.st_mode & 07777);
+    make_workspace(v.ws, WorkspaceState{real_path(o.source), name, *named, v.real_dir, false}, dst.st_mode & 07777);
     v.ws = real_path(v.ws); // overlayfs and /proc/self/mountinfo name it absolutely
     refuse_unmountable_path(v.ws, "workspace");
     v.state = *read_workspace_state(v.ws);
   }
   if (mount_type_at(workspace_lower(v.ws)) == "fuse.hpak")
     throw Error("the workspace's lower layer '" + workspace_lower(v.ws) + "' is still mounted (fusermount3 -u it)");
+  if (publishing) record_root(lib, v, named);
   return v;
 }
 
@@ -320,7 +370,10 @@ int run_writable(const Options& o) {
     throw;
   }
   if (!global().quiet) {
-    if (v.state.digest != *Library(o.source).catalog_digest(o.rest[0]))
+    if (auto now = Library(o.source).catalog_digest(o.rest[0]); !now)
+      printf("note: '%s' is no longer a name; the view stays on the catalog it was made from (%s)\n", o.rest[0].c_str(),
+             to_hex(v.state.digest).substr(0, 12).c_str());
+    else if (*now != v.state.digest)
       printf("note: '%s' now names another catalog; the view stays on the one it was made from (%s)\n", o.rest[0].c_str(),
              to_hex(v.state.digest).substr(0, 12).c_str());
     printf("mounted '%s' writable on '%s': changes go to '%s'%s (hpak commit, hpak umount)\n", o.rest[0].c_str(), dir.c_str(),

@@ -96,6 +96,24 @@ std::string run_fusermount(const Options& o, const std::string& real) {
   return said.empty() ? "fusermount3 failed" : said;
 }
 
+// The writable view mounted over `real` when `real` is a workspace's lower/
+// (an overlay on the state's dir with it as its lower layer), else nullopt.
+// Unmounting the lower layer alone would leave the overlay reading nothing.
+std::optional<std::string> view_over_lower(const std::string& real) {
+  if (base_name(real) != "lower") return std::nullopt;
+  const std::string ws = dir_name(real);
+  std::optional<WorkspaceState> st;
+  try {
+    st = read_workspace_state(ws);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!st || workspace_lower(ws) != real) return std::nullopt;
+  auto o = overlay_at(st->dir);
+  if (!o || o->lowerdir != real) return std::nullopt;
+  return st->dir;
+}
+
 void say_kept(const Options& o, const std::string& ws) {
   if (!global().quiet)
     printf("unmounted '%s'; its workspace '%s' is kept (hpak commit DIR --name NEW records it, hpak mount --writable resumes it, "
@@ -150,6 +168,8 @@ int run(const Options& o) {
   }
   if (auto ws = workspace_of_view(real)) return unmount_view(o, real, *ws);
   if (overlay_at(real)) throw Error("'" + o.dir + "' is an overlay mount that hpak mount --writable did not make");
+  if (auto view = view_over_lower(real))
+    throw Error("'" + o.dir + "' is the lower layer of the writable view '" + *view + "': unmount the view instead (hpak umount " + *view + ")");
   if (!is_hpak_mount(real) && (o.discard || read_workspace_state(o.workspace.empty() ? default_workspace(real) : real_path(o.workspace))))
     return finish_unmounted(o, real);
   if (o.discard) throw Error("'" + o.dir + "' is a read-only hpak mount: --discard is for a writable view");

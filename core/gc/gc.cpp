@@ -15,6 +15,7 @@
 #include "core/store/lock.hpp"
 #include "core/store/packs_listing.hpp"
 #include "core/store/quarantine.hpp"
+#include "core/store/workspace_roots.hpp"
 #include "base/os/file.hpp"
 #include "base/compress_rule.hpp"
 #include "base/parallel.hpp"
@@ -76,6 +77,51 @@ void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& 
   for (DigestSet& m : marked) live.merge(m);
 }
 
+// The catalogs of writable workspaces (core/store/workspace_roots.hpp) are
+// roots like names: a kept workspace shows and commits its base catalog by
+// digest, whatever its name names now. A root whose workspace is known to be
+// gone protects nothing, and is removed (not in a dry run) under the
+// exclusive publish lock (`locked`: the re-mark holds it already; else it is
+// taken for that), where no mount is between writing a workspace's state and
+// its root: a workspace made again at the same path keeps its new root. Read
+// again by the re-mark, under that lock: a mount writes its root under the
+// shared lock, after reading the name.
+void remove_gone_roots(const Library& lib, const std::string& lib_real) {
+  for (const store::WorkspaceRoot& r : store::read_workspace_roots(lib.layout()))
+    if (store::workspace_root_gone(r, lib_real)) os::unlink_path(r.file.c_str());
+}
+
+void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts, bool locked) {
+  std::vector<store::WorkspaceRoot> found;
+  try {
+    found = store::read_workspace_roots(lib.layout());
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "; gc aborted, nothing deleted (a workspace root may protect any catalog): remove it if no workspace needs it");
+  }
+  if (found.empty()) return;
+  const std::string lib_real = real_path(lib.root());
+  bool gone = false;
+  for (const store::WorkspaceRoot& r : found) {
+    if (store::workspace_root_gone(r, lib_real)) {
+      gone = true;
+      continue;
+    }
+    if (!live.insert(r.digest).second) continue;
+    Catalog c;
+    try {
+      c = lib.load_catalog_by_digest(r.digest);
+    } catch (const Error& e) {
+      throw Error("the base catalog of workspace '" + r.workspace + "' (root '" + r.file + "') is unreadable (" + e.what() +
+                  "); gc aborted, nothing deleted ('hpak umount --discard' of its view removes the root)");
+    }
+    for_each_file(c, [&](const Node& n) { live.insert(n.digest); });
+  }
+  if (!gone || opts.dry_run) return;
+  if (locked) return remove_gone_roots(lib, lib_real);
+  store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
+  remove_gone_roots(lib, lib_real);
+}
+
 // Step 2: packs and indexes a killed gc left condemned are made visible again.
 void recover_interrupted(Library& lib, const GcOptions& opts, GcResult& res) {
   if (!opts.dry_run && store::recover_condemned(lib.layout()) > 0) res.warnings.push_back("recovered indexes condemned by an interrupted gc");
@@ -102,6 +148,7 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
 DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
   DigestSet live;
   mark(lib, drop_unused(lib, opts, now, res), live, mark_threads(opts), opts.progress);
+  mark_workspaces(lib, live, opts, /*locked=*/false);
   return live;
 }
 
@@ -452,6 +499,7 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
   mark(lib, lib.catalog_names(), live, mark_threads(opts), opts.progress); // the first mark's objects stay marked: cheap, conservative
+  mark_workspaces(lib, live, opts, /*locked=*/true);
   // Every removal the two marks saw (a `catalogs rm`, an older hpak's, not
   // yet synced) is made durable before the objects it freed are condemned:
   // a power loss must not bring back a name whose objects are gone.
@@ -577,8 +625,8 @@ void sweep_leftovers(const Library& lib, const GcOptions& opts, int64_t now, GcR
   const store::PacksListing packs = store::list_packs(layout);
   for (auto& name : packs.temps)
     if (stale_temp(layout.packs_dir(), name)) remove_leftover(layout.packs_dir() + "/" + name);
-  for (const std::string& dir : {layout.catalogs_dir(), layout.used_dir()})
-    for (auto& name : store::list_dir(dir))
+  for (const std::string& dir : {layout.catalogs_dir(), layout.used_dir(), layout.workspaces_dir()})
+    for (auto& name : dir == layout.workspaces_dir() && !path_exists(dir) ? std::vector<std::string>{} : store::list_dir(dir))
       if (store::is_temp_name(name) && stale_temp(dir, name)) remove_leftover(dir + "/" + name);
   std::vector<std::string> orphans;
   for (const Digest& d : packs.pack_files) {

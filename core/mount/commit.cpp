@@ -1,6 +1,7 @@
 #include "core/mount/commit.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 #include <vector>
 
@@ -171,10 +172,15 @@ private:
       RelocKind kind = RelocKind::Unclassified;
     };
     std::vector<Hashed> hashed(pending_.size());
+    std::vector<Bytes> kept(pending_.size()); // the bytes hashed, while they fit in keep_upper_bytes
+    std::atomic<uint64_t> budget{opts_.keep_upper_bytes};
     PassProgress progress(opts_.progress, "hash", pending_.size());
     parallel_for(pending_.size(), default_threads(), 1, [&](size_t i, unsigned tid) {
       HashedFile h = hash_file(upper_fd_.get(), pending_[i], shown(pending_[i]), roots_);
       hashed[i] = Hashed{h.digest, h.raw.size(), std::move(h.relocs), h.reloc_kind};
+      uint64_t left = budget.load(std::memory_order_relaxed);
+      while (left >= h.raw.size() && !budget.compare_exchange_weak(left, left - h.raw.size(), std::memory_order_relaxed)) {}
+      if (left >= h.raw.size()) kept[i] = std::move(h.raw);
       progress.tick(tid);
     });
     progress.finish();
@@ -185,6 +191,7 @@ private:
       n.relocs = std::move(hashed[i].relocs);
       n.reloc_kind = hashed[i].kind;
       out_.upper_objects.emplace(n.digest, n.path);
+      if (hashed[i].size == 0 || !kept[i].empty()) out_.upper_bytes.emplace(n.digest, std::optional<Bytes>(std::move(kept[i])));
     }
     out_.counts.hashed = pending_.size();
   }
@@ -264,8 +271,15 @@ private:
   Fd upper_fd_;
 };
 
-// The bytes of a wanted object: from the upper layer (hashed again) or the base library.
-Bytes object_bytes(const Library& base_lib, const MergedView& view, const Digest& d, const CommitOptions& opts) {
+// The bytes of a wanted object: those hashed, kept; else from the upper layer
+// (hashed again) or the base library. Kept bytes are moved out: the digests
+// of one call are distinct, so threads touch distinct entries of the map.
+Bytes object_bytes(const Library& base_lib, MergedView& view, const Digest& d, const CommitOptions& opts) {
+  if (auto kept = view.upper_bytes.find(d); kept != view.upper_bytes.end() && kept->second) {
+    Bytes b = std::move(*kept->second);
+    kept->second.reset();
+    return b;
+  }
   auto up = view.upper_objects.find(d);
   if (up != view.upper_objects.end()) {
     Fd fd(os::open_at(os::kCwd, (opts.upper + "/" + up->second).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -288,7 +302,7 @@ struct Prepared {
 
 // Objects are read and compressed on all cores, a batch at a time, and
 // appended in the order wanted.
-void write_objects(PackWriter& w, const std::vector<Digest>& want, const Library& base_lib, const MergedView& view,
+void write_objects(PackWriter& w, const std::vector<Digest>& want, const Library& base_lib, MergedView& view,
                    const CommitOptions& opts) {
   constexpr size_t kBatch = 256;
   for (size_t from = 0; from < want.size(); from += kBatch) {

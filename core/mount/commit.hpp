@@ -20,13 +20,16 @@
 // Upper files are hashed, and new objects read and compressed, on all cores
 // (base/parallel.hpp).
 //
-// Objects go through Library::add_set (the publish protocol of add_tree):
-// an upper file is read again and its SHA-256 checked against the digest it
-// was hashed to; a base object is copied from the base library's packs
+// Objects go through Library::add_set (the publish protocol of add_tree).
+// An upper file is read once: the bytes hashed are kept in memory (up to
+// CommitOptions::keep_upper_bytes in all, MergedView::upper_bytes) and are what is written;
+// a file beyond that is read again and its SHA-256 checked against the digest
+// it was hashed to. A base object is copied from the base library's packs
 // (decoded and checked), so the new catalog may go into another library.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "base/progress.hpp"
@@ -35,12 +38,17 @@
 
 namespace hpak {
 
+// The most bytes of upper files kept from the hash to the write (256 MiB):
+// a commit of a change no larger reads each new file once.
+inline constexpr uint64_t kKeptUpperBytes = uint64_t(256) << 20;
+
 struct CommitOptions {
   std::string upper;    // W/upper
   std::string view_dir; // the view's real path: a root new files are relocated from
   std::string shown;    // the view as the user named it (messages)
   int level = 3;        // zstd level of the new objects
   Progress progress;    // "hash": upper files hashed of those found
+  uint64_t keep_upper_bytes = kKeptUpperBytes; // the bytes hashed kept for the write, at most (tests: 0)
 };
 
 struct CommitCounts {
@@ -55,6 +63,9 @@ struct CommitCounts {
 struct MergedView {
   formats::Catalog catalog;
   std::map<Digest, std::string> upper_objects; // digest -> the upper file holding it (its path under upper)
+  // The bytes hashed, for the objects that fit in kKeptUpperBytes (nullopt
+  // once written: a second write, after a gc hid the first, reads again).
+  std::map<Digest, std::optional<Bytes>> upper_bytes;
   CommitCounts counts;
 };
 MergedView merge_upper(const formats::Catalog& base, const std::string& name, const CommitOptions& opts);

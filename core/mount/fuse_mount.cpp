@@ -149,6 +149,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
     const uint64_t fsize = file->size;
     if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
     size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
+    if (!file->fd) return void(fuse_reply_buf(req, reinterpret_cast<const char*>(file->mapped.data()) + off, size)); // a large raw object in its pack's mapping
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     buf.buf[0].fd = file->fd.get();

@@ -2,6 +2,7 @@
 
 #include "base/os/sys.hpp"
 #include "base/error.hpp"
+#include "core/pack/relocation.hpp"
 #include "core/restore/materialize.hpp"
 
 namespace hpak {
@@ -43,6 +44,23 @@ void MountContent::trim() {
   }
 }
 
+bool MountContent::serve_mapped(const formats::Node& n, File& f) {
+  if (n.size < kKernelCopyThreshold) return false;
+  std::optional<ObjectRef> ref = src_.locate(n.digest);
+  if (!ref || ref->rec.codec != formats::Codec::Raw || ref->rec.member != formats::kNoMember || ref->rec.raw_len != n.size ||
+      ref->pack->checks_every_read())
+    return false;
+  const RelocAction action = reloc_action(n, tree_.catalog().roots, tree_.relocate_to());
+  if (action == RelocAction::Splice || action == RelocAction::Pad || action == RelocAction::Blocked) return false;
+  ByteSpan stored = ref->pack->checked_stored(ref->rec); // entry header and XXH3, as a restore checks them
+  if (checks_.verify && sha256(stored) != n.digest)
+    throw Corrupt(ref->pack->path(), ref->rec.offset, "content of " + to_hex(n.digest) + " does not match its name");
+  if (stored.size() != n.size) return false;
+  f.mapped = stored;
+  f.size = n.size;
+  return true;
+}
+
 bool MountContent::load(uint64_t ino, File& f) {
   std::lock_guard lk(f.mu);
   if (f.loaded) return !f.failed;
@@ -50,6 +68,7 @@ bool MountContent::load(uint64_t ino, File& f) {
   const formats::Node* n = tree_.node_of(ino);
   try {
     if (!n || n->type != formats::NodeType::File) throw Error("internal error: inode " + std::to_string(ino) + " is not a file");
+    if (serve_mapped(*n, f)) return true; // held in the pack's mapping, not in cache_bytes_
     Fd mfd(os::memfd("hpak-mount"));
     if (!mfd) throw_errno("unable to make a memory file for '" + shown_ + "/" + n->path + "'");
     Bytes scratch;

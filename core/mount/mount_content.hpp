@@ -2,9 +2,14 @@
 // at mount or open, exactly as a restore writes them and with the same
 // checks (write_file_content, core/restore/materialize.hpp: the entry header,
 // the XXH3 of the stored bytes, the SHA-256 too with `verify`; relocated to
-// the mount's path; block members through the pack reader's block cache,
-// large raw objects copied by range). They go into an anonymous memory file
-// (memfd) that reads are served from. The memory files are cached per inode,
+// the mount's path; block members through the pack reader's block cache).
+// They go into an anonymous memory file (memfd) that reads are served from,
+// but for a large raw object served as packed (stored raw, at least
+// kKernelCopyThreshold bytes, not rewritten by the relocation, in a pack
+// whose mapping may be read from: not another member's of a shared library):
+// its stored bytes are checked in the pack's mapping on the first read, as a
+// restore checks them, and each read is then served from that range of the
+// mapping, nothing copied (a mapping stays valid after gc deletes the file). The memory files are cached per inode,
 // the least recently used dropped once more than `cache_bytes` of them are
 // held by no open handle or read in flight (the kernel's page cache keeps
 // what was read; a file dropped and read again is decoded again). A file
@@ -33,7 +38,8 @@ public:
     std::mutex mu;
     bool loaded = false;
     bool failed = false;
-    Fd fd;             // the memfd holding the bytes (once loaded)
+    Fd fd;             // the memfd holding the bytes (once loaded), or
+    ByteSpan mapped;   // a large raw object's checked bytes in its pack's mapping (fd empty)
     uint64_t size = 0; // as a restore writes it
   };
 
@@ -60,6 +66,9 @@ private:
     std::shared_ptr<File> file;
     std::list<uint64_t>::iterator lru; // its place in lru_
   };
+  // A large raw object served from its pack's mapping (see above): checked,
+  // `f` set; false when `n` is not one (then decoded into a memfd).
+  bool serve_mapped(const formats::Node& n, File& f);
   // Drops the least recently used files nobody holds while more than
   // cache_bytes_ are held (or more than kMaxCached inodes); under mu_.
   void trim();

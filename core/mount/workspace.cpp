@@ -7,6 +7,7 @@
 #include "base/os/file.hpp"
 #include "base/os/fs_ops.hpp"
 #include "base/os/sys.hpp"
+#include "core/store/workspace_roots.hpp"
 
 namespace hpak {
 
@@ -151,6 +152,12 @@ void discard_workspace(const std::string& ws, const WorkspaceState& s) {
     if (os::FileStat st; os::stat_at(dir.get(), name, st, AT_SYMLINK_NOFOLLOW) == 0)
       remove_entry(dir.get(), name, ws + "/" + name);
   if (s.made && os::rmdir_path(ws.c_str()) != 0 && errno != ENOTEMPTY) throw_errno("unable to remove workspace '" + ws + "'");
+  // Its gc root last (a gc also drops the root of a workspace gone). Best
+  // effort: the library may be gone or not writable by this user.
+  try {
+    store::remove_workspace_root(store::Layout(s.library), ws);
+  } catch (const Error&) {
+  }
 }
 
 std::string mount_type_at(const std::string& real_path) {

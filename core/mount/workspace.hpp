@@ -49,7 +49,8 @@ void write_workspace_state(const std::string& ws, const WorkspaceState& s);
 // one-line Error when W exists and is not empty.
 void make_workspace(const std::string& ws, WorkspaceState s, unsigned root_mode);
 // Removes what make_workspace made: state, lower/, upper/ (the uncommitted
-// changes) and work/, then W itself when the state says the mount made it.
+// changes) and work/, then W itself when the state says the mount made it,
+// then its gc root in the library (core/store/workspace_roots.hpp; best effort).
 // Never follows a symlink nor enters another mount (remove_entry).
 void discard_workspace(const std::string& ws, const WorkspaceState& s);
 

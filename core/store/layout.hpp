@@ -19,6 +19,8 @@
 //   LIB/quarantine/                  entries of catalogs/ that are not name files (a directory,
 //                                    a link, a malformed file), moved aside by `hpak repair` or
 //                                    `hpak catalogs rm` as catalogs.<name>.<time> (made on demand)
+//   LIB/workspaces/<id>              gc roots of writable workspaces (hpak mount --writable;
+//                                    core/store/workspace_roots.hpp; made on demand)
 //   LIB/id                           a shared library's id (32 hex digits), made by its owner
 //   LIB/allowed_signers              restores require a name signed by one of these keys
 //   LIB/signatures/<name>            the signed statement of a name (hpak sign)
@@ -53,6 +55,7 @@ public:
   std::string locks_dir() const { return root_ + "/locks"; }
   std::string damaged_dir() const { return root_ + "/damaged"; }
   std::string quarantine_dir() const { return root_ + "/quarantine"; }
+  std::string workspaces_dir() const { return root_ + "/workspaces"; }
   // Where a junk entry catalogs/NAME goes, moved aside at `stamp` (UTC,
   // YYYYMMDDTHHMMSSZ); `n` > 0 when that name is taken already.
   std::string quarantined_catalog(const std::string& name, const std::string& stamp, int n = 0) const {

@@ -5,7 +5,8 @@
 #   (shared inode numbers) and relocation equal a restore (unpack --relocate)
 #   into the very same path (a manifest of find/stat and SHA-256 of each file);
 # - python3 imports stdlib modules from a mounted copy of them;
-# - a damaged object gives EIO for that file (and a log line), the others read;
+# - a damaged object gives EIO for that file (and a log line), the others read
+#   (also a large raw object served from the pack's mapping, read before the damage);
 # - a file cannot be written; a bad mount point or catalog is a one-line error;
 # - unmount while a file is open: refused, or detached with --lazy (the open
 #   file still reads; the server ends when it is closed);
@@ -222,24 +223,27 @@ dlib=$work/dlib
 dsrc=$work/src/dmg
 mkdir -p "$dsrc"
 head -c 300000 /dev/urandom >"$dsrc/big.bin"
+head -c 2000000 /dev/urandom >"$dsrc/huge.bin" # a large raw object: served from the pack's mapping once checked
 printf 'intact\n' >"$dsrc/small.txt"
 run init-d init "$dlib" --level 0
 expect_rc init-d 0
 run pack-d pack "$dsrc" --into "$dlib" --name dmg
 expect_rc pack-d 0
-python3 - "$dlib" "$dsrc/big.bin" <<'PY'
+python3 - "$dlib" "$dsrc/big.bin" "$dsrc/huge.bin" <<'PY'
 import glob, os, sys
-lib, big = sys.argv[1:3]
-needle = open(big, "rb").read()[1000:1064]
-for p in glob.glob(os.path.join(lib, "packs", "*.hpak")):
-    data = bytearray(open(p, "rb").read())
-    i = data.find(needle)
-    if i >= 0:
-        data[i] ^= 0xFF
-        os.chmod(p, 0o644)
-        open(p, "wb").write(data)
-        sys.exit(0)
-sys.exit("the object's bytes were not found in any pack")
+lib, bigs = sys.argv[1], sys.argv[2:]
+for big in bigs:
+    needle = open(big, "rb").read()[1500000 if big.endswith("huge.bin") else 1000:][:64]
+    for p in glob.glob(os.path.join(lib, "packs", "*.hpak")):
+        data = bytearray(open(p, "rb").read())
+        i = data.find(needle)
+        if i >= 0:
+            data[i] ^= 0xFF
+            os.chmod(p, 0o644)
+            open(p, "wb").write(data)
+            break
+    else:
+        sys.exit(f"the bytes of {big} were not found in any pack")
 PY
 dm=$work/dmnt
 mkdir "$dm"
@@ -250,7 +254,14 @@ if cat "$dm/big.bin" >/dev/null 2>"$work/eio.err"; then
 else
   grep -q "Input/output error" "$work/eio.err" && ok "a damaged object gives EIO" || bad "damaged object: $(cat "$work/eio.err")"
 fi
+if dd if="$dm/huge.bin" of=/dev/null bs=4096 count=1 2>"$work/eio2.err"; then
+  bad "a damaged large raw object was served (its first page)"
+else
+  grep -q "Input/output error" "$work/eio2.err" && ok "a damaged large raw object gives EIO, even for a range before the damage" ||
+    bad "damaged large object: $(cat "$work/eio2.err")"
+fi
 [ "$(cat "$dm/small.txt")" = intact ] || bad "an intact file beside a damaged one does not read"
+grep -q "huge.bin' unreadable" "$work/mount-d.log" || bad "no log line for the damaged large object: $(cat "$work/mount-d.log")"
 grep -q "big.bin' unreadable" "$work/mount-d.log" && ok "the damage is logged: $(sed -n 1p "$work/mount-d.log")" ||
   bad "no log line for the damaged object: $(cat "$work/mount-d.log")"
 umount_ok d "$dm"

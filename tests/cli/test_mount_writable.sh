@@ -16,7 +16,13 @@
 # - one-line errors: a user without CAP_SYS_ADMIN (nothing mounted or made),
 #   --writable with a pack, a workspace of another catalog, commit of a
 #   directory that is not a writable view, of a read-only mount or of an
-#   overlay hpak did not make (which umount refuses too).
+#   overlay hpak did not make (which umount refuses too), umount of the
+#   view's lower layer alone;
+# - a workspace is a gc root: after catalogs rm and gc --grace 0, the view
+#   (mounted, then kept and mounted again) still reads and commits; umount
+#   --discard removes the root, and gc drops the root of a workspace removed
+#   by hand; a kept workspace whose base was collected before it was a root
+#   is refused, naming the catalog.
 # Every mount is undone on exit and /proc/mounts is checked for leftovers.
 # ctest runs: bash test_mount_writable.sh <hpak-binary> <source-root>.
 . "$(dirname "$0")/cli_lib.sh" "$@"
@@ -222,6 +228,86 @@ run umount-discard umount --discard "$view"
 expect_rc umount-discard 0
 [ -e "$ws" ] && bad "umount --discard left the workspace: $(ls -A "$ws")"
 [ -z "$(leftovers)" ] || bad "mounts left: $(leftovers)"
+
+# A workspace is a gc root (LIB/workspaces/): its base catalog and objects
+# outlive the name, mounted or kept; the root goes with umount --discard, or
+# with the workspace itself (gc drops a root whose workspace is gone).
+gsrc=$work/src/genv
+make_tree "$gsrc" 30 23
+printf 'only in genv\n' >"$gsrc/unique.txt"
+run pack-g pack "$gsrc" --into "$lib" --name gbase
+expect_rc pack-g 0
+gview=$work/gview
+gws=$work/.gview.hpak-ws
+mkdir "$gview"
+run mount-g mount --writable "$lib" gbase "$gview"
+expect_rc mount-g 0
+grep -qx "workspace $gws" "$lib"/workspaces/* 2>/dev/null || bad "no gc root names the workspace: $(cat "$lib"/workspaces/* 2>&1)"
+# The lower layer alone: refused, naming the view.
+run umount-lower umount "$gws/lower"
+refused umount-lower "is the lower layer of the writable view '$gview'"
+mountpoint -q "$gws/lower" || bad "the lower layer was unmounted from under the view"
+printf 'edited\n' >>"$gview/unique.txt"
+# sums DIR: the content of every file but unique.txt (the view is relocated to its own path: compared with itself).
+sums() { (cd "$1" && find . -type f ! -name unique.txt ! -name .hpak-state -exec sha256sum {} + | sort); }
+sums "$gview" >"$work/g-before.sum"
+run restore-gref restore "$lib" gbase "$work/g2"
+expect_rc restore-gref 0
+sums "$work/g2" >"$work/g2-before.sum"
+rm -rf "$work/g2"
+run rm-g catalogs rm "$lib" gbase
+expect_rc rm-g 0
+run gc-mounted gc "$lib" --grace 0
+expect_rc gc-mounted 0
+grep -q '^delete' "$work/gc-mounted.out" && bad "gc deleted a pack while a workspace is based on it: $(out gc-mounted)"
+sums "$gview" | diff "$work/g-before.sum" - >"$work/g.diff" 2>&1 || bad "the view's files changed after gc: $(head -5 "$work/g.diff")"
+run commit-g commit "$gview" --name gnew --json
+expect_rc commit-g 0
+run umount-g umount "$gview"
+expect_rc umount-g 0
+run gc-kept gc "$lib" --grace 0 --full
+expect_rc gc-kept 0
+run mount-g2 mount --writable "$lib" gbase "$gview"
+expect_rc mount-g2 0
+grep -q "no longer a name" "$work/mount-g2.out" || bad "the resumed mount did not say its name is gone: $(out mount-g2)"
+sums "$gview" | diff "$work/g-before.sum" - >"$work/g.diff" 2>&1 || bad "the resumed view's files differ from the view before gc: $(head -5 "$work/g.diff")"
+[ "$(tail -n1 "$gview/unique.txt")" = edited ] || bad "the resumed view lost its change"
+run commit-g2 commit "$gview" --name gnew2 --json
+expect_rc commit-g2 0
+run restore-g2 restore "$lib" gnew2 "$work/g2"
+expect_rc restore-g2 0
+sums "$work/g2" | diff "$work/g2-before.sum" - >"$work/g.diff" 2>&1 || bad "the commit after gc restores other files: $(head -5 "$work/g.diff")"
+[ "$(tail -n1 "$work/g2/unique.txt")" = edited ] || bad "the commit after gc lost the change"
+run umount-gd umount --discard "$gview"
+expect_rc umount-gd 0
+[ -z "$(ls -A "$lib/workspaces")" ] || bad "umount --discard left the gc root: $(ls -A "$lib/workspaces")"
+# A workspace removed by hand: its root is dropped by the next gc.
+run mount-g3 mount --writable "$lib" gnew2 "$gview"
+expect_rc mount-g3 0
+umount "$gview" && fusermount3 -u "$gws/lower"
+rm -rf "$gws"
+[ -n "$(ls -A "$lib/workspaces")" ] || bad "no gc root for the third workspace"
+run gc-gone gc "$lib" --grace 0
+expect_rc gc-gone 0
+[ -z "$(ls -A "$lib/workspaces")" ] || bad "gc kept the root of a workspace that is gone: $(ls -A "$lib/workspaces")"
+# A kept workspace whose base went before it was a gc root (made by an older
+# hpak, root removed here by hand): the mount is refused, naming the catalog.
+run mount-g4 mount --writable "$lib" gnew2 "$gview"
+expect_rc mount-g4 0
+run umount-g4 umount "$gview"
+expect_rc umount-g4 0
+rm -f "$lib"/workspaces/*
+run rm-g4 catalogs rm "$lib" gnew2
+expect_rc rm-g4 0
+run gc-g4 gc "$lib" --grace 0 --full
+expect_rc gc-g4 0
+run mount-g5 mount --writable "$lib" gnew2 "$gview"
+refused mount-g5 "is no longer in '$lib'"
+[ -z "$(leftovers)" ] || bad "the refused mount left a mount: $(leftovers)"
+run umount-g5 umount --discard "$gview"
+expect_rc umount-g5 0
+[ -e "$gws" ] && bad "umount --discard left the workspace"
+
 
 [ "$fails" -eq 0 ] || fail "$fails checks failed"
 echo "$test_name: passed"

@@ -136,7 +136,7 @@ TEST_CASE("merge_upper refuses a FIFO and a redirect it cannot read") {
   CHECK_THROWS_WITH_AS(merge_upper(base_catalog(), "new", o), doctest::Contains("FIFO"), Error);
 }
 
-TEST_CASE("commit_view records the view, and names nothing when an upper file changes before it is written") {
+TEST_CASE("commit_view records the view as hashed; read again (past keep_upper_bytes), it names nothing when an upper file changed") {
   fx::TempDir t("commit");
   const std::string up = t.path() + "/upper", lib_dir = t.path() + "/lib";
   REQUIRE(mkdir(up.c_str(), 0755) == 0);
@@ -160,11 +160,20 @@ TEST_CASE("commit_view records the view, and names nothing when an upper file ch
   REQUIRE(find(got, "a/one"));
   CHECK(find(got, "a/one")->size == 4);
 
-  // Rewritten once hashed (the end of the "hash" pass), before it is read again to be written.
+  // Rewritten once hashed (the end of the "hash" pass): the bytes hashed are kept and written, read once.
   put(up + "/a/two", "two\n");
   o.progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
     if (phase == "hash" && done == total) put(up + "/a/two", "changed\n");
   };
+  CommitResult kept = commit_view(lib, base, lib, "kept", o);
+  Catalog k = lib.load_catalog("kept");
+  REQUIRE(find(k, "a/two"));
+  CHECK(find(k, "a/two")->size == 4); // "two\n", as hashed
+  CHECK(kept.added.objects_written == 1);
+
+  // Nothing kept: read again to be written, the change is found and nothing is named.
+  put(up + "/a/two", "three\n");
+  o.keep_upper_bytes = 0;
   CHECK_THROWS_WITH_AS(commit_view(lib, base, lib, "second", o), doctest::Contains("changed while being committed"), Error);
   CHECK_FALSE(lib.catalog_digest("second"));
 }
