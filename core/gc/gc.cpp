@@ -485,11 +485,13 @@ void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs)
   lib.unmap_gone(packs);
 }
 
-// Step 7: the midx over the packs that remain, and their count, size and
-// objects. The midx is disposable: one that cannot be written (a full disk)
-// is a warning.
+// Step 7: the midx over the packs that remain (a layer over the new packs
+// and over those whose layer named a pack now gone; the other layers are
+// kept: Library::update_midx_or_warn), and their count, size and objects.
+// The midx is disposable: one that cannot be written (a full disk) is a
+// warning.
 void rebuild_midx(Library& lib, DigestSet&& held, GcResult& res) {
-  lib.write_midx_or_warn(res.warnings);
+  lib.update_midx_or_warn(res.warnings);
   lib.refresh();
   res.packs_after = 0;
   std::vector<const IndexView*> after;
