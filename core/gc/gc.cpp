@@ -255,7 +255,12 @@ public:
     std::vector<IndexRecord> recs;
     for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
     std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+    uint64_t window = 0; // the source's pages behind the copy are unmapped a window at a time (release_pages)
     for (size_t k = 0; k < recs.size(); k++) {
+      if (recs[k].offset >= window + (16u << 20)) {
+        const uint64_t to = recs[k].offset / kFaultAround * kFaultAround;
+        if (to > window + kFaultAround) release_pages(src, window, to - kFaultAround - window), window = to - kFaultAround;
+      }
       if (++done_ % 4096 == 0) report(progress_, "repack", done_, total_);
       if (recs[k].member == kNoMember) {
         copy_entry(src, recs[k], damaged);
@@ -267,6 +272,7 @@ public:
       done_ += e - k;
       k = e;
     }
+    release_pages(src, 0, src.bytes().size());
     return !damaged;
   }
 
