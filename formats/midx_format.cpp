@@ -1,6 +1,7 @@
 #include "formats/midx_format.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "formats/index_format.hpp"
 
@@ -66,6 +67,14 @@ MidxView::MidxView(ByteSpan b, std::string where) {
     if (get_u32(ids_ + 4 * i) >= npacks) r.fail("pack id out of range");
   }
 }
+
+Digest MidxView::digest_at(uint64_t i) const {
+  Digest d;
+  std::memcpy(d.data(), digests_ + 32 * i, 32);
+  return d;
+}
+
+uint32_t MidxView::pack_at(uint64_t i) const { return get_u32(ids_ + 4 * i); }
 
 std::optional<uint32_t> MidxView::find(const Digest& d) const {
   auto i = fanout_find(fanout_, digests_, count_, d);

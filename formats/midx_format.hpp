@@ -28,9 +28,11 @@
 // double from one to the next: at most log2(objects) + 1 layers, and a digest
 // is rewritten only when its layer grows 1.5 times or more (amortised
 // O(log n) writes per object). Adds racing may leave overlapping layers a few
-// more; the next merges or gc fold them. gc and
-// repair write one layer over every visible pack and delete every other layer
-// and the legacy file.
+// more; the next merges or gc fold them. gc, after rewriting or deleting
+// packs, writes a layer as an add does (over its new packs and the packs left
+// of the layers that named a deleted pack: those are stale), then deletes the
+// stale layers. repair writes one layer over every visible pack and deletes
+// every other layer and the legacy file.
 #pragma once
 
 #include <optional>
@@ -58,6 +60,9 @@ public:
   const std::vector<Digest>& packs() const { return packs_; }
   uint64_t count() const { return count_; }
   std::optional<uint32_t> find(const Digest& d) const;
+  // The i-th digest (sorted) and its pack id, i < count().
+  Digest digest_at(uint64_t i) const;
+  uint32_t pack_at(uint64_t i) const;
   const Digest& trailer() const { return trailer_; }
 
 private:

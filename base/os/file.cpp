@@ -7,6 +7,7 @@
 #include "base/hash.hpp"
 #include "base/os/map_guard.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -159,6 +160,14 @@ void MappedFile::advise_random() const {
 }
 void MappedFile::advise_willneed() const {
   if (data_) os::advise_memory(const_cast<uint8_t*>(data_), size_, MADV_WILLNEED);
+}
+
+void MappedFile::release(size_t offset, size_t len) const {
+  if (!data_ || offset >= size_) return;
+  len = std::min(len, size_ - offset);
+  const uintptr_t page = os::page_size(), from = (uintptr_t(data_) + offset + page - 1) & ~(page - 1),
+                  to = offset + len == size_ ? uintptr_t(data_) + size_ : (uintptr_t(data_) + offset + len) & ~(page - 1);
+  if (to > from) os::advise_memory(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
 Bytes read_file(const std::string& path) {

@@ -94,6 +94,11 @@ public:
   void advise_sequential() const;
   void advise_random() const;
   void advise_willneed() const;
+  // Unmaps the pages wholly inside [offset, offset + len) from this process
+  // (MADV_DONTNEED: the file's pages stay in the page cache, and a later
+  // read of them maps them again): bounds the mapped pages (RssFile) of a
+  // pass over a large file. Never changes what a read returns.
+  void release(size_t offset, size_t len) const;
   // True once a read of the mapping found a page the file no longer has
   // (truncated by another process since it was mapped) or the disk could not
   // deliver: that page reads as zeros instead of ending the process with

@@ -46,6 +46,17 @@ std::optional<Digest> named_digest(const Library& lib, const std::string& name) 
   }
 }
 
+// The pack pages a read of [offset, offset + len) may have mapped, read-around
+// included (the kernel maps up to 64 KiB around a faulting page), unmapped
+// again: gc's passes over catalogs and entry headers keep the pack pages
+// they hold (RssFile) bounded, not the library's size.
+constexpr uint64_t kFaultAround = 64 << 10;
+void release_pages(const PackReader& p, uint64_t offset, uint64_t len) {
+  const uint64_t from = offset / kFaultAround * kFaultAround;
+  const uint64_t to = (offset + len + kFaultAround - 1) / kFaultAround * kFaultAround;
+  p.map().release(from, to - from);
+}
+
 void mark_catalog(const Library& lib, const std::string& name, const Digest& d, DigestSet& live) {
   Catalog c;
   try {
@@ -53,6 +64,12 @@ void mark_catalog(const Library& lib, const std::string& name, const Digest& d, 
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
+  for (const PackReader* p : lib.packs()) // the copies the load may have read
+    if (auto i = p->index().find(d))
+      for (uint64_t k = *i; k < p->index().count() && p->index().digest_at(k) == d; k++) {
+        IndexRecord r = p->complete_or_same(p->index().record_at(k));
+        release_pages(*p, r.offset, kEntryHeaderSize + r.stored_len);
+      }
   for_each_file(c, [&](const Node& n) { live.insert(n.digest); });
 }
 
@@ -212,13 +229,29 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestS
   in.usable = lib.pack_usable(p);
   in.version = p->version();
   const IndexView& v = p->index();
-  DigestSet seen;
-  BlockShares blocks(*p);
-  for (uint64_t i = 0; i < v.count(); i++) {
-    const Digest d = v.digest_at(i);
-    if (!seen.insert(d).second) continue;
-    in.objects.push_back(describe_object(*p, v.record_at(i), live.count(d) != 0, blocks));
+  // The headers each object's figures need are read in pack order, and the
+  // pages read are unmapped a window at a time behind (release_pages); the
+  // objects are then listed in index order, as before.
+  std::vector<std::pair<uint64_t, uint64_t>> order; // (offset, record)
+  for (uint64_t i = 0; i < v.count(); i++) order.emplace_back(v.record_at(i).offset, i);
+  std::sort(order.begin(), order.end());
+  std::vector<GcObject> described(v.count());
+  {
+    BlockShares blocks(*p);
+    constexpr uint64_t kWindow = 16 << 20;
+    uint64_t window = 0;
+    for (auto& [offset, i] : order) {
+      if (offset >= window + kWindow) {
+        release_pages(*p, window, offset / kFaultAround * kFaultAround - window);
+        window = offset / kFaultAround * kFaultAround;
+      }
+      described[i] = describe_object(*p, v.record_at(i), live.count(v.digest_at(i)) != 0, blocks);
+    }
+    release_pages(*p, window, p->bytes().size() - std::min<uint64_t>(window, p->bytes().size()));
   }
+  DigestSet seen;
+  for (uint64_t i = 0; i < v.count(); i++)
+    if (seen.insert(v.digest_at(i)).second) in.objects.push_back(described[i]);
   return in;
 }
 
@@ -269,7 +302,12 @@ public:
     std::vector<IndexRecord> recs;
     for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
     std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+    uint64_t window = 0; // the source's pages behind the copy are unmapped a window at a time (release_pages)
     for (size_t k = 0; k < recs.size(); k++) {
+      if (recs[k].offset >= window + (16u << 20)) {
+        const uint64_t to = recs[k].offset / kFaultAround * kFaultAround;
+        if (to > window + kFaultAround) release_pages(src, window, to - kFaultAround - window), window = to - kFaultAround;
+      }
       if (++done_ % 4096 == 0) report(progress_, "repack", done_, total_);
       if (recs[k].member == kNoMember) {
         copy_entry(src, recs[k], damaged);
@@ -281,6 +319,7 @@ public:
       done_ += e - k;
       k = e;
     }
+    release_pages(src, 0, src.bytes().size());
     return !damaged;
   }
 
@@ -533,11 +572,13 @@ void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs)
   lib.unmap_gone(packs);
 }
 
-// Step 7: the midx over the packs that remain, and their count, size and
-// objects. The midx is disposable: one that cannot be written (a full disk)
-// is a warning.
+// Step 7: the midx over the packs that remain (a layer over the new packs
+// and over those whose layer named a pack now gone; the other layers are
+// kept: Library::update_midx_or_warn), and their count, size and objects.
+// The midx is disposable: one that cannot be written (a full disk) is a
+// warning.
 void rebuild_midx(Library& lib, DigestSet&& held, GcResult& res) {
-  lib.write_midx_or_warn(res.warnings);
+  lib.update_midx_or_warn(res.warnings);
   lib.refresh();
   res.packs_after = 0;
   std::vector<const IndexView*> after;

@@ -42,8 +42,10 @@
 //     gc's re-mark (which sees it and keeps its objects) or after gc's
 //     condemn (and its check sees the condemned objects gone): whenever a
 //     name exists, every object it needs is in a visible pack.
-//  7. The midx is rebuilt over the packs that remain: one layer, and every
-//     other file of the multi-pack index deleted (formats/midx_format.hpp).
+//  7. The midx is brought up to date as an add does it: one layer over the
+//     packs no usable layer covers (the new packs, and what remains of each
+//     layer that named a deleted pack), folding in the smallest layers; then
+//     the stale layers are deleted, the others kept (formats/midx_format.hpp).
 //  8. Sweep: old temp files go, and those whose writer is gone (the pid in
 //     the name is of this host and dead, and the file's flock is free); old
 //     orphan packs (no index: a writer killed between link and index), and

@@ -591,6 +591,15 @@ bool Library::add_midx_layer() {
   return true;
 }
 
+void Library::update_midx_or_warn(std::vector<std::string>& warnings) {
+  try {
+    add_midx_layer();
+  } catch (const Error& e) {
+    warnings.push_back(std::string(e.what()) + "; no multi-pack index layer was written over the packs gc left (lookups use their own indexes until a later add or gc writes one)");
+  }
+  remove_unusable_midx_files();
+}
+
 void Library::add_midx_layer_or_warn(std::vector<std::string>& warnings) {
   try {
     add_midx_layer();

@@ -161,6 +161,16 @@ public:
   // pack that is not visible; unreadable; found wrong). For gc, under gc.lock.
   // Returns how many.
   size_t remove_unusable_midx_files();
+  // gc's step after it rewrote or deleted packs: the index work tracks the
+  // change. A layer naming a pack that is gone is stale (readers ignore it);
+  // the packs it covered that remain are then in no usable layer, like gc's
+  // new pack. Writes one layer over those packs, folding in the smallest
+  // layers as an add does (add_midx_layer), then deletes the stale and
+  // unusable files. Layers naming only packs that remain are kept as they
+  // are. A crash between the two steps leaves a layer set readers use (the
+  // stale ones ignored). A failure (a full disk) is a warning appended to
+  // `warnings`; the stale layers are then deleted all the same.
+  void update_midx_or_warn(std::vector<std::string>& warnings);
   // Why a file of the multi-pack index (a layer, or the legacy multi.midx) is
   // not fit for lookups ("" when there is none or each agrees with the packs'
   // own indexes): unreadable (not a regular file, too large, malformed, a

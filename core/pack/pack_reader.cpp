@@ -1,5 +1,6 @@
 #include "core/pack/pack_reader.hpp"
 
+#include <functional>
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -151,19 +152,28 @@ struct Scanner {
 
 } // namespace
 
-ScanResult scan_pack(ByteSpan b, const std::string& where) {
+namespace {
+
+// scan_pack; `passed`, when given, is called with the offset reached every
+// 16 MiB or so (every byte before it is done with).
+ScanResult scan_pack_passing(ByteSpan b, const std::string& where, const std::function<void(uint64_t)>& passed) {
   ScanResult res;
   uint64_t end = footer_ok(b) ? b.size() - kTrailerSize - kFooterSize : b.size();
   res.end = end;
   res.version = pack_version_of(b);
   Scanner sc{b, where, res, res.version == kPackVersion2, end};
-  uint64_t pos = kPackHeaderSize;
+  uint64_t pos = kPackHeaderSize, told = 0;
   while (pos < end) {
     uint64_t next = sc.item_at(pos);
     pos = next ? next : sc.resync(pos);
+    if (passed && pos - told >= (16u << 20)) passed(told = pos);
   }
   return res;
 }
+
+} // namespace
+
+ScanResult scan_pack(ByteSpan b, const std::string& where) { return scan_pack_passing(b, where, {}); }
 
 PackReader::PackReader(const std::string& path, bool use_index_file, bool check_index_trailer, Follow follow) : map_(path, follow) {
   read_header(path);
@@ -239,7 +249,15 @@ void PackReader::open_index_file(const std::string& path, Follow follow, bool ch
 // An index built from a walk over the entries, recording the damage met.
 void PackReader::index_by_scan(const std::string& path) {
   ByteSpan b = map_.bytes();
-  ScanResult s = scan_pack(b, path);
+  // The pages the walk read are unmapped behind it (64 KiB short of where it
+  // is: the kernel maps up to that much around a faulting page), and all of
+  // them at the end: a scan holds a bounded window of the pack, not all of it.
+  uint64_t released = 0;
+  ScanResult s = scan_pack_passing(b, path, [&](uint64_t at) {
+    uint64_t to = at / (64u << 10) * (64u << 10);
+    if (to > released + (64u << 10)) map_.release(released, to - (64u << 10) - released), released = to - (64u << 10);
+  });
+  map_.release(0, b.size());
   for (auto& p : s.problems) damage_.push_back(p);
   Digest trailer = b.size() >= kTrailerSize ? stored_trailer() : Digest{};
   // A truncated pack has no footer and trailer, so its last entries may end

@@ -133,44 +133,52 @@ void check_entry(const PackReader& pack, uint64_t i, ObjectChecks& out) {
   }
 }
 
-// The SHA-256 of everything before the trailer equals the trailer.
-bool trailer_matches(const PackReader& pack) {
-  ByteSpan all = pack.bytes();
-  if (all.size() < kTrailerSize) return false;
-  Sha256 sha;
-  const size_t step = 4 << 20;
-  for (size_t pos = 0; pos < all.size() - kTrailerSize; pos += step)
-    sha.update(all.subspan(pos, std::min(step, all.size() - kTrailerSize - pos)));
-  return sha.finish() == pack.stored_trailer();
-}
+// The pass goes through a pack one window of this many bytes at a time and
+// unmaps each window's pages once it is done (MappedFile::release), so the
+// pack pages verify holds mapped (RssFile) stay near two windows and the
+// objects the threads are reading, whatever the pack's size.
+constexpr uint64_t kVerifyWindow = 16ull << 20;
 
-// The parallel pass: task 0 hashes the whole pack for the trailer; tasks
-// 1..n check objects (a block with its first-listed member).
+// The parallel pass, window by window in pack order: task 0 hashes the
+// window's bytes into the trailer's SHA-256 (windows are done in order);
+// the others check the objects that start in the window (a block with its
+// first-listed member).
 void check_objects(const PackReader& pack, const VerifyOptions& opts, ObjectChecks& out) {
   const IndexView& idx = pack.index();
   const uint64_t n = idx.count();
   out.errors.assign(n, std::string());
   BlockPlan plan = plan_blocks(idx);
+  std::vector<std::pair<uint64_t, uint64_t>> tasks; // (offset, record), in pack order
+  for (uint64_t i = 0; i < n; i++)
+    if (!plan.skip[i]) tasks.emplace_back(idx.record_at(i).offset, i);
+  std::sort(tasks.begin(), tasks.end());
   std::atomic<uint64_t> done{0};
   unsigned threads = opts.threads ? opts.threads : default_threads();
   pack.map().advise_sequential();
-  parallel_for(n + 1, threads, 1, [&](size_t task, unsigned tid) {
-    if (task == 0) {
-      out.trailer_ok = trailer_matches(pack);
-      return;
-    }
-    uint64_t i = task - 1;
-    if (plan.skip[i]) {
-      // checked with its block
-    } else if (idx.record_at(i).member != kNoMember) {
-      check_block(pack, plan.members_of.at(i), out);
-    } else {
-      check_entry(pack, i, out);
-    }
-    uint64_t d = ++done;
-    if (tid == 0 && (d & 1023) == 0) report(opts.progress, "verify", d, n);
-  });
-  report(opts.progress, "verify", n, n);
+  ByteSpan all = pack.bytes();
+  const uint64_t hashed = all.size() >= kTrailerSize ? all.size() - kTrailerSize : 0;
+  Sha256 sha;
+  size_t t = 0;
+  for (uint64_t start = 0; start < all.size() || t < tasks.size(); start += kVerifyWindow) {
+    const uint64_t end = start + kVerifyWindow;
+    size_t t_end = t;
+    while (t_end < tasks.size() && (tasks[t_end].first < end || end >= all.size())) t_end++;
+    parallel_for(t_end - t + 1, threads, 1, [&](size_t task, unsigned tid) {
+      if (task == 0) {
+        if (start < hashed) sha.update(all.subspan(start, std::min(end, hashed) - start));
+        return;
+      }
+      uint64_t i = tasks[t + task - 1].second;
+      if (idx.record_at(i).member != kNoMember) check_block(pack, plan.members_of.at(i), out);
+      else check_entry(pack, i, out);
+      uint64_t d = ++done;
+      if (tid == 0 && (d & 1023) == 0) report(opts.progress, "verify", d, tasks.size());
+    });
+    t = t_end;
+    pack.map().release(start, kVerifyWindow);
+  }
+  out.trailer_ok = all.size() >= kTrailerSize && sha.finish() == pack.stored_trailer();
+  report(opts.progress, "verify", tasks.size(), tasks.size());
 }
 
 // The footer's entry count against the entries the scan found.

@@ -9,7 +9,12 @@
 #  - adds killed with SIGKILL at random moments: the library verifies and
 #    every name set restores;
 #  - two processes adding at once: every name restores, verify is clean, and
-#    a gc leaves one layer.
+#    a gc leaves one layer;
+#  - gc's index work follows the change: after a full gc (one large layer)
+#    and a few adds, a gc after one `catalogs rm` keeps the large layer as it
+#    is and writes a layer over its new pack only (bytes of midx files
+#    written, compared with the large layer's); the state it leaves when
+#    killed before deleting the stale layers reads and verifies.
 # ctest runs: bash test_midx_layers.sh <hpak-binary> <source-root>.
 prefer_shm=1
 source "$(dirname "$0")/../faults/lib.sh" "$@"
@@ -116,5 +121,38 @@ H gc "$C" --grace 0 --full >/dev/null 2>"$W/gc.err" || fail "gc: $(cat "$W/gc.er
 expect_eq "a gc that rewrites packs leaves one layer" 1 "$(layers "$C")"
 check "verify after gc" verifies "$C"
 check "names restore after gc" restores_all "$C" e33 e50 e72
+
+echo "== gc's index work follows the change"
+G=$W/gcmidx
+for i in $(seq 1 40); do add "$G" "e$i" || fail "add e$i"; done
+H gc "$G" --grace 0 --full >/dev/null 2>"$W/gc.err" || fail "gc --full: $(cat "$W/gc.err")"
+expect_eq "a full gc leaves one layer" 1 "$(layers "$G")"
+big=$(cd "$G/packs" && ls midx-*.midx)
+bigsize=$(stat -c %s "$G/packs/$big")
+for i in $(seq 41 48); do add "$G" "e$i" || fail "add e$i"; done
+H catalogs rm "$G" e48 >/dev/null || fail "catalogs rm e48"
+midx_sizes() { (cd "$1/packs" && find . -maxdepth 1 -name 'midx-*.midx' -printf '%f %s\n' | sort); }
+midx_sizes "$G" >"$W/midx.before"
+rm_tree "$W/gbefore"
+cp -a "$G" "$W/gbefore"
+H gc "$G" --grace 0 >/dev/null 2>"$W/gc.err" || fail "gc after catalogs rm: $(cat "$W/gc.err")"
+midx_sizes "$G" >"$W/midx.after"
+written=$(comm -13 "$W/midx.before" "$W/midx.after" | awk '{s += $2} END {print s + 0}')
+dropped=$(comm -23 "$W/midx.before" "$W/midx.after" | wc -l)
+echo "  large layer: $bigsize bytes; midx bytes written by the gc: $written; layers deleted: $dropped; layers after: $(layers "$G")"
+check "the large layer (naming only packs that remain) is kept as it is" grep -qx "$big $bigsize" "$W/midx.after"
+check "the gc wrote a layer" test "$written" -gt 0
+check "the gc wrote less than a quarter of the large layer's bytes ($written of $bigsize)" test $((written * 4)) -lt "$bigsize"
+check "the layers that named deleted packs are gone" test "$dropped" -ge 1
+expect_eq "no pack outside the layers" 0 "$(outside "$G")"
+check "verify after gc" verifies "$G"
+check "names restore after gc" restores_all "$G" e1 e40 e41 e47
+# A gc killed after publishing its layer, before deleting the stale ones.
+for f in $(comm -23 "$W/midx.before" "$W/midx.after" | cut -d' ' -f1); do cp -p "$W/gbefore/packs/$f" "$G/packs/$f"; done
+check "with the stale layers back: verify is clean" verifies "$G"
+check "with the stale layers back: names restore" restores_all "$G" e1 e40 e41 e47
+H gc "$G" --grace 0 >/dev/null 2>"$W/gc.err" || fail "gc after the crash state: $(cat "$W/gc.err")"
+check "the next gc deletes the stale layers" cmp -s "$W/midx.after" <(midx_sizes "$G")
+check "verify after the next gc" verifies "$G"
 
 done_tests
