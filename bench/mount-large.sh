@@ -22,7 +22,8 @@ for r in $(seq "${RUNS:-3}"); do
     m=$w/m$r$arm
     mkdir "$m"
     "$h" mount -q "$w/lib" e "$m"
-    pid=$(pgrep -f "mount -q $w/lib e $m" | head -1)
+    pids=$(pgrep -f "mount -q $w/lib e $m")
+    pid=${pids%%$'\n'*}
     t0=$(date +%s.%N)
     dd if="$m/big" of=/dev/null bs=4096 count=1 status=none
     t1=$(date +%s.%N)

@@ -51,9 +51,11 @@ if [ -z "$pt" ]; then
     apt-get update -q >/dev/null
   fi
   (cd "$w" && apt-get source -q fuse3 >/dev/null 2>&1)
-  src=$(ls -d "$w"/fuse3-*/example | head -1)
+  srcs=("$w"/fuse3-*/example)
+  src=${srcs[0]}
   pt=$w/passthrough_ll
-  gcc -O2 -o "$pt" "$src/passthrough_ll.c" $(pkg-config --cflags --libs fuse3) -lpthread
+  read -ra fuse_flags <<<"$(pkg-config --cflags --libs fuse3)"
+  gcc -O2 -o "$pt" "$src/passthrough_ll.c" "${fuse_flags[@]}" -lpthread
 fi
 
 python3 - "$w/env" "$files" <<'PY'
