@@ -10,21 +10,16 @@
 # candidates with their breakdown and each total as a ratio to the .tar.zst
 # and to the floor = .tar.zst + 32 bytes per unique object.
 set -euo pipefail
-[[ $# -ge 3 ]] || { echo "usage: $0 HPAK V2SIM DIR..." >&2; exit 2; }
-hpak=$1 sim=$2
-shift 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for dir in "$@"; do
-  "$hpak" -q pack "$dir" -o "$tmp/p.hpak" -l 3 >/dev/null
-  real_pack=$(stat -c %s "$tmp/p.hpak") real_idx=$(stat -c %s "$tmp/p.hidx")
-  tar --zstd -cf "$tmp/t.tar.zst" -C "$(dirname "$dir")" "$(basename "$dir")"
-  tz=$(stat -c %s "$tmp/t.tar.zst")
+# shellcheck source=bench/candidate_sizes.sh
+source "$(dirname "$0")/candidate_sizes.sh"
+candidates_args "$0" "$@"
+for dir in "${dirs[@]}"; do
+  real_sizes "$dir"
   echo "## $dir: real format 2 pack $real_pack + index $real_idx = $((real_pack + real_idx)); .tar.zst $tz"
   "$sim" --catalogs --level 3 "$dir" | awk -v tz="$tz" '
     /^#/ { print; for (i = 1; i <= NF; i++) if ($(i + 1) == "objects,") n = $i + 0; next }
     $1 == "candidate" { printf "%-30s %9s %9s %9s %9s %9s %9s %10s %9s %8s\n", $1, $2, $3, $4, $5, $6, $7, $8, "x tar.zst", "x floor"; next }
     { printf "%-30s %9d %9d %9d %9d %9d %9d %10d %9.3f %8.3f\n", $1, $2, $3, $4, $5, $6, $7, $8, $8 / tz, $8 / (tz + 32 * n) }
     END { printf "floor = %d + 32 x %d = %d\n", tz, n, tz + 32 * n }'
-  rm -f "$tmp"/p.* "$tmp/t.tar.zst"
+  clean_sizes
 done

@@ -12,16 +12,11 @@
 # The catalog candidates of issue 32 (format 3) are bench/catalog-candidates.sh
 # (hpak-v2sim --catalogs), which models format 2 exactly, catalogs included.
 set -euo pipefail
-[[ $# -ge 3 ]] || { echo "usage: $0 HPAK V2SIM DIR..." >&2; exit 2; }
-hpak=$1 sim=$2
-shift 2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for dir in "$@"; do
-  "$hpak" -q pack "$dir" -o "$tmp/p.hpak" -l 3 >/dev/null
-  real_pack=$(stat -c %s "$tmp/p.hpak") real_idx=$(stat -c %s "$tmp/p.hidx")
-  tar --zstd -cf "$tmp/t.tar.zst" -C "$(dirname "$dir")" "$(basename "$dir")"
-  tz=$(stat -c %s "$tmp/t.tar.zst")
+# shellcheck source=bench/candidate_sizes.sh
+source "$(dirname "$0")/candidate_sizes.sh"
+candidates_args "$0" "$@"
+for dir in "${dirs[@]}"; do
+  real_sizes "$dir"
   est=$("$sim" --level 3 "$dir" | awk '$1 == "v1" { print $2 }')
   cat_bytes=$((real_pack - est))
   echo "## $dir: real v1 pack $real_pack + index $real_idx = $((real_pack + real_idx)); .tar.zst $tz; catalogs $cat_bytes"
@@ -29,5 +24,5 @@ for dir in "$@"; do
     /^#/ { print; n = $5 + 0; next }
     $1 == "candidate" { printf "%-16s %12s %12s %12s %8s %9s %9s\n", $1, $2, $3, $4, $5, "x tar.zst", "x floor"; next }
     { printf "%-16s %12d %12d %12d %8d %9.2f %9.2f\n", $1, $2, $3, $4, $5, $4 / tz, $4 / (tz + 32 * n) }'
-  rm -f "$tmp"/p.* "$tmp/t.tar.zst"
+  clean_sizes
 done

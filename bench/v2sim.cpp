@@ -67,16 +67,22 @@ struct Obj {
   Bytes raw;
 };
 
-void walk(const std::string& dir, std::vector<std::string>& files) {
+// The names in `dir` (not . and ..), sorted bytewise like hpak's walk; false if unreadable.
+bool sorted_names(const std::string& dir, std::vector<std::string>& names) {
   DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  std::vector<std::string> names;
+  if (!d) return false;
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
     if (n != "." && n != "..") names.push_back(n);
   }
   closedir(d);
   std::sort(names.begin(), names.end());
+  return true;
+}
+
+void walk(const std::string& dir, std::vector<std::string>& files) {
+  std::vector<std::string> names;
+  if (!sorted_names(dir, names)) return;
   for (auto& n : names) {
     std::string p = dir + "/" + n;
     struct stat st;
@@ -185,15 +191,8 @@ struct Node {
 void walk_nodes(const std::string& root, const std::string& rel, std::vector<Node>& out,
                 std::map<std::pair<dev_t, ino_t>, std::pair<std::string, uint32_t>>& links) {
   std::string dir = rel.empty() ? root : root + "/" + rel;
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
   std::vector<std::string> names;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
+  if (!sorted_names(dir, names)) return;
   for (auto& name : names) {
     std::string path = rel.empty() ? name : rel + "/" + name;
     std::string full = root + "/" + path;
