@@ -97,13 +97,31 @@ static void read_chunks(int fd, const std::string& what, Take&& take) {
   }
 }
 
+// Reads straight into the buffer, sized from fstat for a regular file (one
+// read of the whole file, one more to see its end), growing otherwise; at most
+// max_size bytes are ever held, one more is read to see that there are more.
 Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size) {
-  Bytes out;
-  read_chunks<4096>(fd, what, [&](const uint8_t* buf, size_t n) {
-    if (uint64_t(n) > max_size - out.size())
-      throw Error("refusing '" + what + "': it has more than the " + std::to_string(max_size) + " bytes such a file can have");
-    out.insert(out.end(), buf, buf + n);
-  });
+  const uint64_t cap = max_size == UINT64_MAX ? max_size : max_size + 1;
+  os::FileStat st;
+  uint64_t first = 65536;
+  if (os::fstat(fd, st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0) first = uint64_t(st.st_size) + 1;
+  Bytes out(size_t(std::min(first, cap)));
+  size_t len = 0;
+  while (true) {
+    if (len == out.size()) {
+      if (out.size() >= cap)
+        throw Error("refusing '" + what + "': it has more than the " + std::to_string(max_size) + " bytes such a file can have");
+      out.resize(size_t(std::min<uint64_t>(cap, uint64_t(out.size()) * 2)));
+    }
+    long n = os::read(fd, out.data() + len, out.size() - len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno("unable to read '" + what + "'");
+    }
+    if (n == 0) break;
+    len += size_t(n);
+  }
+  out.resize(len);
   return out;
 }
 

@@ -393,6 +393,13 @@ expected_tree "$env" "$S" "$S.expected"
 check "... and the tree equals the source relocated" same_tree "$S.expected" "$S"
 calls=$(getdents_calls --verify-content)
 check "--verify-content reads every directory ($calls calls for $ndirs)" test "$calls" -ge "$ndirs"
+# The state (its embedded catalog) is read whole: one read, one more to see its end.
+state_size=$(stat -c %s "$S/.hpak-state")
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+  strace -f -qq -y -e trace=read -o "$W/st.strace" "$hpak" -q restore "$lib" env "$S" >/dev/null 2>"$W/st.err" ||
+  fail "restore under strace: $(cat "$W/st.err")"
+reads=$(grep -c 'hpak-state>' "$W/st.strace" || true)
+check "the state ($state_size bytes, more than 8 KiB) is read in 2 calls ($reads)" test "$state_size" -gt 8192 -a "$reads" -eq 2
 rm -rf "$S" "$S.expected"
 
 section "done"

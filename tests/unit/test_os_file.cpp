@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <thread>
+
 #include "base/error.hpp"
 #include "base/os/file.hpp"
 #include "tree_fixture.hpp"
@@ -64,6 +66,36 @@ TEST_CASE("read_fd_bounded stops at the bound on an endless file") {
   REQUIRE(fd);
   std::string e = fx::error_of([&] { read_fd_bounded(fd.get(), "/dev/zero", 10000); });
   CHECK(e.find("more than the 10000 bytes") != std::string::npos);
+}
+
+TEST_CASE("read_fd_bounded reads a regular file whole in one read, up to exactly its bound, and a pipe past 64 KiB") {
+  TempDir t("readbounded");
+  std::string text(200000, 'x');
+  text[199999] = 'y';
+  write_text(t / "f", text);
+  Fd fd(::open((t / "f").c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  Bytes b = read_fd_bounded(fd.get(), "f", text.size());
+  CHECK(b.size() == text.size());
+  CHECK(std::string(b.begin(), b.end()) == text);
+  Fd again(::open((t / "f").c_str(), O_RDONLY | O_CLOEXEC));
+  std::string e = fx::error_of([&] { read_fd_bounded(again.get(), "f", text.size() - 1); });
+  CHECK(e.find("more than the 199999 bytes") != std::string::npos);
+  write_text(t / "empty", "");
+  Fd empty(::open((t / "empty").c_str(), O_RDONLY | O_CLOEXEC));
+  CHECK(read_fd_bounded(empty.get(), "empty", 0).empty());
+
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  Fd rd(p[0]), wr(p[1]);
+  std::string piped(300000, 'p'); // past the first 64 KiB buffer: it grows
+  std::thread writer([&] {
+    write_all(wr.get(), ByteSpan(reinterpret_cast<const uint8_t*>(piped.data()), piped.size()), "pipe");
+    wr = Fd();
+  });
+  Bytes got = read_fd_bounded(rd.get(), "pipe", 1 << 20);
+  writer.join();
+  CHECK(got.size() == piped.size());
 }
 
 TEST_CASE("AtomicFile: its temp name records the writer, whose flock lasts until it is destroyed") {
