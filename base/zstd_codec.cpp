@@ -50,7 +50,13 @@ void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out) {
   ZSTD_CCtx* c = cctx();
   size_t n;
   if (dict) {
-    n = ZSTD_compress_usingCDict(c, out.data(), out.size(), in.data(), in.size(), dict->cdict());
+    // The dictionary's tables attached, not copied into the context for
+    // each input (zstd copies them above 32 KiB at level 3: a block's cost).
+    ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_refCDict(c, dict->cdict());
+    ZSTD_CCtx_setParameter(c, ZSTD_c_forceAttachDict, ZSTD_dictForceAttach);
+    n = ZSTD_compress2(c, out.data(), out.size(), in.data(), in.size());
+    ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
   } else {
     n = ZSTD_compressCCtx(c, out.data(), out.size(), in.data(), in.size(), level);
   }

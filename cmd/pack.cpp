@@ -20,7 +20,7 @@ struct Options {
   int level = -1; // -1: 3, or the library's level with --into
   unsigned pack_version = 2;
   unsigned threads = 0;
-  bool no_mtime = false, skip_special = false, no_relocate = false, json = false;
+  bool no_mtime = false, skip_special = false, no_relocate = false, no_dict = false, json = false;
   std::vector<std::string> relocate;
 };
 
@@ -40,6 +40,8 @@ Runner setup(CLI::App& app) {
   app.add_option("--relocate", o->relocate, "Also record occurrences of this absolute path (repeatable)");
   app.add_flag("--no-relocate", o->no_relocate, "Do not record relocation offsets");
   app.add_flag("--no-mtime", o->no_mtime, "Record mtime 0 for every entry");
+  app.add_flag("--no-dict", o->no_dict,
+               "-o only: never train the pack's zstd dictionary (by default one is written when the small files hold 1 MiB or more and it saves more than it costs)");
   app.add_flag("--skip-special", o->skip_special, "Leave out devices, sockets and fifos instead of refusing");
   app.add_flag("--json", o->json, "Print the summary as JSON");
   return [o] { return run(*o); };
@@ -52,6 +54,9 @@ void log_stats(const PackOptions& po, const PackStats& s) {
                 s.relocated_files);
   spdlog::debug("pack: {} unique objects: {} written ({} -> {} bytes), {} already present", s.unique_objects, s.objects_written,
                 s.raw_written, s.stored_written, s.objects_present);
+  if (po.dictionary)
+    spdlog::debug("pack: dictionary of {} bytes ({} bytes of small files, estimated gain {} bytes; none unless it is positive), chosen in {:.3f} s",
+                  s.dictionary_bytes, s.dictionary_small_bytes, s.dictionary_gain, s.dictionary_seconds);
 }
 
 // The relocation line, when files hold the packed path.
@@ -113,6 +118,7 @@ int run(const Options& o) {
   po.progress = progress_bar();
   if (!o.into.empty()) return run_into(o, po);
   if (o.out.empty()) throw Error("pack needs -o OUT.hpak or --into LIB");
+  po.dictionary = !o.no_dict;
   double t0 = now_seconds();
   PackFileResult r = pack_to_file(o.src, o.out, po);
   double secs = now_seconds() - t0;
@@ -125,7 +131,8 @@ int run(const Options& o) {
     w.begin_object().field("pack", o.out).field("pack_sha256", to_hex(r.pack.file_sum)).field("catalog", po.name);
     w.field("catalog_digest", to_hex(r.catalog_digest)).field("files", s.files).field("dirs", s.dirs).field("symlinks", s.symlinks);
     w.field("hardlinks", s.hardlinks).field("file_bytes", s.file_bytes).field("objects", s.objects_written);
-    w.field("stored_bytes", s.stored_written).field("pack_bytes", r.pack.size).field("relocated_files", s.relocated_files);
+    w.field("stored_bytes", s.stored_written).field("pack_bytes", r.pack.size).field("dictionary_bytes", s.dictionary_bytes);
+    w.field("relocated_files", s.relocated_files);
     relocation_json(w, s.relocated);
     w.key("seconds").fixed(secs, 3);
     w.end().newline().print(stdout);

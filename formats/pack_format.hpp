@@ -95,8 +95,11 @@
 // Writers: v2 is the default (core/pack/pack_writer.hpp kDefaultWriteVersion;
 // `hpak pack --pack-version 1` writes v1). gc writes v2 and, with --upgrade,
 // rewrites every v1 pack; a remote fetch copies a wanted object's block whole
-// (core/remote/remote_fetch.cpp). Not done: the trained dictionary (dict_id is
-// reserved in bhdr and read, never written) and compressing blocks on the
+// (core/remote/remote_fetch.cpp). `hpak pack -o` writes a trained dictionary
+// (a kind=dict entry and its mirror, before the first block; its blocks then
+// zstd-dict) when it pays (core/pack/pack_dictionary.hpp); library packs
+// (pack --into, gc, fetch) hold none, since gc and fetch copy blocks between
+// packs without carrying dictionaries. Not done: compressing blocks on the
 // packer's worker threads (they are compressed on the writer's thread).
 #pragma once
 

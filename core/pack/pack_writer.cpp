@@ -4,6 +4,7 @@
 
 #include "base/os/sys.hpp"
 #include "base/os/file.hpp"
+#include "base/compress_rule.hpp"
 #include "base/zstd_codec.hpp"
 
 namespace hpak {
@@ -234,9 +235,10 @@ void PackWriter::close_block() {
   h.count = uint32_t(block_members_.size());
   h.raw_len = uint32_t(block_raw_.size());
   Bytes stored;
-  if (level_ > 0) zstd_compress(block_raw_, level_, nullptr, stored);
+  if (level_ > 0) zstd_compress(block_raw_, level_, dict_.get(), stored);
   if (level_ > 0 && stored.size() < block_raw_.size()) {
-    h.codec = Codec::Zstd;
+    h.codec = dict_ ? Codec::ZstdDict : Codec::Zstd;
+    h.dict_id = dict_ ? dict_->id() : 0;
   } else {
     h.codec = Codec::Raw;
     stored = std::move(block_raw_);
@@ -257,6 +259,20 @@ void PackWriter::close_block() {
   block_bytes_ += offset_ - at;
   block_members_.clear();
   block_raw_.clear();
+}
+
+void PackWriter::use_dictionary(ByteSpan dict) {
+  if (version_ < kPackVersion2 || dict_ || block_bytes_ > 0 || !block_members_.empty() || level_ <= 0)
+    throw Error("internal error: a dictionary set after the first block (or for a v1 or uncompressed pack) of '" + where_ + "'");
+  auto zd = std::make_unique<ZstdDict>(dict, level_);
+  if (zd->id() == 0) throw Error("internal error: a dictionary without an id for '" + where_ + "'");
+  Digest d = sha256(dict);
+  Bytes stored;
+  Codec codec = compress_if_smaller(dict, level_, stored) ? Codec::Zstd : Codec::Raw;
+  ByteSpan bytes = codec == Codec::Zstd ? ByteSpan(stored) : dict;
+  append(Kind::Dict, codec, d, dict.size(), bytes);
+  append(Kind::Dict, codec, d, dict.size(), bytes, kEflagMirror, /*allow_duplicate=*/true);
+  dict_ = std::move(zd);
 }
 
 void PackWriter::append_block_copy(const BlockHeader& h, const std::vector<BlockMember>& members, ByteSpan table, ByteSpan payload) {

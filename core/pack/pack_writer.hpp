@@ -19,6 +19,7 @@
 
 #include "base/async_sha256.hpp"
 #include "base/hash.hpp"
+#include "base/zstd_codec.hpp"
 #include "formats/index_format.hpp"
 #include "formats/pack_format.hpp"
 
@@ -97,6 +98,12 @@ public:
   bool append_small(const Digest& digest, ByteSpan raw);
   // v2: writes the open block now (gc uses it to keep a source's blocks apart).
   void close_block();
+  // v2, before any block: appends `dict` (a zstd dictionary) as a kind=dict
+  // entry and its mirror; every block closed after it is compressed with it
+  // (codec zstd-dict, the dictionary's id in its header).
+  void use_dictionary(ByteSpan dict);
+  // The dictionary blocks are compressed with (null if none).
+  const ZstdDict* dictionary() const { return dict_.get(); }
   // v2: copies a whole block verbatim from another pack (header, table and
   // payload, checked by the caller). Members already in this pack are
   // refused: the caller decides (gc copies only blocks without such members).
@@ -112,6 +119,7 @@ private:
 
   int fd_;
   std::string where_;
+  std::unique_ptr<ZstdDict> dict_;
   int level_ = 0;
   uint16_t version_ = formats::kPackVersion;
   uint32_t block_target_ = formats::kDefaultBlockTarget;

@@ -1,9 +1,11 @@
 #include "core/pack/packer.hpp"
 
+#include <chrono>
 #include <mutex>
 #include <optional>
 
 #include "base/os/sys.hpp"
+#include "core/pack/pack_dictionary.hpp"
 #include "core/pack/pack_passes.hpp"
 #include "core/pack/pack_reader.hpp"
 #include "base/compress_rule.hpp"
@@ -111,6 +113,19 @@ void pack_files(WalkedTree& walked, PackWriter& writer, const PackOptions& opts,
       });
 }
 
+// pack -o: the pack's trained dictionary, before the first block.
+void use_dictionary_if_it_pays(const WalkedTree& walked, PackWriter& writer, int level, PackStats& stats) {
+  if (writer.version() < kPackVersion2 || level <= 0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  DictionaryChoice c = choose_dictionary(walked, writer, level);
+  stats.dictionary_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stats.dictionary_small_bytes = c.small_bytes;
+  stats.dictionary_gain = c.estimated_gain;
+  if (c.dict.empty()) return;
+  writer.use_dictionary(c.dict);
+  stats.dictionary_bytes = c.dict.size();
+}
+
 } // namespace
 
 Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
@@ -129,6 +144,7 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
   writer.hash_in_background(); // the pack's SHA-256 on a helper thread, beside the writes
   WalkedTree walked = walk_tree(src, opts);
   stats.skipped = walked.tree.skipped;
+  if (opts.dictionary) use_dictionary_if_it_pays(walked, writer, opts.level, stats);
   const uint64_t block_bytes_before = writer.block_bytes();
   pack_files(walked, writer, opts, stats);
   Catalog& cat = walked.catalog;

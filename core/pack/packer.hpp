@@ -39,6 +39,7 @@ struct PackOptions {
   uint32_t catalog_version = formats::kCatalogVersion; // 1 only to make old libraries in tests
   uint64_t large_threshold = 64ull << 20;
   uint64_t memory_budget = 256ull << 20;
+  bool dictionary = false; // train the pack's zstd dictionary when it pays (core/pack/pack_dictionary.hpp); pack -o only
   std::function<bool(const Digest&)> have; // thread-safe; may be empty
   std::function<bool(const std::string& rel)> exclude; // paths to leave out
   Progress progress;
@@ -53,6 +54,10 @@ struct PackStats {
   uint64_t raw_written = 0;       // uncompressed bytes of written objects
   uint64_t stored_written = 0;    // their stored (compressed) bytes
   uint64_t relocated_files = 0;
+  uint64_t dictionary_bytes = 0;       // the pack's trained dictionary (0: none)
+  uint64_t dictionary_small_bytes = 0; // what its choice saw: the small files' bytes
+  int64_t dictionary_gain = 0;         // and the gain it estimated
+  double dictionary_seconds = 0;       // choosing it: sampling, training, judging
   RelocCounts relocated;          // the relocated files by kind (core/pack/relocation.hpp)
   std::vector<std::string> skipped;
 };
