@@ -10,8 +10,9 @@
 # every command but mount, umount and bench) and the unit tests of base and
 # formats, hpak_win_tests.exe; then tests/windows/test_wine_cli.sh drives
 # hpak.exe under Wine (with build/hpak of the checkout, when built, for the
-# Linux <-> Windows compatibility part). Exit non-zero when the build or a
-# test fails.
+# Linux <-> Windows compatibility part), and tests/windows/test_wine_calls.sh
+# counts the NT calls per file of a fresh restore (at most 5). Exit non-zero
+# when the build or a test fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(realpath -m "${1:-$root/build-win64}")
@@ -41,3 +42,6 @@ export WINEPREFIX=$dir/wineprefix WINEDEBUG=-all
 
 echo "== hpak.exe under Wine (tests/windows/test_wine_cli.sh)"
 WINE=$wine bash "$root/tests/windows/test_wine_cli.sh" "$dir/hpak.exe"
+
+echo "== NT calls per restored file, Wine's relay trace (tests/windows/test_wine_calls.sh)"
+WINE=$wine bash "$root/tests/windows/test_wine_calls.sh" "$dir/hpak.exe"

@@ -77,6 +77,40 @@ TEST_CASE("windows os: a read-only file is made, seen, replaced and removed as o
   CHECK(!path_exists(d + "/ro"));
 }
 
+// A fresh restore's file (core/restore/materialize.cpp): one create relative
+// to the directory's handle, read-only from the start when the mode says so,
+// written and given its mtime through that handle, closed.
+TEST_CASE("windows os: the restore's create: one open makes a file, read-only or not, written and timed through its handle") {
+  TempDir t;
+  const std::string& d = t.path;
+  Fd dir(os::open_path(d.c_str(), O_RDONLY | O_DIRECTORY));
+  REQUIRE(dir);
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  for (os::Mode mode : {os::Mode(0444), os::Mode(0644)}) {
+    const std::string name = mode == 0444 ? "ro" : "rw";
+    int fd = os::open_at(dir.get(), name.c_str(), flags, mode);
+    REQUIRE(fd >= 0);
+    CHECK(os::write(fd, "content", 7) == 7);
+    os::TimeSpec times[2] = {{1600000000, 0}, {1700000000, 500}};
+    CHECK(os::set_times(fd, times) == 0);
+    os::FileStat st;
+    REQUIRE(os::fstat(fd, st) == 0);
+    CHECK(os::close(fd) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    REQUIRE(os::stat_at(dir.get(), name.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0);
+    CHECK((st.st_mode & 0777) == mode);
+    CHECK(st.st_size == 7);
+    CHECK(st.st_mtim.tv_sec == 1700000000);
+    CHECK(text_of(d + "/" + name) == "content");
+  }
+  // An existing name, a directory's too, is EEXIST: the create never opens what is there.
+  REQUIRE(os::mkdir_at(dir.get(), "sub", 0755) == 0);
+  CHECK(os::open_at(dir.get(), "sub", flags, 0644) == -1);
+  CHECK(errno == EEXIST);
+  CHECK(os::open_at(dir.get(), "ro", flags, 0644) == -1);
+  CHECK(errno == EEXIST);
+}
+
 TEST_CASE("windows os: rename over a file another descriptor holds open: replaced (POSIX semantics) or EACCES, never half done") {
   TempDir t;
   const std::string& d = t.path;

@@ -70,9 +70,11 @@ DWORD reparse_tag(HANDLE h) {
 // A reparse point that names another file (symlink, junction): the ones never followed.
 bool is_link_tag(DWORD tag) { return tag == IO_REPARSE_TAG_SYMLINK || tag == IO_REPARSE_TAG_MOUNT_POINT || (tag & 0x20000000u); }
 
-HANDLE open_handle(const std::wstring& full, DWORD access, DWORD disposition, bool nofollow) {
+// `attributes`: those of a file the call creates (FILE_ATTRIBUTE_NORMAL or
+// FILE_ATTRIBUTE_READONLY); an existing file keeps its own.
+HANDLE open_handle(const std::wstring& full, DWORD access, DWORD disposition, bool nofollow, DWORD attributes = FILE_ATTRIBUTE_NORMAL) {
   DWORD flags = FILE_FLAG_BACKUP_SEMANTICS | (nofollow ? FILE_FLAG_OPEN_REPARSE_POINT : 0);
-  return CreateFileW(long_path(full).c_str(), access, kShareAll, nullptr, disposition, flags | FILE_ATTRIBUTE_NORMAL, nullptr);
+  return CreateFileW(long_path(full).c_str(), access, kShareAll, nullptr, disposition, flags | attributes, nullptr);
 }
 
 // A path `rel` that NtCreateFile can open relative to a directory handle:
@@ -97,14 +99,14 @@ ULONG nt_disposition(DWORD d) { return d == CREATE_NEW ? FILE_CREATE : d == OPEN
 // openat(2)'s form: NtCreateFile of `rel` with the directory fd's handle as
 // ObjectAttributes.RootDirectory when `rel` is plain_relative (so a directory
 // renamed since it was opened is still the one used), else CreateFileW of the
-// resolved `full` path. `created`: a new file was made. INVALID_HANDLE_VALUE
-// with errno set.
+// resolved `full` path. `created`: a new file was made, with `attributes`.
+// INVALID_HANDLE_VALUE with errno set.
 HANDLE open_relative(int dirfd, const char* rel, const std::wstring& full, DWORD access, DWORD disposition, bool nofollow,
-                     ULONG extra_options = 0, bool* created = nullptr) {
+                     ULONG extra_options = 0, bool* created = nullptr, DWORD attributes = FILE_ATTRIBUTE_NORMAL) {
   if (created) *created = false;
   HANDLE root = dirfd == kCwd ? INVALID_HANDLE_VALUE : handle_of(dirfd);
   if (root == INVALID_HANDLE_VALUE || !plain_relative(rel)) {
-    HANDLE h = open_handle(full, access, disposition, nofollow);
+    HANDLE h = open_handle(full, access, disposition, nofollow, attributes);
     if (h == INVALID_HANDLE_VALUE) fail_last_error();
     else if (created) *created = disposition == CREATE_NEW || GetLastError() != ERROR_ALREADY_EXISTS;
     return h;
@@ -120,7 +122,7 @@ HANDLE open_relative(int dirfd, const char* rel, const std::wstring& full, DWORD
   IO_STATUS_BLOCK io{};
   HANDLE h = INVALID_HANDLE_VALUE;
   ULONG options = FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_FOR_BACKUP_INTENT | (nofollow ? FILE_OPEN_REPARSE_POINT : 0) | extra_options;
-  NTSTATUS st = NtCreateFile(&h, access | SYNCHRONIZE, &oa, &io, nullptr, FILE_ATTRIBUTE_NORMAL, kShareAll, nt_disposition(disposition), options,
+  NTSTATUS st = NtCreateFile(&h, access | SYNCHRONIZE, &oa, &io, nullptr, attributes, kShareAll, nt_disposition(disposition), options,
                              nullptr, 0);
   if (st < 0) {
     fail(errno_of(RtlNtStatusToDosError(st)));
@@ -132,9 +134,10 @@ HANDLE open_relative(int dirfd, const char* rel, const std::wstring& full, DWORD
 
 // open_relative asking for FILE_WRITE_ATTRIBUTES too, and without it where the ACL denies it.
 HANDLE open_relative_attrs(int dirfd, const char* rel, const std::wstring& full, DWORD access, DWORD disposition, bool nofollow,
-                           bool* created) {
-  HANDLE h = open_relative(dirfd, rel, full, access | FILE_WRITE_ATTRIBUTES, disposition, nofollow, 0, created);
-  if (h == INVALID_HANDLE_VALUE && errno == EACCES) h = open_relative(dirfd, rel, full, access, disposition, nofollow, 0, created);
+                           bool* created, DWORD attributes = FILE_ATTRIBUTE_NORMAL) {
+  HANDLE h = open_relative(dirfd, rel, full, access | FILE_WRITE_ATTRIBUTES, disposition, nofollow, 0, created, attributes);
+  if (h == INVALID_HANDLE_VALUE && errno == EACCES)
+    h = open_relative(dirfd, rel, full, access, disposition, nofollow, 0, created, attributes);
   return h;
 }
 
@@ -231,58 +234,85 @@ BOOL despite_read_only(const std::wstring& full, Call call) {
 
 } // namespace
 
-// open(2): CreateFileW on the \\?\ form of the resolved path (read, write or
-// both; O_PATH: attributes only; O_DIRECTORY: listing), FILE_FLAG_BACKUP_SEMANTICS
-// (directories open too), FILE_FLAG_OPEN_REPARSE_POINT for O_NOFOLLOW (a link
-// there: ELOOP, unless O_PATH asks for the link itself). O_CREAT|O_EXCL is
-// CREATE_NEW, O_CREAT OPEN_ALWAYS, O_TRUNC a truncation once the open is
-// checked. A new file whose mode has no owner write bit is made read-only
-// (the handle that created it still writes); no other bit of the mode applies.
-int open_at(int dirfd, const char* path, int flags, Mode mode) {
-  if ((flags & O_TMPFILE) == O_TMPFILE) return fail(EOPNOTSUPP);
-  std::wstring full = resolve(dirfd, path);
-  if (full.empty()) return -1;
-  int acc = flags & O_ACCMODE;
+namespace {
+
+// The access an open(2) with `flags` asks for.
+DWORD access_of(int flags) {
   DWORD access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-  if (flags & O_PATH) {
-  } else if (flags & O_DIRECTORY) {
-    access |= FILE_LIST_DIRECTORY | FILE_TRAVERSE;
-  } else {
-    access |= acc == O_WRONLY ? GENERIC_WRITE : acc == O_RDWR ? GENERIC_READ | GENERIC_WRITE : GENERIC_READ;
-  }
-  DWORD disposition = (flags & O_CREAT) ? ((flags & O_EXCL) ? CREATE_NEW : OPEN_ALWAYS) : OPEN_EXISTING;
-  bool nofollow = (flags & O_NOFOLLOW) != 0;
-  bool created = false;
-  HANDLE h = open_relative_attrs(dirfd, path, full, access, disposition, nofollow, &created);
-  if (h == INVALID_HANDLE_VALUE) return -1;
+  int acc = flags & O_ACCMODE;
+  if (flags & O_PATH) return access;
+  if (flags & O_DIRECTORY) return access | FILE_LIST_DIRECTORY | FILE_TRAVERSE;
+  return access | (acc == O_WRONLY ? GENERIC_WRITE : acc == O_RDWR ? GENERIC_READ | GENERIC_WRITE : GENERIC_READ);
+}
+
+// The attributes a file created with `mode` gets: read-only without the
+// owner's write bit (the handle that creates it still writes: the attribute
+// binds later opens only).
+DWORD new_file_attributes(Mode mode) { return (mode & 0200) ? FILE_ATTRIBUTE_NORMAL : FILE_ATTRIBUTE_READONLY; }
+
+// An open handle `h` checked against open(2)'s `flags`: a link in the last
+// component with O_NOFOLLOW is ELOOP (a reparse point that is the file
+// itself is opened again, followed: its data); O_DIRECTORY wants a
+// directory, a write no directory; O_TRUNC truncates. The handle to keep
+// (`dir`: it is a directory), or INVALID_HANDLE_VALUE with errno set (`h` closed).
+HANDLE checked_open(HANDLE h, int dirfd, const char* path, const std::wstring& full, int flags, bool& dir) {
   BY_HANDLE_FILE_INFORMATION bi;
   if (!GetFileInformationByHandle(h, &bi)) {
     int e = errno_of(GetLastError());
     CloseHandle(h);
-    return fail(e);
+    return fail(e), INVALID_HANDLE_VALUE;
   }
+  const bool nofollow = (flags & O_NOFOLLOW) != 0;
   if (nofollow && (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
     bool link = is_link_tag(reparse_tag(h));
     if (link && !(flags & O_PATH)) {
       CloseHandle(h);
-      return fail(ELOOP);
+      return fail(ELOOP), INVALID_HANDLE_VALUE;
     }
-    if (!link) { // a reparse point that is the file itself (dedup, cloud placeholder): its data
+    if (!link) {
       CloseHandle(h);
-      h = open_relative_attrs(dirfd, path, full, access, disposition, false, nullptr);
-      if (h == INVALID_HANDLE_VALUE) return -1;
+      h = open_relative_attrs(dirfd, path, full, access_of(flags), OPEN_EXISTING, false, nullptr);
+      if (h == INVALID_HANDLE_VALUE) return h;
     }
   }
-  bool dir = (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !(bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT && nofollow);
+  dir = (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !(bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT && nofollow);
+  const int acc = flags & O_ACCMODE;
   int err = 0;
   if ((flags & O_DIRECTORY) && !dir) err = ENOTDIR;
   else if (dir && !(flags & O_DIRECTORY) && acc != O_RDONLY) err = EISDIR;
   else if ((flags & O_TRUNC) && !dir && acc != O_RDONLY && set_end_of_file(h, 0) != 0) err = errno;
-  else if (created && !(mode & 0200) && set_mode(h, mode) != 0) err = errno; // this handle still writes
   if (err) {
     CloseHandle(h);
-    return fail(err);
+    return fail(err), INVALID_HANDLE_VALUE;
   }
+  return h;
+}
+
+} // namespace
+
+// open(2): NtCreateFile relative to the directory's handle, or CreateFileW on
+// the \\?\ form of the resolved path (open_relative; read, write or both;
+// O_PATH: attributes only; O_DIRECTORY: listing), directories opening too,
+// FILE_OPEN_REPARSE_POINT for O_NOFOLLOW (a link there: ELOOP, unless O_PATH
+// asks for the link itself). O_CREAT|O_EXCL is CREATE_NEW, O_CREAT
+// OPEN_ALWAYS, O_TRUNC a truncation once the open is checked. A new file
+// whose mode has no owner write bit is created read-only (the handle that
+// created it still writes); no other bit of the mode applies.
+// O_CREAT|O_EXCL (without O_DIRECTORY) that succeeds made a new regular file,
+// never a link or a directory, empty: nothing to check, and the open is the
+// one call (the restore's one create per file: hpak-library(7), "Windows").
+int open_at(int dirfd, const char* path, int flags, Mode mode) {
+  if ((flags & O_TMPFILE) == O_TMPFILE) return fail(EOPNOTSUPP);
+  std::wstring full = resolve(dirfd, path);
+  if (full.empty()) return -1;
+  DWORD disposition = (flags & O_CREAT) ? ((flags & O_EXCL) ? CREATE_NEW : OPEN_ALWAYS) : OPEN_EXISTING;
+  bool nofollow = (flags & O_NOFOLLOW) != 0;
+  HANDLE h = open_relative_attrs(dirfd, path, full, access_of(flags), disposition, nofollow, nullptr, new_file_attributes(mode));
+  if (h == INVALID_HANDLE_VALUE) return -1;
+  bool dir = false;
+  const bool new_file = disposition == CREATE_NEW && !(flags & O_DIRECTORY);
+  if (!new_file) h = checked_open(h, dirfd, path, full, flags, dir);
+  if (h == INVALID_HANDLE_VALUE) return -1;
   return add_handle(h, std::move(full), dir);
 }
 
