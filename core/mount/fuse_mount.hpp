@@ -10,7 +10,10 @@
 // carry each entry's attributes (readdirplus), answering the lookups that
 // follow a listing. Requests are served by a multi-threaded
 // loop; reads are answered from the file's memfd by libfuse (spliced where
-// the kernel allows). Mounted as the calling user with `default_permissions`
+// the kernel allows). No file takes an ioctl (ENOTTY); the first one asked of
+// an open small file (Python's open asks isatty of every file) first stores
+// its checked bytes into the kernel's page cache, so its first read needs no
+// request (prefill). Mounted as the calling user with `default_permissions`
 // (the kernel checks modes), `ro`, and `allow_other` only when asked.
 // serve_mount returns when the file system is unmounted (hpak umount,
 // fusermount3 -u, umount) or on SIGINT/SIGTERM/SIGHUP (it then unmounts).
@@ -32,6 +35,15 @@ struct FuseMountOptions {
   // Let the kernel open files without a request to the server when it can
   // (no open/release round trip per open(2); file pages are kept across opens).
   bool no_open = true;
+  // The kernel caches below, each on by default. They are switched off one at a
+  // time only to measure what each buys (bench/mount-cache.sh, through
+  // HPAK_MOUNT_OFF; see hpak-mount(1)); cache_seconds 0 stands for the timeouts.
+  bool keep_cache = true;     // file pages kept across opens (answered opens; no_open keeps them anyway)
+  bool cache_readdir = true;  // directory listings kept by the kernel
+  bool cache_symlinks = true; // FUSE_CAP_CACHE_SYMLINKS
+  bool readdirplus = true;    // listings carry attributes (FUSE_CAP_READDIRPLUS)
+  bool splice = true;         // reads spliced from the memory file (FUSE_CAP_SPLICE_WRITE, SPLICE_MOVE)
+  bool prefill = true;        // a small file's bytes stored into the kernel's cache when an ioctl asks (fuse_mount.cpp)
   // Called once the file system is mounted, before the first request is served.
   std::function<void()> on_ready;
 };
