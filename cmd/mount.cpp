@@ -211,6 +211,7 @@ void apply_cache_switches(FuseMountOptions& fo) {
     if (name == "timeouts") fo.cache_seconds = 0;
     else if (name == "keep_cache") fo.keep_cache = false;
     else if (name == "no_open") fo.no_open = false;
+    else if (name == "no_opendir") fo.no_opendir = false;
     else if (name == "cache_readdir") fo.cache_readdir = false;
     else if (name == "cache_symlinks") fo.cache_symlinks = false;
     else if (name == "readdirplus") fo.readdirplus = false;
@@ -219,7 +220,7 @@ void apply_cache_switches(FuseMountOptions& fo) {
     else if (name == "prefill") fo.prefill = false;
     else
       throw Error("HPAK_MOUNT_OFF: unknown setting '" + name +
-                  "' (timeouts, keep_cache, no_open, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill)");
+                  "' (timeouts, keep_cache, no_open, no_opendir, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill)");
   }
 }
 

@@ -35,6 +35,9 @@ struct Served {
   // The kernel opens files without asking the server (FUSE_CAP_NO_OPEN_SUPPORT): no open or release
   // round trip per open(2); reads come without a handle. Set in op_init when the kernel offers it.
   bool no_open = false;
+  // The same for directories (FUSE_CAP_NO_OPENDIR_SUPPORT): no opendir or releasedir round trip; the kernel
+  // then keeps the listings as cache_readdir would.
+  bool no_opendir = false;
   fuse_session* se = nullptr; // for storing a file's bytes into the kernel's cache (prefill)
   // The regular files whose bytes were stored into the kernel's cache (prefill), once each.
   std::mutex stored_mu;
@@ -91,6 +94,7 @@ void want(struct fuse_conn_info* conn, unsigned cap, bool on) {
 void op_init(void* userdata, struct fuse_conn_info* conn) {
   Served& s = *static_cast<Served*>(userdata);
   s.no_open = s.opts.no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
+  s.no_opendir = s.opts.no_opendir && s.opts.cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   want(conn, FUSE_CAP_CACHE_SYMLINKS, s.opts.cache_symlinks);
   want(conn, FUSE_CAP_SPLICE_WRITE, s.opts.splice);
   want(conn, FUSE_CAP_READDIRPLUS, s.opts.readdirplus);
@@ -220,6 +224,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     const MountInode* in = s.tree.inode(ino);
     if (!in) return void(fuse_reply_err(req, ENOENT));
     if (!S_ISDIR(in->mode)) return void(fuse_reply_err(req, ENOTDIR));
+    if (s.no_opendir) return void(fuse_reply_err(req, ENOSYS)); // from now on the kernel opens directories without asking
     fi->cache_readdir = s.opts.cache_readdir; // the listing never changes
     fi->keep_cache = s.opts.cache_readdir;
     fuse_reply_open(req, fi);

@@ -5,8 +5,9 @@
 // The tree is immutable while mounted, so the kernel may keep everything it
 // learns: entries, negative lookups and attributes for a day, file pages
 // across opens (keep_cache), directory listings (cache_readdir) and symlink
-// targets (FUSE_CAP_CACHE_SYMLINKS); where the kernel supports it, files are
-// opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT), and listings
+// targets (FUSE_CAP_CACHE_SYMLINKS); where the kernel supports it, files and
+// directories are opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT,
+// FUSE_CAP_NO_OPENDIR_SUPPORT), and listings
 // carry each entry's attributes (readdirplus), answering the lookups that
 // follow a listing. Requests are served by a multi-threaded
 // loop; reads are answered from the file's memfd by libfuse (spliced where
@@ -35,6 +36,8 @@ struct FuseMountOptions {
   // Let the kernel open files without a request to the server when it can
   // (no open/release round trip per open(2); file pages are kept across opens).
   bool no_open = true;
+  // The same for directories (FUSE_CAP_NO_OPENDIR_SUPPORT; the kernel then keeps their listings).
+  bool no_opendir = true;
   // The kernel caches below, each on by default. They are switched off one at a
   // time only to measure what each buys (bench/mount-cache.sh, through
   // HPAK_MOUNT_OFF; see hpak-mount(1)); cache_seconds 0 stands for the timeouts.

@@ -187,7 +187,7 @@ umount_ok npf "$mnt"
 
 # Every kernel cache switched off (HPAK_MOUNT_OFF, for bench/mount-cache.sh): the same tree, read twice, and
 # with the single-threaded loop; an unknown setting is refused before anything is mounted.
-all_off=timeouts,keep_cache,no_open,cache_readdir,cache_symlinks,readdirplus,splice,threads
+all_off=timeouts,keep_cache,no_open,no_opendir,cache_readdir,cache_symlinks,readdirplus,splice,threads,prefill
 HPAK_MOUNT_OFF=$all_off mount_bg mount-off "$lib" env "$mnt"
 expect_rc mount-off 0
 manifest "$mnt" >"$work/off.manifest"
