@@ -10,6 +10,9 @@
 #   py-warm:  the same again (mount: the kernel's caches warm).
 # Times from spawn to exit (perf_counter around subprocess); medians with
 # min-max and the ratio mount/restore of medians. DIR defaults to /tmp.
+# With OFF=LIST a third arm, mount-off, mounts with HPAK_MOUNT_OFF=LIST (some
+# kernel caches off, hpak-mount(1)): e.g. OFF=prefill,no_opendir for the
+# mount as it was before those two.
 # Figures: bench/RESULTS.md, "hpak mount against a fresh restore".
 set -euo pipefail
 hpak=$(realpath "${1:?usage: bench/mount.sh HPAK [DIR]}")
@@ -29,33 +32,34 @@ mkdir -p "$env/lib"
 "$hpak" pack -q "$env" --into "$w/lib" --name env >/dev/null
 files=$(find "$env" -type f | wc -l)
 echo "tree: $files files, $(du -sh "$env" | cut -f1); dir $w; load $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$hpak" "$w" "${RUNS:-5}" "$(basename "$stdlib")" <<'PY'
+python3 - "$hpak" "$w" "${RUNS:-5}" "$(basename "$stdlib")" "${OFF:-}" <<'PY'
 import os, random, shutil, statistics, subprocess, sys, time
-hpak, w, runs, ver = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+hpak, w, runs, ver, off = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 mods = ("json csv textwrap difflib fractions dataclasses string email.message argparse logging pathlib "
         "typing enum decimal datetime collections.abc functools itertools re tempfile shutil subprocess "
         "http.client urllib.parse base64 hashlib zipfile tarfile inspect").split()
 code = "import sys; sys.path.insert(0, sys.argv[1]); import " + ", ".join(mods)
-def timed(argv):
+def timed(argv, env=None):
     t = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t
 res = {}
 def add(k, v): res.setdefault(k, []).append(v)
 for r in range(runs):
-    arms = ["mount", "restore"]
+    arms = ["mount", "restore"] + (["mount-off"] if off else [])
     random.shuffle(arms)
     for arm in arms:
         d = os.path.join(w, f"m{r}{arm}")
         os.mkdir(d)
-        if arm == "mount":
-            add("mount", timed([hpak, "mount", "-q", os.path.join(w, "lib"), "env", d]))
+        if arm.startswith("mount"):
+            env = dict(os.environ, HPAK_MOUNT_OFF=off if arm == "mount-off" else "")
+            add(arm, timed([hpak, "mount", "-q", os.path.join(w, "lib"), "env", d], env))
         else:
             add("restore", timed([hpak, "restore", "-q", os.path.join(w, "lib"), "env", d]))
         libdir = os.path.join(d, "lib", ver)
         add(f"py-cold.{arm}", timed([sys.executable, "-S", "-B", "-c", code, libdir]))
         add(f"py-warm.{arm}", timed([sys.executable, "-S", "-B", "-c", code, libdir]))
-        if arm == "mount":
+        if arm.startswith("mount"):
             subprocess.run([hpak, "umount", d], check=True)
         shutil.rmtree(d)
 def row(label, k):
@@ -66,6 +70,11 @@ print(row("hpak restore (fresh)", "restore"))
 print(f"  mount / restore: {statistics.median(res['mount'])/statistics.median(res['restore']):.3f}")
 for t in ("py-cold", "py-warm"):
     print(row(f"{t} on mount", f"{t}.mount"))
+    if off:
+        print(row(f"{t} on mount-off", f"{t}.mount-off"))
     print(row(f"{t} on restored", f"{t}.restore"))
     print(f"  mount / restored: {statistics.median(res[t+'.mount'])/statistics.median(res[t+'.restore']):.3f}")
+    if off:
+        print(f"  mount-off / restored: {statistics.median(res[t+'.mount-off'])/statistics.median(res[t+'.restore']):.3f}"
+              f" (HPAK_MOUNT_OFF={off})")
 PY

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <mutex>
 #include <sys/mount.h>
@@ -196,6 +197,33 @@ Source open_source(const Options& o, const std::string& real_dir, const std::str
   return s;
 }
 
+// HPAK_MOUNT_OFF: a comma-separated list of the kernel caches to switch off,
+// for measuring what each buys (bench/mount-cache.sh); unset, all are on.
+void apply_cache_switches(FuseMountOptions& fo) {
+  const char* env = getenv("HPAK_MOUNT_OFF");
+  if (!env) return;
+  std::string list = env;
+  for (size_t at = 0; at <= list.size();) {
+    size_t end = std::min(list.find(',', at), list.size());
+    const std::string name = list.substr(at, end - at);
+    at = end + 1;
+    if (name.empty()) continue;
+    if (name == "timeouts") fo.cache_seconds = 0;
+    else if (name == "keep_cache") fo.keep_cache = false;
+    else if (name == "no_open") fo.no_open = false;
+    else if (name == "no_opendir") fo.no_opendir = false;
+    else if (name == "cache_readdir") fo.cache_readdir = false;
+    else if (name == "cache_symlinks") fo.cache_symlinks = false;
+    else if (name == "readdirplus") fo.readdirplus = false;
+    else if (name == "splice") fo.splice = false;
+    else if (name == "threads") fo.threads = 1;
+    else if (name == "prefill") fo.prefill = false;
+    else
+      throw Error("HPAK_MOUNT_OFF: unknown setting '" + name +
+                  "' (timeouts, keep_cache, no_open, no_opendir, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill)");
+  }
+}
+
 // Serves the mount: on DIR, or on the workspace's lower/ for a writable view.
 int serve(const Options& o, int ready_fd, const WritableView* view) {
   const std::string dir = o.rest.back();
@@ -218,6 +246,7 @@ int serve(const Options& o, int ready_fd, const WritableView* view) {
   fo.fsname = "hpak:" + s.shown;
   fo.allow_other = o.allow_other;
   fo.threads = o.threads;
+  apply_cache_switches(fo);
   fo.on_ready = [&] {
     uint64_t files = 0;
     for (auto& n : tree.catalog().nodes) files += n.type == formats::NodeType::File;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -34,6 +35,13 @@ struct Served {
   // The kernel opens files without asking the server (FUSE_CAP_NO_OPEN_SUPPORT): no open or release
   // round trip per open(2); reads come without a handle. Set in op_init when the kernel offers it.
   bool no_open = false;
+  // The same for directories (FUSE_CAP_NO_OPENDIR_SUPPORT): no opendir or releasedir round trip; the kernel
+  // then keeps the listings as cache_readdir would.
+  bool no_opendir = false;
+  fuse_session* se = nullptr; // for storing a file's bytes into the kernel's cache (prefill)
+  // The regular files whose bytes were stored into the kernel's cache (prefill), once each.
+  std::mutex stored_mu;
+  std::unordered_set<uint64_t> stored;
   // The handles open now. A server that ends while files are open (after `umount --lazy`, on a signal) gets
   // no release for them: they are freed with the server.
   std::mutex handles_mu;
@@ -77,10 +85,20 @@ template <class F> void guarded(fuse_req_t req, F&& f) {
   }
 }
 
+// Wants capability `cap` when the kernel offers it and `on`; drops it otherwise.
+void want(struct fuse_conn_info* conn, unsigned cap, bool on) {
+  if (on && (conn->capable & cap)) conn->want |= cap;
+  else conn->want &= ~cap;
+}
+
 void op_init(void* userdata, struct fuse_conn_info* conn) {
-  static_cast<Served*>(userdata)->no_open = static_cast<Served*>(userdata)->opts.no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
-  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
-  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  Served& s = *static_cast<Served*>(userdata);
+  s.no_open = s.opts.no_open && (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
+  s.no_opendir = s.opts.no_opendir && s.opts.cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
+  want(conn, FUSE_CAP_CACHE_SYMLINKS, s.opts.cache_symlinks);
+  want(conn, FUSE_CAP_SPLICE_WRITE, s.opts.splice);
+  want(conn, FUSE_CAP_READDIRPLUS, s.opts.readdirplus);
+  if (!s.opts.readdirplus) conn->want &= ~unsigned(FUSE_CAP_READDIRPLUS_AUTO);
   conn->want &= ~unsigned(FUSE_CAP_ATOMIC_O_TRUNC);
 }
 
@@ -134,7 +152,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
     if (s.no_open) return void(fuse_reply_err(req, ENOSYS)); // from now on the kernel opens without asking
     Handle* h = s.keep(std::make_unique<Handle>(Handle{ino, s.content.file(ino)}));
     fi->fh = reinterpret_cast<uint64_t>(h);
-    fi->keep_cache = 1; // the bytes never change: pages read stay valid across opens
+    fi->keep_cache = s.opts.keep_cache; // the bytes never change: pages read stay valid across opens
     if (fuse_reply_open(req, fi) != 0) s.drop(h);
   });
 }
@@ -154,8 +172,45 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
     buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     buf.buf[0].fd = file->fd.get();
     buf.buf[0].pos = off;
-    fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+    fuse_reply_data(req, &buf, s.opts.splice ? FUSE_BUF_SPLICE_MOVE : fuse_buf_copy_flags(FUSE_BUF_NO_SPLICE));
   });
+}
+
+// The largest file whose bytes are stored into the kernel's cache before its first read (prefill).
+constexpr uint64_t kPrefillMax = 256 << 10;
+
+// The first time a file is asked about while open (prefill): a small regular file held in a memory file is
+// loaded (decoded and checked, as for a read) and its bytes stored into the kernel's page cache for the
+// inode, so its first read needs no request. Nothing is stored for a file that fails its checks (its reads
+// then fail with EIO), nor when the kernel does not take it (a read then asks as usual).
+void prefill(Served& s, fuse_ino_t ino) {
+  const MountInode* in = s.tree.inode(ino);
+  if (!s.se || !in || !S_ISREG(in->mode) || in->size == 0 || in->size > kPrefillMax) return;
+  {
+    std::lock_guard lk(s.stored_mu);
+    if (!s.stored.insert(ino).second) return;
+  }
+  std::shared_ptr<MountContent::File> file = s.content.file(ino);
+  if (!s.content.load(ino, *file) || !file->fd || file->size == 0) return;
+  fuse_bufvec buf = FUSE_BUFVEC_INIT(file->size);
+  buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+  buf.buf[0].fd = file->fd.get();
+  buf.buf[0].pos = 0;
+  fuse_lowlevel_notify_store(s.se, ino, 0, &buf, s.opts.splice ? FUSE_BUF_SPLICE_MOVE : fuse_buf_copy_flags(FUSE_BUF_NO_SPLICE));
+}
+
+// No file here is a terminal or takes an ioctl: ENOTTY (what the kernel answers for a server without ioctl).
+// Python's open() asks every file it opens (isatty: TCGETS) and then reads it; that first question stores a
+// small file's bytes into the kernel's cache first (prefill), saving its read a round trip.
+void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned, void*, struct fuse_file_info*, unsigned, const void*, size_t, size_t) {
+  Served& s = served(req);
+  if (s.opts.prefill) {
+    try {
+      prefill(s, ino);
+    } catch (const std::exception&) { // the read that follows asks and gets its own answer
+    }
+  }
+  fuse_reply_err(req, ENOTTY);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
@@ -165,11 +220,13 @@ void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   guarded(req, [&] {
-    const MountInode* in = served(req).tree.inode(ino);
+    const Served& s = served(req);
+    const MountInode* in = s.tree.inode(ino);
     if (!in) return void(fuse_reply_err(req, ENOENT));
     if (!S_ISDIR(in->mode)) return void(fuse_reply_err(req, ENOTDIR));
-    fi->cache_readdir = 1; // the listing never changes
-    fi->keep_cache = 1;
+    if (s.no_opendir) return void(fuse_reply_err(req, ENOSYS)); // from now on the kernel opens directories without asking
+    fi->cache_readdir = s.opts.cache_readdir; // the listing never changes
+    fi->keep_cache = s.opts.cache_readdir;
     fuse_reply_open(req, fi);
   });
 }
@@ -251,6 +308,7 @@ fuse_lowlevel_ops make_ops() {
   ops.readdirplus = op_readdirplus;
   ops.releasedir = op_releasedir;
   ops.statfs = op_statfs;
+  ops.ioctl = op_ioctl;
   return ops;
 }
 
@@ -286,12 +344,18 @@ void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOp
   ss.se = fuse_session_new(&args, &ops, sizeof ops, &s);
   fuse_opt_free_args(&args); // the session copies what it parsed; the parse may have allocated args
   if (!ss.se) throw Error("unable to start a FUSE session for '" + opts.mountpoint + "'");
+  s.se = ss.se;
   if (fuse_set_signal_handlers(ss.se) != 0) throw Error("unable to install the mount's signal handlers");
   ss.signals = true;
   if (fuse_session_mount(ss.se, opts.mountpoint.c_str()) != 0)
     throw Error("unable to mount on '" + opts.mountpoint + "' (is /dev/fuse there, and fusermount3 installed?)");
   ss.mounted = true;
   if (opts.on_ready) opts.on_ready();
+  if (opts.threads <= 1) { // one thread: libfuse's single-threaded loop
+    int rc = fuse_session_loop(ss.se);
+    if (rc < 0 && !fuse_session_exited(ss.se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
+    return;
+  }
   fuse_loop_config* cfg = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(cfg, std::max(1u, opts.threads));
   int rc = fuse_session_loop_mt(ss.se, cfg);

@@ -7,6 +7,11 @@
 # - python3 imports stdlib modules from a mounted copy of them;
 # - a damaged object gives EIO for that file (and a log line), the others read
 #   (also a large raw object served from the pack's mapping, read before the damage);
+# - an ioctl on an open small file (Python's isatty) stores its bytes in the
+#   kernel's cache (pages resident before any read; none with prefill off),
+#   a damaged one is not stored and still gives EIO through Python;
+# - with every kernel cache switched off (HPAK_MOUNT_OFF) the same tree; an
+#   unknown setting refused;
 # - a file cannot be written; a bad mount point or catalog is a one-line error;
 # - unmount while a file is open: refused, or detached with --lazy (the open
 #   file still reads; the server ends when it is closed);
@@ -158,6 +163,45 @@ else
 fi
 umount_ok big "$mnt"
 
+# Prefill: an ioctl on an open small file (Python's isatty) stores its bytes in the kernel's page cache before
+# any read (fincore counts the resident pages); with HPAK_MOUNT_OFF=prefill nothing is.
+resident_after_isatty() {
+  python3 -c '
+import os, subprocess, sys
+f = open(sys.argv[1], "rb")  # buffered: asks isatty (ioctl TCGETS), reads nothing
+print(subprocess.run(["fincore", "-n", "-b", "-o", "RES", sys.argv[1]], capture_output=True, text=True, check=True).stdout.strip())' "$1"
+}
+mount_bg mount-pf "$lib" env "$mnt"
+expect_rc mount-pf 0
+pf_size=$(stat -c %s "$mnt/etc/env.cfg")
+pf_res=$(resident_after_isatty "$mnt/etc/env.cfg")
+[ "$pf_res" -gt 0 ] && ok "an ioctl stored a small file's bytes in the kernel's cache ($pf_res bytes resident, size $pf_size)" ||
+  bad "prefill: nothing resident after an ioctl: '$pf_res'"
+[ "$(cat "$mnt/etc/env.cfg")" = "$(printf 'home = %s\nprefix = %s/lib' "$mnt" "$mnt")" ] || bad "a prefilled file reads wrong: $(cat "$mnt/etc/env.cfg")"
+umount_ok pf "$mnt"
+HPAK_MOUNT_OFF=prefill mount_bg mount-npf "$lib" env "$mnt"
+expect_rc mount-npf 0
+pf_res=$(resident_after_isatty "$mnt/etc/env.cfg")
+[ "$pf_res" = 0 ] && ok "HPAK_MOUNT_OFF=prefill: nothing resident before a read" || bad "HPAK_MOUNT_OFF=prefill: '$pf_res' bytes resident"
+umount_ok npf "$mnt"
+
+# Every kernel cache switched off (HPAK_MOUNT_OFF, for bench/mount-cache.sh): the same tree, read twice, and
+# with the single-threaded loop; an unknown setting is refused before anything is mounted.
+all_off=timeouts,keep_cache,no_open,no_opendir,cache_readdir,cache_symlinks,readdirplus,splice,threads,prefill
+HPAK_MOUNT_OFF=$all_off mount_bg mount-off "$lib" env "$mnt"
+expect_rc mount-off 0
+manifest "$mnt" >"$work/off.manifest"
+manifest "$mnt" >"$work/off2.manifest"
+if diff "$work/restored.manifest" "$work/off.manifest" >/dev/null && diff "$work/off.manifest" "$work/off2.manifest" >/dev/null; then
+  ok "HPAK_MOUNT_OFF=$all_off: the mount equals the restore, twice"
+else
+  bad "HPAK_MOUNT_OFF=$all_off: the mount differs from the restore"
+fi
+umount_ok off "$mnt"
+HPAK_MOUNT_OFF=timeouts,bogus run mount-offbad mount "$lib" env "$mnt"
+refused mount-offbad "HPAK_MOUNT_OFF: unknown setting 'bogus'"
+mountpoint -q "$mnt" && bad "a refused HPAK_MOUNT_OFF left '$mnt' mounted"
+
 # A pack mount equals unpack --relocate into the same path.
 pack=$work/env.hpak
 run packfile pack "$src" -o "$pack"
@@ -224,12 +268,13 @@ dsrc=$work/src/dmg
 mkdir -p "$dsrc"
 head -c 300000 /dev/urandom >"$dsrc/big.bin"
 head -c 2000000 /dev/urandom >"$dsrc/huge.bin" # a large raw object: served from the pack's mapping once checked
+head -c 100000 /dev/urandom >"$dsrc/mid.bin"   # small enough to be stored in the kernel's cache on an ioctl (prefill)
 printf 'intact\n' >"$dsrc/small.txt"
 run init-d init "$dlib" --level 0
 expect_rc init-d 0
 run pack-d pack "$dsrc" --into "$dlib" --name dmg
 expect_rc pack-d 0
-python3 - "$dlib" "$dsrc/big.bin" "$dsrc/huge.bin" <<'PY'
+python3 - "$dlib" "$dsrc/big.bin" "$dsrc/huge.bin" "$dsrc/mid.bin" <<'PY'
 import glob, os, sys
 lib, bigs = sys.argv[1], sys.argv[2:]
 for big in bigs:
@@ -261,6 +306,17 @@ else
     bad "damaged large object: $(cat "$work/eio2.err")"
 fi
 [ "$(cat "$dm/small.txt")" = intact ] || bad "an intact file beside a damaged one does not read"
+# Python's open asks isatty (an ioctl, which loads a small file to store it in the kernel's cache): a damaged
+# one is not stored, and its read still fails with EIO.
+got=$(python3 -c '
+import sys
+f = open(sys.argv[1], "rb")
+try:
+    f.read()
+    print("served")
+except OSError as e:
+    print("errno", e.errno)' "$dm/mid.bin" 2>&1) || true
+[ "$got" = "errno 5" ] && ok "a damaged small file opened by Python gives EIO" || bad "damaged small file through Python: $got"
 grep -q "huge.bin' unreadable" "$work/mount-d.log" || bad "no log line for the damaged large object: $(cat "$work/mount-d.log")"
 grep -q "big.bin' unreadable" "$work/mount-d.log" && ok "the damage is logged: $(sed -n 1p "$work/mount-d.log")" ||
   bad "no log line for the damaged object: $(cat "$work/mount-d.log")"
