@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/pack/pack_writer.hpp"
+#include "formats/catalog_digests.hpp"
 #include "core/store/condemn.hpp"
 #include "core/store/dir_stream.hpp"
 #include "core/store/lock.hpp"
@@ -57,22 +58,43 @@ void release_pages(const PackReader& p, uint64_t offset, uint64_t len) {
   p.map().release(from, to - from);
 }
 
+// The objects catalog `d` names, from the first intact copy (SHA-256
+// checked) in a usable pack, as Library::load_catalog_by_digest picks it, read
+// without decoding the catalog (formats/catalog_digests.hpp).
+std::vector<Digest> catalog_files(const Library& lib, const Digest& d) {
+  if (!lib.locate(d)) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
+  std::string first_error = "no usable copy";
+  for (const PackReader* p : lib.packs()) {
+    auto idx = p->index().find(d);
+    if (!idx || !lib.pack_usable(p)) continue;
+    for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
+      try {
+        IndexRecord rec = p->index().record_at(i);
+        if (rec.digest != d) continue; // an index rewritten under its mapping
+        if (rec.raw_len > (1ull << 32)) throw Error(p->path() + ": catalog larger than 4 GiB");
+        Bytes raw = p->read(rec, /*verify_digest=*/true);
+        return catalog_file_digests(raw, p->path() + ": catalog " + to_hex(d).substr(0, 12));
+      } catch (const Error& e) {
+        if (first_error == "no usable copy") first_error = e.what();
+      }
+    }
+  }
+  throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+}
+
 void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live) {
-  Catalog c;
+  std::vector<Digest> files;
   try {
-    c = lib.load_catalog_by_digest(d);
+    files = catalog_files(lib, d);
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
-  for (const PackReader* p : lib.packs()) // the copies the load may have read
+  for (const PackReader* p : lib.packs()) // the copies the read may have mapped
     if (auto i = p->index().find(d))
       for (uint64_t k = *i; k < p->index().count() && p->index().digest_at(k) == d; k++) {
         IndexRecord r = p->complete_or_same(p->index().record_at(k));
         release_pages(*p, r.offset, kEntryHeaderSize + r.stored_len);
       }
-  std::vector<Digest> files;
-  files.reserve(c.nodes.size());
-  for_each_file(c, [&](const Node& n) { files.push_back(n.digest); });
   live.insert_all(files);
 }
 
