@@ -100,8 +100,9 @@ void mark_catalog(const Library& lib, const std::string& name, const Digest& d, 
 
 // Every digest the named catalogs need (catalog objects included). Throws if
 // a catalog cannot be read: then nothing may be swept. The catalogs are
-// decoded on `threads` workers, each marking into a set of its own (merged
-// at the end): decoding is most of a gc that has little to rewrite.
+// read (catalog_files) on `threads` workers, each marking into a set of its
+// own (merged at the end): reading them is most of a gc that has little to
+// rewrite.
 unsigned mark_threads(const GcOptions& opts) { return opts.threads ? opts.threads : default_threads(); }
 
 void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestSet& live, unsigned threads, const Progress& progress) {
@@ -274,9 +275,10 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDig
     }
     release_pages(*p, window, p->bytes().size() - std::min<uint64_t>(window, p->bytes().size()));
   }
-  FlatDigestSet seen(v.count());
+  // Each digest once: an index is sorted by digest (checked when it is
+  // opened), so the copies of one object are next to each other.
   for (uint64_t i = 0; i < v.count(); i++)
-    if (seen.insert(v.digest_at(i))) in.objects.push_back(described[i]);
+    if (i == 0 || v.digest_at(i) != v.digest_at(i - 1)) in.objects.push_back(described[i]);
   return in;
 }
 
