@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "base/hash.hpp"
@@ -24,6 +25,14 @@ class FlatDigestSet {
 public:
   FlatDigestSet() = default;
   explicit FlatDigestSet(size_t expected) { reserve(expected); }
+  FlatDigestSet(const FlatDigestSet&) = default;
+  FlatDigestSet& operator=(const FlatDigestSet&) = default;
+  // A moved-from set is empty (not a husk with a stale size).
+  FlatDigestSet(FlatDigestSet&& o) noexcept { take(o); }
+  FlatDigestSet& operator=(FlatDigestSet&& o) noexcept {
+    if (this != &o) take(o);
+    return *this;
+  }
 
   // True when `d` was not in the set (it is now).
   bool insert(const Digest& d);
@@ -68,6 +77,14 @@ private:
     return size_t((h * 0x9E3779B97F4A7C15ull) >> shift_);
   }
   bool insert_at(const Digest& d, size_t i); // probes from slot i
+  void take(FlatDigestSet& o) noexcept {
+    slots_ = std::move(o.slots_);
+    mask_ = std::exchange(o.mask_, 0);
+    shift_ = std::exchange(o.shift_, 64u);
+    used_ = std::exchange(o.used_, 0);
+    has_zero_ = std::exchange(o.has_zero_, false);
+    o.slots_.clear();
+  }
   void rehash(size_t capacity);
 
   std::vector<Slot> slots_; // empty, or a power of two of them

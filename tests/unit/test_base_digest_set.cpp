@@ -118,3 +118,25 @@ TEST_CASE("FlatDigestSet: equal when they hold the same digests, whatever the or
   a.insert(digest_of(9, 9));
   CHECK_FALSE(a == b); // same size, one digest differs
 }
+
+TEST_CASE("FlatDigestSet: a moved-from set is empty and usable; the moved-to set has everything") {
+  FlatDigestSet a;
+  for (uint64_t k = 1; k <= 100; k++) a.insert(digest_of(k, k));
+  a.insert(Digest{});
+  FlatDigestSet b(std::move(a));
+  CHECK(b.size() == 101);
+  CHECK(b.contains(Digest{}));
+  CHECK(b.contains(digest_of(100, 100)));
+  CHECK(a.size() == 0);
+  CHECK_FALSE(a.contains(Digest{}));
+  CHECK_FALSE(a.contains(digest_of(1, 1)));
+  CHECK(a.insert(digest_of(1, 1)));
+  FlatDigestSet c;
+  c = std::move(b);
+  CHECK(c.size() == 101);
+  CHECK(b.empty());
+  FlatDigestSet d = c; // a copy is independent
+  d.insert(digest_of(7, 8));
+  CHECK(d.size() == 102);
+  CHECK(c.size() == 101);
+}
