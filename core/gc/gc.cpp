@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/pack/pack_writer.hpp"
+#include "formats/catalog_digests.hpp"
 #include "core/store/condemn.hpp"
 #include "core/store/dir_stream.hpp"
 #include "core/store/lock.hpp"
@@ -57,41 +58,66 @@ void release_pages(const PackReader& p, uint64_t offset, uint64_t len) {
   p.map().release(from, to - from);
 }
 
-void mark_catalog(const Library& lib, const std::string& name, const Digest& d, DigestSet& live) {
-  Catalog c;
+// The objects catalog `d` names, from the first intact copy (SHA-256
+// checked) in a usable pack, as Library::load_catalog_by_digest picks it, read
+// without decoding the catalog (formats/catalog_digests.hpp).
+std::vector<Digest> catalog_files(const Library& lib, const Digest& d) {
+  if (!lib.locate(d)) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
+  std::string first_error = "no usable copy";
+  for (const PackReader* p : lib.packs()) {
+    auto idx = p->index().find(d);
+    if (!idx || !lib.pack_usable(p)) continue;
+    for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
+      try {
+        IndexRecord rec = p->index().record_at(i);
+        if (rec.digest != d) continue; // an index rewritten under its mapping
+        if (rec.raw_len > (1ull << 32)) throw Error(p->path() + ": catalog larger than 4 GiB");
+        Bytes raw = p->read(rec, /*verify_digest=*/true);
+        return catalog_file_digests(raw, p->path() + ": catalog " + to_hex(d).substr(0, 12));
+      } catch (const Error& e) {
+        if (first_error == "no usable copy") first_error = e.what();
+      }
+    }
+  }
+  throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+}
+
+void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live) {
+  std::vector<Digest> files;
   try {
-    c = lib.load_catalog_by_digest(d);
+    files = catalog_files(lib, d);
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
-  for (const PackReader* p : lib.packs()) // the copies the load may have read
+  for (const PackReader* p : lib.packs()) // the copies the read may have mapped
     if (auto i = p->index().find(d))
       for (uint64_t k = *i; k < p->index().count() && p->index().digest_at(k) == d; k++) {
         IndexRecord r = p->complete_or_same(p->index().record_at(k));
         release_pages(*p, r.offset, kEntryHeaderSize + r.stored_len);
       }
-  for_each_file(c, [&](const Node& n) { live.insert(n.digest); });
+  live.insert_all(files);
 }
 
 // Every digest the named catalogs need (catalog objects included). Throws if
 // a catalog cannot be read: then nothing may be swept. The catalogs are
-// decoded on `threads` workers, each marking into a set of its own (merged
-// at the end): decoding is most of a gc that has little to rewrite.
+// read (catalog_files) on `threads` workers, each marking into a set of its
+// own (merged at the end): reading them is most of a gc that has little to
+// rewrite.
 unsigned mark_threads(const GcOptions& opts) { return opts.threads ? opts.threads : default_threads(); }
 
-void mark(const Library& lib, const std::vector<std::string>& names, DigestSet& live, unsigned threads, const Progress& progress) {
+void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestSet& live, unsigned threads, const Progress& progress) {
   std::vector<std::pair<const std::string*, Digest>> todo;
   for (auto& name : names)
-    if (auto d = named_digest(lib, name); d && live.insert(*d).second) todo.push_back({&name, *d});
+    if (auto d = named_digest(lib, name); d && live.insert(*d)) todo.push_back({&name, *d});
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(todo.size())));
-  std::vector<DigestSet> marked(threads);
+  std::vector<FlatDigestSet> marked(threads);
   PassProgress pass(progress, "mark", todo.size());
   parallel_for(todo.size(), threads, 1, [&](size_t i, unsigned tid) {
     mark_catalog(lib, *todo[i].first, todo[i].second, marked[tid]);
     pass.tick(tid);
   });
   pass.finish();
-  for (DigestSet& m : marked) live.merge(m);
+  for (FlatDigestSet& m : marked) live.merge(std::move(m));
 }
 
 // The catalogs of writable workspaces (core/store/workspace_roots.hpp) are
@@ -108,7 +134,7 @@ void remove_gone_roots(const Library& lib, const std::string& lib_real) {
     if (store::workspace_root_gone(r, lib_real)) os::unlink_path(r.file.c_str());
 }
 
-void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts, bool locked) {
+void mark_workspaces(const Library& lib, FlatDigestSet& live, const GcOptions& opts, bool locked) {
   std::vector<store::WorkspaceRoot> found;
   try {
     found = store::read_workspace_roots(lib.layout());
@@ -123,7 +149,7 @@ void mark_workspaces(const Library& lib, DigestSet& live, const GcOptions& opts,
       gone = true;
       continue;
     }
-    if (!live.insert(r.digest).second) continue;
+    if (!live.insert(r.digest)) continue;
     Catalog c;
     try {
       c = lib.load_catalog_by_digest(r.digest);
@@ -162,8 +188,8 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
 }
 
 // Step 3: the live set, from the names that stay.
-DigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
-  DigestSet live;
+FlatDigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  FlatDigestSet live;
   mark(lib, drop_unused(lib, opts, now, res), live, mark_threads(opts), opts.progress);
   mark_workspaces(lib, live, opts, /*locked=*/false);
   return live;
@@ -215,7 +241,7 @@ GcObject describe_object(const PackReader& p, const IndexRecord& rec, bool live,
 }
 
 // One visible pack as the plan sees it.
-GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestSet& live, int64_t now) {
+GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDigestSet& live, int64_t now) {
   GcPackInput in;
   in.name = base_name(p->path());
   os::FileStat st;
@@ -249,13 +275,14 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const DigestS
     }
     release_pages(*p, window, p->bytes().size() - std::min<uint64_t>(window, p->bytes().size()));
   }
-  DigestSet seen;
+  // Each digest once: an index is sorted by digest (checked when it is
+  // opened), so the copies of one object are next to each other.
   for (uint64_t i = 0; i < v.count(); i++)
-    if (seen.insert(v.digest_at(i)).second) in.objects.push_back(described[i]);
+    if (i == 0 || v.digest_at(i) != v.digest_at(i - 1)) in.objects.push_back(described[i]);
   return in;
 }
 
-std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<const PackReader*>& packs, const DigestSet& live,
+std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<const PackReader*>& packs, const FlatDigestSet& live,
                                         int64_t now, const Progress& progress) {
   std::vector<GcPackInput> out;
   for (const PackReader* p : packs) {
@@ -268,8 +295,10 @@ std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<co
 
 // Every distinct object the visible packs hold (the plan's description:
 // each pack's digests once): what objects_kept and objects_dropped count from.
-DigestSet objects_held(const std::vector<GcPackInput>& described) {
-  DigestSet held;
+FlatDigestSet objects_held(const std::vector<GcPackInput>& described) {
+  size_t most = 0;
+  for (const GcPackInput& p : described) most += p.objects.size();
+  FlatDigestSet held(most);
   for (const GcPackInput& p : described)
     for (const GcObject& o : p.objects) held.insert(o.digest);
   return held;
@@ -278,20 +307,22 @@ DigestSet objects_held(const std::vector<GcPackInput>& described) {
 // objects_kept: the objects of `held` (the library before) still held by
 // `after` or by the records of a new pack; objects_dropped: the others.
 // Each object counts once, however many packs hold it.
-void count_objects(DigestSet held, const std::vector<const IndexView*>& after, const std::vector<IndexRecord>& more, GcResult& res) {
-  uint64_t kept = 0;
+void count_objects(const FlatDigestSet& held, const std::vector<const IndexView*>& after, const std::vector<IndexRecord>& more, GcResult& res) {
+  FlatDigestSet still;
   for (const IndexView* v : after)
-    for (uint64_t i = 0; i < v->count(); i++) kept += held.erase(v->digest_at(i));
-  for (const IndexRecord& r : more) kept += held.erase(r.digest);
+    for (uint64_t i = 0; i < v->count(); i++) still.insert(v->digest_at(i));
+  for (const IndexRecord& r : more) still.insert(r.digest);
+  uint64_t kept = 0;
+  held.for_each([&](const Digest& d) { kept += still.count(d); });
   res.objects_kept = kept;
-  res.objects_dropped = held.size();
+  res.objects_dropped = held.size() - kept;
 }
 
 // Step 5's copy: the objects the plan needs, verbatim (entry checksum
 // checked, no recompression), into one writer, in pack then offset order.
 class Repacker {
 public:
-  Repacker(PackWriter& w, const GcPlan& plan, const DigestSet& live, GcResult& res, const Progress& progress, uint64_t total)
+  Repacker(PackWriter& w, const GcPlan& plan, const FlatDigestSet& live, GcResult& res, const Progress& progress, uint64_t total)
       : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total) {}
 
   // Copies what the plan needs of `src`; false when a damaged object of it
@@ -415,7 +446,7 @@ private:
 
   PackWriter& w_;
   const GcPlan& plan_;
-  const DigestSet& live_;
+  const FlatDigestSet& live_;
   GcResult& res_;
   const Progress& progress_;
   uint64_t total_, done_ = 0;
@@ -424,7 +455,7 @@ private:
 // A source that left a damaged object behind is kept (pinned) only when it
 // holds the only copy of a live object: one with an intact copy in the new
 // pack or in a pack that stays does not pin it.
-bool pinned_by_damage(const PackReader& src, const std::string& name, const GcPlan& plan, const DigestSet& live,
+bool pinned_by_damage(const PackReader& src, const std::string& name, const GcPlan& plan, const FlatDigestSet& live,
                       const PackWriter& w, GcResult& res) {
   const IndexView& v = src.index();
   bool pinned = false;
@@ -447,7 +478,7 @@ struct Repacked {
 
 // Copies the live objects of the plan's sources into `w`; returns, per
 // source, whether it is pinned by a damaged live object.
-std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader*>& packs, const GcPlan& plan, const FlatDigestSet& live,
                                const GcOptions& opts, GcResult& res) {
   w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
   uint64_t total = 0;
@@ -467,7 +498,7 @@ std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader
 
 // Copies the live objects of the plan's sources into one new pack, published
 // (pack, index, packs/ durable) before anything is condemned.
-Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const FlatDigestSet& live,
                         const GcOptions& opts, GcResult& res) {
   Repacked out;
   const uint64_t copied_before = res.copied_objects;
@@ -485,7 +516,7 @@ Repacked write_new_pack(Library& lib, const std::vector<const PackReader*>& pack
 // A dry run's step 5: the same copy (every entry read and checked) into a
 // writer whose bytes go to /dev/null, so the new pack's size, name and
 // objects are what the real run's would be; its index is encoded, not written.
-Repacked rehearse_new_pack(const Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+Repacked rehearse_new_pack(const Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const FlatDigestSet& live,
                            const GcOptions& opts, GcResult& res) {
   Repacked out;
   const uint64_t copied_before = res.copied_objects;
@@ -504,7 +535,7 @@ Repacked rehearse_new_pack(const Library& lib, const std::vector<const PackReade
 
 // Step 5, timed (the temp file and the writer are gone when it returns);
 // in a dry run, into /dev/null.
-Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const DigestSet& live,
+Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const FlatDigestSet& live,
                 const GcOptions& opts, GcResult& res) {
   auto t0 = std::chrono::steady_clock::now();
   Repacked out = opts.dry_run ? rehearse_new_pack(lib, packs, plan, live, opts, res) : write_new_pack(lib, packs, plan, live, opts, res);
@@ -513,8 +544,8 @@ Repacked repack(Library& lib, const std::vector<const PackReader*>& packs, const
 }
 
 // Every object of a visible pack whose name is not in `superseded`.
-DigestSet objects_outside(const Library& lib, const std::set<std::string>& superseded) {
-  DigestSet safe;
+FlatDigestSet objects_outside(const Library& lib, const std::set<std::string>& superseded) {
+  FlatDigestSet safe;
   for (const PackReader* p : lib.packs()) {
     if (superseded.count(base_name(p->path()))) continue;
     const IndexView& v = p->index();
@@ -533,7 +564,7 @@ DigestSet objects_outside(const Library& lib, const std::set<std::string>& super
 // an identical pack (same content, same name) afterwards creates a new file,
 // which gc never deletes. Returns the packs condemned.
 std::vector<const PackReader*> condemn(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan,
-                                       const Repacked& repacked, DigestSet& live, const GcOptions& opts, GcResult& res) {
+                                       const Repacked& repacked, FlatDigestSet& live, const GcOptions& opts, GcResult& res) {
   std::vector<const PackReader*> out;
   store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
@@ -546,7 +577,7 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   std::set<std::string> superseded;
   for (size_t i : plan.sources)
     if (plan.packs[i].pack != repacked.new_name) superseded.insert(plan.packs[i].pack); // (our output may be identical to a source)
-  DigestSet safe = objects_outside(lib, superseded); // in a visible pack this gc does not supersede
+  FlatDigestSet safe = objects_outside(lib, superseded); // in a visible pack this gc does not supersede
   for (size_t k = 0; k < plan.sources.size(); k++) {
     const GcPackPlan& s = plan.packs[plan.sources[k]];
     const PackReader* p = packs[plan.sources[k]];
@@ -577,7 +608,7 @@ void delete_condemned(Library& lib, const std::vector<const PackReader*>& packs)
 // kept: Library::update_midx_or_warn), and their count, size and objects.
 // The midx is disposable: one that cannot be written (a full disk) is a
 // warning.
-void rebuild_midx(Library& lib, DigestSet&& held, GcResult& res) {
+void rebuild_midx(Library& lib, FlatDigestSet&& held, GcResult& res) {
   lib.update_midx_or_warn(res.warnings);
   lib.refresh();
   res.packs_after = 0;
@@ -714,7 +745,7 @@ bool room_for(const Library& lib, const GcPlan& plan, const std::vector<size_t>&
 // any new pack is written (on a full disk their space may be the room it
 // needs), under the same re-mark and condemn; a dead pack holding the only
 // copy of an object a name set meanwhile needs is kept.
-void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, DigestSet& live, const GcOptions& opts,
+void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, FlatDigestSet& live, const GcOptions& opts,
                   GcResult& res) {
   GcPlan dead;
   dead.packs = plan.packs;
@@ -733,7 +764,7 @@ void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, con
 // outside it are in its kept_objects): copy, publish, re-mark and condemn,
 // delete. False, with nothing changed, when the new pack could not be
 // written for lack of space.
-bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, DigestSet& live, const GcOptions& opts,
+bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, FlatDigestSet& live, const GcOptions& opts,
                   GcResult& res) {
   const uint64_t objects = res.copied_objects, bytes = res.copied_bytes;
   const size_t warnings = res.warnings.size();
@@ -768,7 +799,7 @@ void leave_for_space(const GcPlan& plan, size_t i, GcResult& res) {
 // time, those with garbage only (a merge or upgrade frees nothing), the
 // cheapest to copy first, so that each frees its garbage before the next
 // needs room. What does not fit is left as it is.
-void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, DigestSet& live,
+void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, FlatDigestSet& live,
                         const GcOptions& opts, GcResult& res) {
   std::vector<size_t> order = rest.sources;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rest.packs[a].live_bytes < rest.packs[b].live_bytes; });
@@ -799,7 +830,7 @@ GcPlan without_dead(GcPlan&& plan) {
   return rest;
 }
 
-void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, DigestSet& live, const GcOptions& opts,
+void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, FlatDigestSet& live, const GcOptions& opts,
                   GcResult& res) {
   GcPlan rest = without_dead(std::move(plan));
   if (rest.sources.empty()) return;
@@ -825,7 +856,7 @@ void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
 // hence the same figures. It assumes room for one new pack (warn_if_no_room
 // says when there is none) and nobody changing the library meanwhile.
 void rehearse(Library& lib, const std::vector<const PackReader*>& packs, const std::vector<GcPackInput>& described, GcPlan&& plan,
-              const DigestSet& live, DigestSet&& held, const GcOptions& opts, GcResult& res) {
+              const FlatDigestSet& live, FlatDigestSet&& held, const GcOptions& opts, GcResult& res) {
   std::vector<bool> gone(packs.size(), false);
   for (size_t i : plan.sources) gone[i] = plan.packs[i].action == GcAction::Delete;
   GcPlan rest = without_dead(std::move(plan));
@@ -852,7 +883,7 @@ void rehearse(Library& lib, const std::vector<const PackReader*>& packs, const s
 }
 
 // A plan with nothing to do: the library stays as it is.
-void unchanged(const DigestSet& held, GcResult& res) {
+void unchanged(const FlatDigestSet& held, GcResult& res) {
   res.packs_after = res.packs_before;
   res.bytes_after = res.bytes_before;
   res.objects_kept = held.size();
@@ -876,13 +907,13 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   GcResult res;
   recover_interrupted(lib, opts, res);
   const int64_t now = time(nullptr);
-  DigestSet live = roots(lib, opts, now, res);
+  FlatDigestSet live = roots(lib, opts, now, res);
 
   const std::vector<const PackReader*> packs = lib.packs();
   const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, opts.progress);
   for (auto& p : described) res.bytes_before += p.size;
   res.packs_before = described.size();
-  DigestSet held = objects_held(described);
+  FlatDigestSet held = objects_held(described);
   GcPlan plan = plan_gc(described, live, plan_options(opts), now);
   res.packs = plan.packs;
 

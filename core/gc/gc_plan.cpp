@@ -27,7 +27,7 @@ struct Tally {
   bool young = false, merge = false, upgrade = false, full = false;
 };
 
-Tally tally(const GcPackInput& p, const DigestSet& live, const GcPlanOptions& opts, int64_t now) {
+Tally tally(const GcPackInput& p, const FlatDigestSet& live, const GcPlanOptions& opts, int64_t now) {
   Tally t;
   t.objects = p.objects.size();
   for (const GcObject& o : p.objects) {
@@ -133,7 +133,7 @@ GcPackPlan explain(const GcPackInput& p, const Tally& t, bool merged, const GcPl
 
 } // namespace
 
-GcPlan plan_gc(const std::vector<GcPackInput>& packs, const DigestSet& live, const GcPlanOptions& opts, int64_t now) {
+GcPlan plan_gc(const std::vector<GcPackInput>& packs, const FlatDigestSet& live, const GcPlanOptions& opts, int64_t now) {
   std::vector<Tally> tallies;
   tallies.reserve(packs.size());
   for (const GcPackInput& p : packs) tallies.push_back(tally(p, live, opts, now));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/digest_set.hpp"
 #include "base/hash.hpp"
 
 namespace hpak {
@@ -72,14 +73,14 @@ struct GcPlan {
   // removed (indexes into the input, sorted by name); empty: nothing to do.
   std::vector<size_t> sources;
   // Every object of a pack that is not a source: it stays where it is.
-  DigestSet kept_objects;
+  FlatDigestSet kept_objects;
   uint64_t objects_kept = 0;    // live objects, in all packs
   uint64_t objects_dropped = 0; // dead objects of the sources
 
   // An object the new pack must hold: live and in no pack that stays (asked
   // of the objects of the sources; kept as a rule rather than a second set of
   // digests as large as the live set).
-  bool to_copy(const Digest& d, const DigestSet& live) const { return live.count(d) && !kept_objects.count(d); }
+  bool to_copy(const Digest& d, const FlatDigestSet& live) const { return live.count(d) && !kept_objects.count(d); }
 };
 
 // Per pack: young (index younger than the grace period, or a pack this user
@@ -91,6 +92,6 @@ struct GcPlan {
 // smaller ones together); with `full`, every one of them goes into the new
 // pack. Nothing is done unless it frees an object, merges two packs or
 // upgrades one.
-GcPlan plan_gc(const std::vector<GcPackInput>& packs, const DigestSet& live, const GcPlanOptions& opts, int64_t now);
+GcPlan plan_gc(const std::vector<GcPackInput>& packs, const FlatDigestSet& live, const GcPlanOptions& opts, int64_t now);
 
 } // namespace hpak

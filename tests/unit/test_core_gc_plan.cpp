@@ -33,8 +33,8 @@ GcPackInput pack(const std::string& name, std::vector<int> ids, uint64_t bytes =
   return p;
 }
 
-DigestSet live_set(std::vector<int> ids) {
-  DigestSet s;
+FlatDigestSet live_set(std::vector<int> ids) {
+  FlatDigestSet s;
   for (int id : ids) s.insert(dg(id));
   return s;
 }
@@ -83,7 +83,7 @@ TEST_CASE("gc plan: an old pack whose objects are all live is kept, and nothing 
 TEST_CASE("gc plan: a pack with garbage is rewritten from --min-garbage up, kept below it") {
   // 10 objects of 100 bytes, 8 live: 200 of 1000 bytes (20%) are garbage.
   std::vector<GcPackInput> packs = {pack("a.hpak", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})};
-  DigestSet live = live_set({1, 2, 3, 4, 5, 6, 7, 8});
+  FlatDigestSet live = live_set({1, 2, 3, 4, 5, 6, 7, 8});
 
   for (unsigned pct : {0u, 1u, 20u}) {
     CAPTURE(pct);
@@ -168,7 +168,7 @@ TEST_CASE("gc plan: one large pack and a small removed catalog: only the small p
   for (int i = 20001; i <= 20050; i++) small_ids.push_back(i);
   for (int i = 21; i <= 10000; i++) live.push_back(i);
   std::vector<GcPackInput> packs = {pack("big.hpak", big_ids, 1000), pack("small.hpak", small_ids, 1000)};
-  DigestSet live_objects = live_set(live);
+  FlatDigestSet live_objects = live_set(live);
   GcPlan plan = plan_gc(packs, live_objects, GcPlanOptions{}, kNow);
   CHECK(action(plan, 0) == "keep");
   CHECK(plan.packs[0].why == "garbage below threshold (0.2% of its bytes dead, --min-garbage 10)");
@@ -192,7 +192,7 @@ TEST_CASE("gc plan: --full repacks every old, usable pack into one, and leaves y
   std::vector<GcPackInput> packs = {pack("big.hpak", {1, 2, 3}, 10000),  pack("small.hpak", {10}, 100),
                                     pack("dirty.hpak", {20, 21}, 100000), pack("dead.hpak", {30}),
                                     pack("young.hpak", {35}, 100, kNow - 5), other};
-  DigestSet live = live_set({1, 2, 3, 10, 20, 35, 40});
+  FlatDigestSet live = live_set({1, 2, 3, 10, 20, 35, 40});
   GcPlan normal = plan_gc(packs, live, GcPlanOptions{}, kNow);
   CHECK(action(normal, 0) == "keep");
   CHECK(action(normal, 1) == "keep");
@@ -224,7 +224,7 @@ TEST_CASE("gc plan: --full repacks every old, usable pack into one, and leaves y
 
 TEST_CASE("gc plan: a pack whose objects are all dead is deleted, whatever --min-garbage says") {
   std::vector<GcPackInput> packs = {pack("a.hpak", {1, 2}), pack("b.hpak", {3, 4, 5}, 1000)};
-  DigestSet live = live_set({3, 4, 5});
+  FlatDigestSet live = live_set({3, 4, 5});
   GcPlan plan = plan_gc(packs, live, opts(100), kNow);
   CHECK(plan.packs[0].action == GcAction::Delete);
   CHECK(plan.packs[0].why == "2 unreferenced objects");
@@ -241,7 +241,7 @@ TEST_CASE("gc plan: a pack whose objects are all dead is deleted, whatever --min
 
 TEST_CASE("gc plan: young packs are left alone, whatever they hold") {
   std::vector<GcPackInput> packs = {pack("young.hpak", {1, 2}, 100, kNow - 10), pack("old.hpak", {3, 4})};
-  DigestSet live = live_set({4});
+  FlatDigestSet live = live_set({4});
   GcPlan plan = plan_gc(packs, live, opts(), kNow);
   CHECK(plan.packs[0].action == GcAction::Young);
   CHECK(plan.packs[0].why == "younger than the grace period (10 s old)");
@@ -331,7 +331,7 @@ TEST_CASE("gc plan: --upgrade rewrites old v1 packs as v2, and only with it") {
   GcPackInput v1_dead = pack("v1dead.hpak", {4}, 100000);
   v1_dead.version = 1;
   std::vector<GcPackInput> packs = {v1, v1_young, pack("v2.hpak", {5}, 100000), v1_dead};
-  DigestSet live = live_set({1, 2, 3, 5});
+  FlatDigestSet live = live_set({1, 2, 3, 5});
 
   GcPlan plan = plan_gc(packs, live, opts(0, /*upgrade=*/true), kNow);
   CHECK(action(plan, 0) == "upgrade");
@@ -365,7 +365,7 @@ TEST_CASE("gc plan: the new pack holds only live objects no pack that stays hold
   // rewritten pack's own copy of a live object: it alone is copied.
   std::vector<GcPackInput> packs = {pack("a.hpak", {1, 2, 3, 4}), pack("b.hpak", {2, 5}, 10000),
                                     pack("y.hpak", {3}, 100, kNow - 60)};
-  DigestSet live = live_set({1, 2, 3, 5});
+  FlatDigestSet live = live_set({1, 2, 3, 5});
   GcPlan plan = plan_gc(packs, live, opts(), kNow);
   CHECK(action(plan, 0) == "rewrite");
   CHECK(action(plan, 1) == "keep");

@@ -3,6 +3,7 @@
 // never a crash).
 #include <doctest/doctest.h>
 
+#include "formats/catalog_digests.hpp"
 #include "formats/catalog_format.hpp"
 #include "tree_fixture.hpp"
 
@@ -446,4 +447,42 @@ TEST_CASE("catalog: version 2 records each relocated file's kind; version 1 is r
       expect_corrupt(b, "unsupported catalog version");
     }
   }
+}
+
+// formats/catalog_digests: gc's mark reads a catalog's objects without
+// decoding it; it must name exactly the files' digests decode_catalog gives.
+TEST_CASE("catalog_file_digests: the file nodes' digests, in order, as decode_catalog reads them (versions 1 and 2)") {
+  Catalog c = sample();
+  c.nodes.push_back(file("d", 7)); // another file after the links
+  for (uint32_t version : {1u, 2u}) {
+    CAPTURE(version);
+    Bytes b = encode_catalog(c, version);
+    std::vector<Digest> want;
+    for_each_file(decode_catalog(b, "x"), [&](const Node& n) { want.push_back(n.digest); });
+    REQUIRE(want.size() >= 3);
+    CHECK(catalog_file_digests(b, "x") == want);
+  }
+  CHECK(catalog_file_digests(encode_catalog(make({})), "x").empty());
+}
+
+TEST_CASE("catalog_file_digests: a cut or padded catalog, bad magic, version or node type is refused") {
+  Bytes b = encode_catalog(sample());
+  for (size_t n = 0; n < b.size(); n++) {
+    CAPTURE(n);
+    CHECK_THROWS_AS(catalog_file_digests(ByteSpan(b.data(), n), "x"), Corrupt);
+  }
+  Bytes longer = b;
+  longer.push_back(0);
+  CHECK_THROWS_AS(catalog_file_digests(longer, "x"), Corrupt);
+  Bytes magic = b;
+  magic[0] = 'X';
+  CHECK_THROWS_AS(catalog_file_digests(magic, "x"), Corrupt);
+  Bytes version = b;
+  version[4] = 9;
+  CHECK_THROWS_AS(catalog_file_digests(version, "x"), Corrupt);
+  Bytes type = encode_catalog(make({file("a")}));
+  size_t first_node = 4 + 4 + 4 + 4 + 3 + 4 + 8; // magic version flags name("env") nroots count
+  REQUIRE(type[first_node] == uint8_t(NodeType::File));
+  type[first_node] = 9;
+  CHECK_THROWS_AS(catalog_file_digests(type, "x"), Corrupt);
 }
