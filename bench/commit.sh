@@ -21,11 +21,10 @@ cleanup() {
   rm -rf "$w"
 }
 trap cleanup EXIT
-py=$(command -v python3)
-stdlib=$("$py" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')
+# shellcheck source=bench/stdlib_env.sh
+source "$(dirname "$0")/stdlib_env.sh"
 env=$w/env
-mkdir -p "$env/lib"
-(cd "$(dirname "$stdlib")" && tar --exclude="$(basename "$stdlib")/test" --exclude='__pycache__' -cf - "$(basename "$stdlib")") | tar -xf - -C "$env/lib"
+stdlib_env "$env"
 "$hpak" pack -q "$env" --into "$w/lib" --name env >/dev/null
 cp -a "$w/lib" "$w/lib-full"
 mkdir "$w/view"

@@ -22,17 +22,15 @@
 set -euo pipefail
 hpak=$(realpath "${1:?usage: bench/mount-cache.sh HPAK [DIR]}")
 w=$(mktemp -d "${2:-/tmp}/hpak-mount-cache-XXXXXX")
+# shellcheck source=bench/stdlib_env.sh
+source "$(dirname "$0")/stdlib_env.sh"
 cleanup() {
-  local m
-  for m in "$w"/m*; do if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u -z "$m" || true; fi; done
+  unmount_views "$w"
   rm -rf "$w"
 }
 trap cleanup EXIT
-py=$(command -v python3)
-stdlib=$("$py" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')
 env=$w/env
-mkdir -p "$env/lib"
-(cd "$(dirname "$stdlib")" && tar --exclude="$(basename "$stdlib")/test" --exclude='__pycache__' -cf - "$(basename "$stdlib")") | tar -xf - -C "$env/lib"
+stdlib_env "$env"
 "$py" -m compileall -q -j 2 "$env/lib" >/dev/null || true
 "$hpak" pack -q "$env" --into "$w/lib" --name env >/dev/null
 files=$(find "$env" -type f | wc -l)

@@ -1,0 +1,20 @@
+# shellcheck shell=bash
+# bench/stdlib_env.sh — sourced by the benches that mount or commit a copy of
+# python3's standard library (bench/mount.sh, bench/mount-cache.sh,
+# bench/commit.sh).
+
+# stdlib_env DIR: copies python3's stdlib, without test/ and __pycache__/, to
+# DIR/lib/NAME and sets `stdlib` (its path on this machine) and `py`.
+stdlib_env() {
+  py=$(command -v python3)
+  stdlib=$("$py" -c 'import sysconfig; print(sysconfig.get_path("stdlib"))')
+  mkdir -p "$1/lib"
+  (cd "$(dirname "$stdlib")" && tar --exclude="$(basename "$stdlib")/test" --exclude='__pycache__' -cf - "$(basename "$stdlib")") |
+    tar -xf - -C "$1/lib"
+}
+
+# unmount_views W: lazily unmounts every FUSE view W/m* still mounted.
+unmount_views() {
+  local m
+  for m in "$1"/m*; do if mountpoint -q "$m" 2>/dev/null; then fusermount3 -u -z "$m" || true; fi; done
+}
