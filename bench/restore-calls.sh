@@ -22,16 +22,8 @@ big=${4:-1000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/hpak-restore-calls-XXXXXX")
 trap 'chmod -R u+rwx "$W"; rm -rf "$W"' EXIT
 
-make_tree() { # the same trees as tests/windows/test_wine_calls.sh
-  local dir=$1 files=$2 i d
-  mkdir -p "$dir/a/b" "$dir/c" "$dir/d/e" "$dir/f"
-  local dirs=(a a/b c d/e f)
-  for i in $(seq 1 "$files"); do
-    d=${dirs[$((i % 5))]}
-    printf 'file %d of %s\n' "$i" "${dir##*/}" >"$dir/$d/m$i.py"
-    [ $((i % 5)) -ne 0 ] || chmod 0444 "$dir/$d/m$i.py"
-  done
-}
+# shellcheck source=tests/windows/call_trees.sh
+source "$root/tests/windows/call_trees.sh"
 
 echo "== Linux: $hpak ($(uname -r)), strace -f -c, $small and $big files"
 make_tree "$W/small" "$small"
