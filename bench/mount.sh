@@ -24,12 +24,7 @@ cleanup() {
   rm -rf "$w"
 }
 trap cleanup EXIT
-env=$w/env
-stdlib_env "$env"
-"$py" -m compileall -q -j 2 "$env/lib" >/dev/null || true
-"$hpak" pack -q "$env" --into "$w/lib" --name env >/dev/null
-files=$(find "$env" -type f | wc -l)
-echo "tree: $files files, $(du -sh "$env" | cut -f1); dir $w; load $(cut -d' ' -f1-3 /proc/loadavg)"
+stdlib_library "$hpak" "$w"
 python3 - "$hpak" "$w" "${RUNS:-5}" "$(basename "$stdlib")" "${OFF:-}" <<'PY'
 import os, random, shutil, statistics, subprocess, sys, time
 hpak, w, runs, ver, off = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]

@@ -13,6 +13,17 @@ stdlib_env() {
     tar -xf - -C "$1/lib"
 }
 
+# stdlib_library HPAK W: W/env, the stdlib byte-compiled, added as catalog
+# `env` to the library W/lib; prints the tree's size and the load.
+stdlib_library() {
+  local hpak=$1 w=$2 files
+  stdlib_env "$w/env"
+  "$py" -m compileall -q -j 2 "$w/env/lib" >/dev/null || true
+  "$hpak" pack -q "$w/env" --into "$w/lib" --name env >/dev/null
+  files=$(find "$w/env" -type f | wc -l)
+  echo "tree: $files files, $(du -sh "$w/env" | cut -f1); dir $w; load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 # unmount_views W: lazily unmounts every FUSE view W/m* still mounted.
 unmount_views() {
   local m
