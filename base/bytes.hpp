@@ -29,6 +29,23 @@ inline void put_str(Bytes& b, std::string_view s) {
   b.insert(b.end(), s.begin(), s.end());
 }
 
+// LEB128: 7 bits per byte, low first, the high bit set on every byte but the
+// last (at most 10 bytes for a u64). zigzag maps a signed delta to an unsigned
+// one (0, -1, 1, -2, ... -> 0, 1, 2, 3, ...) so small deltas take one byte.
+inline void put_var(Bytes& b, uint64_t v) {
+  while (v >= 0x80) {
+    b.push_back(uint8_t(v) | 0x80);
+    v >>= 7;
+  }
+  b.push_back(uint8_t(v));
+}
+inline uint64_t zigzag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
+inline int64_t unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
+inline void put_vstr(Bytes& b, std::string_view s) {
+  put_var(b, s.size());
+  b.insert(b.end(), s.begin(), s.end());
+}
+
 inline uint16_t get_u16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
 inline uint32_t get_u32(const uint8_t* p) {
   uint32_t v;
@@ -61,6 +78,11 @@ public:
   ByteSpan bytes(size_t n) { const uint8_t* p = need(n); return {p, n}; }
   // A u32 length then that many bytes; `max` bounds the length.
   std::string_view str(uint32_t max);
+  // A LEB128 integer in its shortest form (see put_var): a longer encoding,
+  // or one past 64 bits, is refused, so each value has one encoding.
+  uint64_t var();
+  // A var length then that many bytes; `max` bounds the length.
+  std::string_view vstr(uint64_t max);
 
   [[noreturn]] void fail(const std::string& why) const;
 

@@ -28,7 +28,7 @@ std::string version_text() {
   const bool v2 = kDefaultWriteVersion == kPackVersion2;
   s += "formats read: pack " + std::to_string(kPackVersion) + "-" + std::to_string(kPackVersion2) + ", index " +
        std::to_string(kIndexVersion) + "-" + std::to_string(kIndexVersion2) + ", multi-pack index " + std::to_string(kMidxVersion) +
-       ", catalog " + std::to_string(kCatalogVersion) + "\n";
+       ", catalog " + std::to_string(kOldestCatalogVersion) + "-" + std::to_string(kNewestCatalogVersion) + "\n";
   s += "formats written: pack " + std::to_string(kDefaultWriteVersion) + " (" + std::to_string(kPackVersion) +
        " with pack --pack-version " + std::to_string(kPackVersion) + "), index " + std::to_string(v2 ? kIndexVersion2 : kIndexVersion) +
        ", multi-pack index " + std::to_string(kMidxVersion) + ", catalog " + std::to_string(kCatalogVersion) + "\n";

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "formats/catalog_format.hpp"
+#include "formats/catalog_codec.hpp"
 
 namespace hpak::formats {
 
@@ -18,17 +18,12 @@ uint32_t skip_relocs(ByteReader& r) {
   return n;
 }
 
-// catalog ::= "HPCT" version flags name nroots root*; returns the version.
-uint32_t skip_header(ByteReader& r) {
-  if (std::memcmp(r.bytes(4).data(), "HPCT", 4) != 0) r.fail("not an HPAK catalog (bad magic)");
-  uint32_t version = r.u32();
-  if (version < kOldestCatalogVersion || version > kCatalogVersion) r.fail("unsupported catalog version " + std::to_string(version));
-  if (r.u32() != 0) r.fail("unknown catalog flags");
+// Versions 1 and 2: name nroots root* (after the version).
+void skip_header(ByteReader& r) {
   skip_str(r);
   uint32_t nroots = r.u32();
   if (nroots > kMaxRoots) r.fail("more than 16 relocation roots");
   for (uint32_t i = 0; i < nroots; i++) skip_str(r);
-  return version;
 }
 
 // node ::= type mode mtime_ns size path body; a file's digest into `out`.
@@ -61,9 +56,12 @@ void read_node(ByteReader& r, uint32_t version, std::vector<Digest>& out) {
 
 std::vector<Digest> catalog_file_digests(ByteSpan bytes, const std::string& where) {
   ByteReader r(bytes, where);
-  const uint32_t version = skip_header(r);
+  const uint32_t version = catalog_version(r);
+  if (version >= 3) return catalog_v3_digest_table(r); // each digest once, nothing else read
+  skip_header(r);
   uint64_t count = r.u64();
   if (count > r.remaining() / 25) r.fail("node count " + std::to_string(count) + " larger than the catalog");
+  if (count > kMaxNodes) r.fail("node count " + std::to_string(count) + " above the limit of " + std::to_string(kMaxNodes));
   std::vector<Digest> out;
   out.reserve(count);
   for (uint64_t i = 0; i < count; i++) read_node(r, version, out);

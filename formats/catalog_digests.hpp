@@ -5,7 +5,9 @@
 // bytes), but strings are skipped, not copied, and paths, their order and
 // relocation offsets are not checked: a catalog decode_catalog refuses for
 // those still has its files' objects marked (the conservative side: they are
-// kept). Hardlinks, directories and symlinks name no object.
+// kept). Hardlinks, directories and symlinks name no object. A version 3
+// catalog lists its objects in its digest table: only the header and the
+// table are read (the table checked to be sorted, each digest once).
 #pragma once
 
 #include <string>
@@ -16,7 +18,8 @@
 
 namespace hpak::formats {
 
-// The digest of every file node, in catalog order (repeats included).
+// Versions 1 and 2: the digest of every file node, in catalog order (repeats
+// included); version 3: its digest table (sorted, each once).
 // Throws Corrupt naming `where` when the bytes are not a catalog's structure.
 std::vector<Digest> catalog_file_digests(ByteSpan bytes, const std::string& where);
 

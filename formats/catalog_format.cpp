@@ -1,5 +1,7 @@
 #include "formats/catalog_format.hpp"
 
+#include "formats/catalog_codec.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -91,7 +93,7 @@ std::string check_path(std::string_view path) {
 
 // A path from a (possibly hostile) catalog, made safe for a one-line message:
 // control bytes (NUL, ESC, newline...) escaped as \xNN, long paths shortened.
-static std::string shown(std::string_view s) {
+std::string shown(std::string_view s) {
   std::string out;
   for (unsigned char c : s.substr(0, 256)) {
     if (c < 0x20 || c == 0x7f || c == '\\') {
@@ -112,7 +114,8 @@ static void put_relocs(Bytes& b, const std::vector<uint64_t>& r) {
 }
 
 Bytes encode_catalog(const Catalog& c, uint32_t version) {
-  if (version < kOldestCatalogVersion || version > kCatalogVersion) throw Error("internal error: catalog version " + std::to_string(version));
+  if (version < kOldestCatalogVersion || version > kNewestCatalogVersion) throw Error("internal error: catalog version " + std::to_string(version));
+  if (version >= 3) return encode_catalog_v3(c);
   Bytes b;
   b.reserve(64 + c.nodes.size() * 96);
   b.insert(b.end(), {'H', 'P', 'C', 'T'});
@@ -170,37 +173,58 @@ static std::vector<uint64_t> get_relocs(ByteReader& r, uint64_t limit, const std
   return out;
 }
 
-static RelocKind get_reloc_kind(ByteReader& r) {
+RelocKind get_reloc_kind(ByteReader& r) {
   uint8_t k = r.u8();
   if (k < uint8_t(RelocKind::Text) || k > uint8_t(RelocKind::Verbatim)) r.fail("unknown relocation kind " + std::to_string(k));
   return RelocKind(k);
 }
 
-Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
-  ByteReader r(bytes, where);
-  ByteSpan magic = r.bytes(4);
-  if (std::memcmp(magic.data(), "HPCT", 4) != 0) r.fail("not an HPAK catalog (bad magic)");
-  uint32_t version = r.u32();
-  if (version < kOldestCatalogVersion || version > kCatalogVersion) r.fail("unsupported catalog version " + std::to_string(version));
-  if (r.u32() != 0) r.fail("unknown catalog flags");
+void NodePlacer::place(const std::vector<Node>& nodes, size_t i, const Node& n, const std::string& where, uint64_t at) {
+  std::string why = check_path(n.path);
+  if (!why.empty()) throw Corrupt(where, at, "bad path '" + shown(n.path) + "': " + why);
+  if (i > 0 && !path_less(nodes[i - 1].path, n.path))
+    throw Corrupt(where, at, "path '" + shown(n.path) + "' is out of order or repeated");
+  // Paths are in path_less order, which lists each directory's subtree right
+  // after it: the directories enclosing the current node form a stack, so
+  // "the parent is a directory of the catalog" needs no lookup table.
+  auto inside = [&](const std::string& dir) {
+    return n.path.size() > dir.size() && n.path[dir.size()] == '/' && n.path.compare(0, dir.size(), dir) == 0;
+  };
+  while (!open_dirs_.empty() && !inside(nodes[open_dirs_.back()].path)) open_dirs_.pop_back();
+  auto slash = n.path.rfind('/');
+  if (slash != std::string::npos && (open_dirs_.empty() || nodes[open_dirs_.back()].path.size() != slash))
+    throw Corrupt(where, at, "parent of '" + shown(n.path) + "' is not a directory of the catalog");
+}
+
+void NodePlacer::added(const Node& n, size_t i) {
+  if (n.type == NodeType::Dir) open_dirs_.push_back(i);
+}
+
+const Node& hardlinked_file(const Catalog& c, size_t before, const Node& link, ByteReader& r) {
+  auto end = c.nodes.begin() + ptrdiff_t(before);
+  auto it = std::lower_bound(c.nodes.begin(), end, link.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
+  if (it == end || it->path != link.target || it->type != NodeType::File)
+    r.fail("hardlink '" + shown(link.path) + "' to '" + shown(link.target) + "', which is not an earlier file");
+  return *it;
+}
+
+void check_symlink_target(const Node& n, ByteReader& r) {
+  if (n.target.empty() || n.target.find('\0') != std::string::npos) r.fail("bad symlink target");
+}
+
+static Catalog decode_catalog_v12(ByteReader& r, uint32_t version, const std::string& where) {
   Catalog c;
   c.version = version;
   c.name = std::string(r.str(kMaxPath));
   uint32_t nroots = r.u32();
   if (nroots > kMaxRoots) r.fail("more than 16 relocation roots");
-  for (uint32_t i = 0; i < nroots; i++) {
-    std::string root(r.str(kMaxPath));
-    if (root.empty() || root.find('\0') != std::string::npos) r.fail("empty relocation root or NUL byte in it");
-    c.roots.push_back(std::move(root));
-  }
+  for (uint32_t i = 0; i < nroots; i++) c.roots.push_back(checked_root(r, r.str(kMaxPath)));
   uint64_t count = r.u64();
   // Each node takes at least 25 bytes; refuse counts the buffer cannot hold.
   if (count > r.remaining() / 25) r.fail("node count " + std::to_string(count) + " larger than the catalog");
+  if (count > kMaxNodes) r.fail("node count " + std::to_string(count) + " above the limit of " + std::to_string(kMaxNodes));
   c.nodes.reserve(count);
-  // Paths are in path_less order, which lists each directory's subtree right
-  // after it: the directories enclosing the current node form a stack, so
-  // "the parent is a directory of the catalog" needs no lookup table.
-  std::vector<size_t> open_dirs;
+  NodePlacer placer;
   for (uint64_t i = 0; i < count; i++) {
     uint64_t at = r.abs_pos();
     Node n;
@@ -212,17 +236,7 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
     n.mtime_ns = int64_t(r.u64());
     n.size = r.u64();
     n.path = std::string(r.str(kMaxPath));
-    std::string why = check_path(n.path);
-    if (!why.empty()) throw Corrupt(where, at, "bad path '" + shown(n.path) + "': " + why);
-    if (!c.nodes.empty() && !path_less(c.nodes.back().path, n.path))
-      throw Corrupt(where, at, "path '" + shown(n.path) + "' is out of order or repeated");
-    auto inside = [&](const std::string& dir) {
-      return n.path.size() > dir.size() && n.path[dir.size()] == '/' && n.path.compare(0, dir.size(), dir) == 0;
-    };
-    while (!open_dirs.empty() && !inside(c.nodes[open_dirs.back()].path)) open_dirs.pop_back();
-    auto slash = n.path.rfind('/');
-    if (slash != std::string::npos && (open_dirs.empty() || c.nodes[open_dirs.back()].path.size() != slash))
-      throw Corrupt(where, at, "parent of '" + shown(n.path) + "' is not a directory of the catalog");
+    placer.place(c.nodes, c.nodes.size(), n, where, at);
     switch (n.type) {
     case NodeType::File:
       std::memcpy(n.digest.data(), r.bytes(32).data(), 32);
@@ -234,25 +248,42 @@ Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
       break;
     case NodeType::Symlink: {
       n.target = std::string(r.str(kMaxPath));
-      if (n.target.empty() || n.target.find('\0') != std::string::npos) r.fail("bad symlink target");
+      check_symlink_target(n, r);
       if (n.size != n.target.size()) r.fail("symlink size does not match its target");
       n.relocs = get_relocs(r, n.target.size(), c.roots);
       break;
     }
     case NodeType::Hardlink: {
       n.target = std::string(r.str(kMaxPath));
-      auto it = std::lower_bound(c.nodes.begin(), c.nodes.end(), n.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
-      if (it == c.nodes.end() || it->path != n.target || it->type != NodeType::File)
-        r.fail("hardlink '" + shown(n.path) + "' to '" + shown(n.target) + "', which is not an earlier file");
-      if (n.size != it->size) r.fail("hardlink size differs from its file");
+      if (n.size != hardlinked_file(c, c.nodes.size(), n, r).size) r.fail("hardlink size differs from its file");
       break;
     }
     }
     c.nodes.push_back(std::move(n));
-    if (c.nodes.back().type == NodeType::Dir) open_dirs.push_back(c.nodes.size() - 1);
+    placer.added(c.nodes.back(), c.nodes.size() - 1);
   }
   if (!r.at_end()) r.fail("trailing bytes after the last node");
   return c;
+}
+
+std::string checked_root(ByteReader& r, std::string_view root) {
+  if (root.empty() || root.find('\0') != std::string_view::npos) r.fail("empty relocation root or NUL byte in it");
+  return std::string(root);
+}
+
+uint32_t catalog_version(ByteReader& r) {
+  ByteSpan magic = r.bytes(4);
+  if (std::memcmp(magic.data(), "HPCT", 4) != 0) r.fail("not an HPAK catalog (bad magic)");
+  uint32_t version = r.u32();
+  if (version < kOldestCatalogVersion || version > kNewestCatalogVersion) r.fail("unsupported catalog version " + std::to_string(version));
+  if (r.u32() != 0) r.fail("unknown catalog flags");
+  return version;
+}
+
+Catalog decode_catalog(ByteSpan bytes, const std::string& where) {
+  ByteReader r(bytes, where);
+  uint32_t version = catalog_version(r);
+  return version >= 3 ? decode_catalog_v3(r, where) : decode_catalog_v12(r, version, where);
 }
 
 uint64_t spliced_size(const Node& n, const std::vector<std::string>& roots, size_t new_root_len) {

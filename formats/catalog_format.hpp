@@ -1,7 +1,39 @@
-// HPAK catalog, format version 2 (version 1 is read forever): the tree of one
-// environment. A catalog is stored in a pack as an entry of kind=catalog
-// (zstd-compressed, named by the SHA-256 of these raw bytes like any object),
-// and is covered by the pack trailer.
+// HPAK catalog, format version 3 (versions 1 and 2 are read forever): the
+// tree of one environment. A catalog is stored in a pack as an entry of
+// kind=catalog (zstd-compressed, named by the SHA-256 of these raw bytes like
+// any object), and is covered by the pack trailer.
+//
+// Version 3 stores each object's digest once, in a sorted table, and the
+// nodes in columns (all types, then all modes, ...), so zstd finds like next
+// to like; paths are prefix-compressed against the previous path:
+//
+//   catalog3 ::= "HPCT" version:u32(=3) flags:u32(=0) name:vstr
+//                nroots:var root:vstr * nroots
+//                ndigests:var digest:[32] * ndigests   -- sorted bytewise, each once,
+//                                                       -- each named by a file
+//                node_count:var
+//                type:u8 * node_count
+//                mode:var * node_count
+//                mtime:zz * node_count                  -- delta to the previous node's
+//                                                       -- mtime_ns (the first: to 0)
+//                plen:var * node_count                  -- bytes shared with the previous
+//                                                       -- path (as many as there are)
+//                slen:var * node_count  suffix bytes    -- the rest of each path
+//                size:var * files                       -- the unrelocated object size
+//                ref:var * files                        -- the file's digest: a table index
+//                target:vstr * (symlinks and hardlinks, in node order)
+//                relocs3 * (files and symlinks, in node order)
+//                kind:u8 * (files with relocs)          -- RelocKind, as in version 2
+//   relocs3  ::= n:var (root:var if nroots > 1, gap:var) * n
+//                                                       -- offset = the end of the previous
+//                                                       -- occurrence (0 for the first) + gap
+//   var      ::= LEB128, shortest form   zz ::= var of the zigzagged delta
+//   vstr     ::= len:var bytes
+//
+// A symlink's size is its target's length; a hardlink's is its file's; a
+// directory's 0. Each value has one encoding, so a tree has one catalog.
+//
+// Versions 1 and 2, one node after another:
 //
 //   catalog  ::= "HPCT" version:u32(=1|2) flags:u32(=0) name:str
 //                nroots:u32 root:str * nroots  node_count:u64 node*
@@ -80,8 +112,9 @@ struct Node {
   RelocKind reloc_kind = RelocKind::Unclassified; // File with relocs (a symlink's are text)
 };
 
-constexpr uint32_t kCatalogVersion = 2;       // written
+constexpr uint32_t kCatalogVersion = 3;       // written
 constexpr uint32_t kOldestCatalogVersion = 1; // read
+constexpr uint32_t kNewestCatalogVersion = 3; // read
 
 constexpr uint64_t kRelocOffsetMask = (uint64_t(1) << 56) - 1;
 inline uint64_t reloc_offset(uint64_t r) { return r & kRelocOffsetMask; }
@@ -105,6 +138,10 @@ template <class F> void for_each_file(const Catalog& c, F&& f) {
 }
 
 constexpr size_t kMaxPath = 4095;
+// A catalog of more nodes is refused (before anything is reserved for them):
+// 16 Mi, a hundred times a large environment, and a bound on what a hostile
+// catalog can make a reader allocate.
+constexpr uint64_t kMaxNodes = uint64_t(1) << 24;
 constexpr size_t kMaxName = 255;
 
 // Bytewise order of paths compared component by component (so "a/b" < "a-b").

@@ -25,7 +25,7 @@ version=$(sed -nE 's/^project\(hpak VERSION ([0-9.]+).*/\1/p' "$src_root/CMakeLi
 pack_v=$(sed -nE 's/^constexpr uint16_t kPackVersion2 = ([0-9]+);.*/\1/p' "$src_root/formats/pack_format.hpp")
 cat_v=$(sed -nE 's/^constexpr uint32_t kCatalogVersion = ([0-9]+);.*/\1/p' "$src_root/formats/catalog_format.hpp")
 grep -qx "hpak $version" "$work/version.out" || fail "--version does not print 'hpak $version': $(cat "$work/version.out")"
-grep -q "^formats read: pack 1-$pack_v, index 1-[0-9]*, multi-pack index [0-9]*, catalog $cat_v\$" "$work/version.out" ||
+grep -q "^formats read: pack 1-$pack_v, index 1-[0-9]*, multi-pack index [0-9]*, catalog 1-$cat_v\$" "$work/version.out" ||
   fail "--version lacks the format versions read: $(cat "$work/version.out")"
 grep -q "^formats written: pack $pack_v (1 with pack --pack-version 1), index [0-9]*, multi-pack index [0-9]*, catalog $cat_v\$" "$work/version.out" ||
   fail "--version lacks the format versions written: $(cat "$work/version.out")"

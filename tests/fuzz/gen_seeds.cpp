@@ -233,6 +233,7 @@ int main(int argc, char** argv) {
     }
     put("fuzz_catalog", "seed-a.cat", encode_catalog(a));
     put("fuzz_catalog", "seed-a-v1.cat", encode_catalog(a, 1)); // as hpak before catalog format 2 wrote it
+    put("fuzz_catalog", "seed-a-v2.cat", encode_catalog(a, 2)); // as hpak before catalog format 3 wrote it
     put("fuzz_catalog", "seed-b.cat", encode_catalog(b));
     put("fuzz_catalog", "seed-dict.cat", encode_catalog(c));
 

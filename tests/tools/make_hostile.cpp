@@ -11,6 +11,7 @@
 // Paths that would land outside an unpack target name harmless canary files
 // (hpak-hostile-*), never real system files, so that even a regression in the
 // checks cannot damage the machine running the tests.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -58,6 +59,10 @@ struct RawCatalog {
   std::vector<RawNode> nodes;
   std::optional<uint64_t> count; // override of node_count
   uint32_t version = 1;
+  // Version 3 only: overrides of what the encoder computes (empty: computed).
+  std::vector<Digest> table;  // the digest table (else the files' digests, sorted, each once)
+  std::vector<uint64_t> refs; // each file's table index
+  std::vector<uint64_t> plens; // each path's bytes shared with the previous one
 };
 
 void put_str_raw(Bytes& b, std::string_view s) {
@@ -65,7 +70,10 @@ void put_str_raw(Bytes& b, std::string_view s) {
   b.insert(b.end(), s.begin(), s.end());
 }
 
+Bytes raw_catalog_v3(const RawCatalog& c);
+
 Bytes raw_catalog(const RawCatalog& c) {
+  if (c.version == 3) return raw_catalog_v3(c);
   Bytes b = bytes_of("HPCT");
   put_u32(b, c.version);
   put_u32(b, 0);
@@ -94,6 +102,80 @@ Bytes raw_catalog(const RawCatalog& c) {
     default: break;
     }
   }
+  return b;
+}
+
+size_t shared_prefix(const std::string& a, const std::string& b) {
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) i++;
+  return i;
+}
+
+std::vector<Digest> v3_table(const RawCatalog& c) {
+  if (!c.table.empty()) return c.table;
+  std::vector<Digest> t;
+  for (auto& n : c.nodes)
+    if (n.type == 2) t.push_back(n.digest);
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+  return t;
+}
+
+void put_v3_paths(Bytes& b, const RawCatalog& c) {
+  std::vector<uint64_t> plens = c.plens;
+  if (plens.empty())
+    for (size_t i = 0; i < c.nodes.size(); i++) plens.push_back(i ? shared_prefix(c.nodes[i - 1].path, c.nodes[i].path) : 0);
+  for (auto p : plens) put_var(b, p);
+  for (size_t i = 0; i < c.nodes.size(); i++) put_var(b, c.nodes[i].path.size() - std::min<uint64_t>(plens[i], c.nodes[i].path.size()));
+  for (size_t i = 0; i < c.nodes.size(); i++) b.insert(b.end(), c.nodes[i].path.begin() + ptrdiff_t(std::min<uint64_t>(plens[i], c.nodes[i].path.size())), c.nodes[i].path.end());
+}
+
+void put_v3_relocs(Bytes& b, const RawCatalog& c, const RawNode& n) {
+  put_var(b, n.relocs.size());
+  uint64_t next_min = 0;
+  for (auto v : n.relocs) {
+    unsigned root = reloc_root(v);
+    if (c.roots.size() > 1) put_var(b, root);
+    put_var(b, reloc_offset(v) - next_min);
+    next_min = reloc_offset(v) + (root < c.roots.size() ? c.roots[root].size() : 0);
+  }
+}
+
+// Catalog format 3 (formats/catalog_format.hpp), with no validation at all.
+Bytes raw_catalog_v3(const RawCatalog& c) {
+  Bytes b = bytes_of("HPCT");
+  put_u32(b, c.version);
+  put_u32(b, 0);
+  put_vstr(b, c.name);
+  put_var(b, c.roots.size());
+  for (auto& r : c.roots) put_vstr(b, r);
+  std::vector<Digest> table = v3_table(c);
+  put_var(b, table.size());
+  for (auto& d : table) put_bytes(b, d);
+  put_var(b, c.count ? *c.count : c.nodes.size());
+  for (auto& n : c.nodes) put_u8(b, n.type);
+  for (auto& n : c.nodes) put_var(b, n.mode);
+  int64_t prev = 0;
+  for (auto& n : c.nodes) {
+    put_var(b, zigzag(int64_t(uint64_t(n.mtime_ns) - uint64_t(prev))));
+    prev = n.mtime_ns;
+  }
+  put_v3_paths(b, c);
+  for (auto& n : c.nodes)
+    if (n.type == 2) put_var(b, n.size);
+  size_t k = 0;
+  for (auto& n : c.nodes)
+    if (n.type == 2) {
+      uint64_t ref = uint64_t(std::lower_bound(table.begin(), table.end(), n.digest) - table.begin());
+      put_var(b, k < c.refs.size() ? c.refs[k] : ref);
+      k++;
+    }
+  for (auto& n : c.nodes)
+    if (n.type == 3 || n.type == 4) put_vstr(b, n.target);
+  for (auto& n : c.nodes)
+    if (n.type == 2 || n.type == 3) put_v3_relocs(b, c, n);
+  for (auto& n : c.nodes)
+    if (n.type == 2 && !n.relocs.empty()) put_u8(b, 1); // text
   return b;
 }
 
@@ -239,6 +321,11 @@ RawCatalog cat(std::vector<RawNode> nodes, std::vector<std::string> roots = {}) 
   RawCatalog c;
   c.nodes = std::move(nodes);
   c.roots = std::move(roots);
+  return c;
+}
+RawCatalog cat3(std::vector<RawNode> nodes, std::vector<std::string> roots = {}) {
+  RawCatalog c = cat(std::move(nodes), std::move(roots));
+  c.version = 3;
   return c;
 }
 
@@ -399,6 +486,39 @@ int main(int argc, char** argv) {
     catalog_case("reloc-symlink-past-end", cat({l}, {"/hostile/root"}), "symlink relocation longer than its target");
     n.relocs = {make_reloc(0, 0)};
     catalog_case("reloc-without-root", cat({n}), "relocation offsets but no relocation root");
+  }
+
+  // ---- catalog format 3: the rules above in its encoding, and what its columns add ----
+  catalog_case("v3-path-dotdot", cat3({file("../hpak-hostile-escape")}), "v3: file path '../hpak-hostile-escape'");
+  catalog_case("v3-symlink-parent-etc", cat3({slink("a", "/etc"), file("a/hpak-hostile-canary")}),
+               "v3: symlink 'a -> /etc' then a file written through it");
+  catalog_case("v3-hardlink-outside", cat3({hlink("h", "/etc/hostname", 10)}), "v3: hardlink to '/etc/hostname'");
+  catalog_case("v3-out-of-order", cat3({file("b", kHello), file("a", kHello)}), "v3: paths out of order");
+  {
+    RawNode n = file("f", kHello);
+    n.relocs = {make_reloc(100, 0)};
+    catalog_case("v3-reloc-past-end", cat3({n}, {"/hostile/root"}), "v3: relocation gap 100 in a 26-byte file");
+  }
+  {
+    RawCatalog c = cat3({file("a", kHello), file("b", kPwned)});
+    c.table = v3_table(c);
+    std::swap(c.table[0], c.table[1]);
+    c.refs = {1, 0};
+    catalog_case("v3-table-unsorted", c, "v3: digest table out of order");
+    c = cat3({file("a", kHello), file("b", kPwned)});
+    c.refs = {0, 2};
+    catalog_case("v3-ref-past-table", c, "v3: a file names table entry 2 of 2");
+    c = cat3({file("a", kHello)});
+    c.table = {sha256(kHello), sha256(kPwned)};
+    std::sort(c.table.begin(), c.table.end());
+    c.refs = {uint64_t(std::find(c.table.begin(), c.table.end(), sha256(kHello)) - c.table.begin())};
+    catalog_case("v3-table-unnamed", c, "v3: a table entry no file names (gc would keep it)");
+    c = cat3({dir("ab"), file("ab/c", kHello)});
+    c.plens = {0, 7};
+    catalog_case("v3-prefix-past-previous", c, "v3: a path sharing 7 bytes with a 2-byte path");
+    c = cat3({file("a", kHello)});
+    c.count = uint64_t(1) << 62;
+    catalog_case("v3-node-count-huge", c, "v3: node_count 2^62 (would reserve exabytes)");
   }
 
   // ---- objects ----

@@ -3,6 +3,9 @@
 // never a crash).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "formats/catalog_digests.hpp"
 #include "formats/catalog_format.hpp"
 #include "tree_fixture.hpp"
@@ -107,9 +110,17 @@ void expect_corrupt(const Bytes& bytes, const std::string& why) {
     CHECK(e.offset() <= bytes.size());
   }
 }
-void expect_corrupt(const Catalog& c, const std::string& why) { expect_corrupt(encode_catalog(c), why); }
+// Every rule is checked in versions 2 and 3. `why3` is the message version 3
+// gives when it differs ("=": the same), or "-" where version 3's grammar has
+// no room for the fault (a directory's size, a symlink's or hardlink's: none
+// is stored; overlapping relocations: each is stored as a gap after the last).
+void expect_corrupt(const Catalog& c, const std::string& why, const std::string& why3 = "=") {
+  expect_corrupt(encode_catalog(c, 2), why);
+  if (why3 == "-") return;
+  expect_corrupt(encode_catalog(c, 3), why3 == "=" ? why : why3);
+}
 
-// Offset of node_count in an encoded catalog.
+// Offset of node_count in a version 2 catalog.
 size_t count_offset(const Catalog& c) {
   size_t off = 12 + 4 + c.name.size() + 4;
   for (auto& r : c.roots) off += 4 + r.size();
@@ -118,13 +129,18 @@ size_t count_offset(const Catalog& c) {
 
 } // namespace
 
-TEST_CASE("catalog: encode/decode round trip keeps every field") {
-  Catalog c = sample();
-  Bytes b = encode_catalog(c);
-  Catalog d = decode_catalog(b, "x");
-  check_equal(c, d);
-  // Encoding is canonical: re-encoding the decoded catalog gives the same bytes.
-  CHECK(encode_catalog(d) == b);
+TEST_CASE("catalog: encode/decode round trip keeps every field (versions 2 and 3)") {
+  for (uint32_t version : {2u, 3u}) {
+    CAPTURE(version);
+    Catalog c = sample();
+    Bytes b = encode_catalog(c, version);
+    Catalog d = decode_catalog(b, "x");
+    CHECK(d.version == version);
+    check_equal(c, d);
+    // Encoding is canonical: re-encoding the decoded catalog gives the same bytes.
+    CHECK(encode_catalog(d, version) == b);
+  }
+  CHECK(decode_catalog(encode_catalog(sample()), "x").version == 3); // what is written
 }
 
 TEST_CASE("catalog: empty catalog and a catalog without roots round trip") {
@@ -230,7 +246,7 @@ TEST_CASE("catalog: path rules are enforced on decode") {
     CHECK(decode_catalog(encode_catalog(ok), "x").nodes.back().path == longest);
     nodes.back() = dir(longest);
     nodes.push_back(file(longest + "/x"));
-    expect_corrupt(make(nodes), "exceeds limit 4095");
+    expect_corrupt(make(nodes), "exceeds limit 4095", "longer than 4095");
   }
 }
 
@@ -266,25 +282,30 @@ TEST_CASE("catalog: hardlinks must name an earlier regular file") {
   SUBCASE("a directory") { expect_corrupt(make({dir("a"), hlink("b", "a", 0)}), "not an earlier file"); }
   SUBCASE("a symlink") { expect_corrupt(make({slink("a", "x"), hlink("b", "a", 1)}), "not an earlier file"); }
   SUBCASE("another hardlink") { expect_corrupt(make({file("a"), hlink("b", "a"), hlink("c", "b")}), "not an earlier file"); }
-  SUBCASE("size differs") { expect_corrupt(make({file("a", 5), hlink("b", "a", 6)}), "size differs"); }
+  SUBCASE("size differs") { expect_corrupt(make({file("a", 5), hlink("b", "a", 6)}), "size differs", "-"); }
 }
 
 TEST_CASE("catalog: node fields are checked") {
   SUBCASE("mode") { Node n = file("a"); n.mode = 0100644; expect_corrupt(make({n}), "mode"); }
   SUBCASE("unknown type") {
     for (uint8_t t : {0, 5, 255}) {
-      Bytes b = encode_catalog(make({file("a")}));
+      Bytes b = encode_catalog(make({file("a")}), 2);
       b[count_offset(make({})) + 8] = t;
+      expect_corrupt(b, "unknown node type");
+      b = encode_catalog(make({file("a")}), 3);
+      // magic version flags (12), name "env" (1 + 3), nroots (1), ndigests (1), a digest (32), node_count (1)
+      REQUIRE(b[51] == uint8_t(NodeType::File));
+      b[51] = t;
       expect_corrupt(b, "unknown node type");
     }
   }
-  SUBCASE("dir with a size") { Node n = dir("a"); n.size = 1; expect_corrupt(make({n}), "directory with a size"); }
+  SUBCASE("dir with a size") { Node n = dir("a"); n.size = 1; expect_corrupt(make({n}), "directory with a size", "-"); }
   SUBCASE("symlink target") {
     expect_corrupt(make({slink("a", "")}), "bad symlink target");
     expect_corrupt(make({slink("a", std::string("x\0y", 3))}), "bad symlink target");
     Node n = slink("a", "target");
     n.size = 3;
-    expect_corrupt(make({n}), "symlink size");
+    expect_corrupt(make({n}), "symlink size", "-");
   }
 }
 
@@ -299,17 +320,18 @@ TEST_CASE("catalog: relocation offsets are checked") {
     expect_corrupt(make({slink("l", "/opt/en", {make_reloc(0, 0)})}, roots), "out of range");
   }
   SUBCASE("overlapping or descending") {
-    expect_corrupt(make({file("a", 32, {make_reloc(0, 0), make_reloc(4, 0)})}, roots), "overlapping");
-    expect_corrupt(make({file("a", 32, {make_reloc(16, 0), make_reloc(0, 0)})}, roots), "overlapping");
-    expect_corrupt(make({file("a", 32, {make_reloc(8, 0), make_reloc(8, 0)})}, roots), "overlapping");
+    expect_corrupt(make({file("a", 32, {make_reloc(0, 0), make_reloc(4, 0)})}, roots), "overlapping", "-");
+    expect_corrupt(make({file("a", 32, {make_reloc(16, 0), make_reloc(0, 0)})}, roots), "overlapping", "-");
+    expect_corrupt(make({file("a", 32, {make_reloc(8, 0), make_reloc(8, 0)})}, roots), "overlapping", "-");
   }
   SUBCASE("bad root index") {
-    expect_corrupt(make({file("a", 16, {make_reloc(0, 1)})}, roots), "names root 1");
-    expect_corrupt(make({file("a", 16, {make_reloc(0, 255)})}, roots), "names root 255");
+    expect_corrupt(make({file("a", 16, {make_reloc(0, 1)})}, roots), "names root 1", "-"); // one root: none named
+    expect_corrupt(make({file("a", 16, {make_reloc(0, 2)})}, {"/opt/env", "/opt"}), "names root 2");
+    expect_corrupt(make({file("a", 16, {make_reloc(0, 255)})}, {"/opt/env", "/opt"}), "names root 255");
   }
   SUBCASE("relocations without roots") { expect_corrupt(make({file("a", 16, {make_reloc(0, 0)})}), "without a relocation root"); }
   SUBCASE("more offsets than bytes") {
-    Bytes b = encode_catalog(make({file("a", 2)}, roots));
+    Bytes b = encode_catalog(make({file("a", 2)}, roots), 2);
     // The relocs count is the last u32 of the only node.
     set_u32(b.data() + b.size() - 4, 3);
     expect_corrupt(b, "too many relocation offsets");
@@ -317,7 +339,7 @@ TEST_CASE("catalog: relocation offsets are checked") {
     expect_corrupt(b, "too many relocation offsets");
   }
   SUBCASE("count larger than the buffer") {
-    Bytes b = encode_catalog(make({file("a", 1u << 20)}, roots));
+    Bytes b = encode_catalog(make({file("a", 1u << 20)}, roots), 2);
     set_u32(b.data() + b.size() - 4, 1000);
     expect_corrupt(b, ""); // "truncated", or refused up front as more than the bytes can hold
   }
@@ -325,10 +347,28 @@ TEST_CASE("catalog: relocation offsets are checked") {
 
 TEST_CASE("catalog: header, roots and counts") {
   Catalog c = sample();
-  Bytes good = encode_catalog(c);
-  SUBCASE("magic") { Bytes b = good; b[0] = 'X'; expect_corrupt(b, "bad magic"); }
-  SUBCASE("version") { Bytes b = good; b[4] = 3; expect_corrupt(b, "unsupported catalog version 3"); }
-  SUBCASE("flags") { Bytes b = good; b[8] = 1; expect_corrupt(b, "unknown catalog flags"); }
+  Bytes good = encode_catalog(c, 2);
+  SUBCASE("magic") {
+    for (uint32_t v : {2u, 3u}) {
+      Bytes b = encode_catalog(c, v);
+      b[0] = 'X';
+      expect_corrupt(b, "bad magic");
+    }
+  }
+  SUBCASE("version") {
+    for (uint32_t v : {2u, 3u}) {
+      Bytes b = encode_catalog(c, v);
+      b[4] = 4;
+      expect_corrupt(b, "unsupported catalog version 4");
+    }
+  }
+  SUBCASE("flags") {
+    for (uint32_t v : {2u, 3u}) {
+      Bytes b = encode_catalog(c, v);
+      b[8] = 1;
+      expect_corrupt(b, "unknown catalog flags");
+    }
+  }
   SUBCASE("too many roots") {
     Catalog d = make({});
     for (int i = 0; i < 17; i++) d.roots.push_back("/r" + std::to_string(i));
@@ -370,18 +410,23 @@ TEST_CASE("catalog: header, roots and counts") {
 }
 
 TEST_CASE("catalog: every truncation is refused") {
-  Bytes good = encode_catalog(sample());
-  for (size_t len = 0; len < good.size(); len++) {
-    CAPTURE(len);
-    CHECK_THROWS_AS(decode_catalog(ByteSpan(good.data(), len), "x"), Corrupt);
+  for (uint32_t version : {2u, 3u}) {
+    CAPTURE(version);
+    Bytes good = encode_catalog(sample(), version);
+    for (size_t len = 0; len < good.size(); len++) {
+      CAPTURE(len);
+      CHECK_THROWS_AS(decode_catalog(ByteSpan(good.data(), len), "x"), Corrupt);
+    }
+    Bytes longer = good;
+    longer.push_back(0);
+    CHECK_THROWS_AS(decode_catalog(longer, "x"), Corrupt);
   }
-  Bytes longer = good;
-  longer.push_back(0);
-  CHECK_THROWS_AS(decode_catalog(longer, "x"), Corrupt);
 }
 
 TEST_CASE("catalog: random damage never crashes the decoder") {
-  Bytes good = encode_catalog(sample());
+  for (uint32_t version : {2u, 3u}) {
+  CAPTURE(version);
+  Bytes good = encode_catalog(sample(), version);
   fx::Rng rng(7);
   for (int round = 0; round < 3000; round++) {
     Bytes b = good;
@@ -396,6 +441,7 @@ TEST_CASE("catalog: random damage never crashes the decoder") {
       }
     } catch (const Corrupt&) {
     }
+  }
   }
 }
 
@@ -416,17 +462,19 @@ TEST_CASE("catalog: version 2 records each relocated file's kind; version 1 is r
   c.nodes[1].reloc_kind = RelocKind::InPlace;
   c.nodes[2].reloc_kind = RelocKind::SameLength;
   c.nodes[3].reloc_kind = RelocKind::Verbatim;
-  SUBCASE("version 2 round trip") {
-    Bytes b = encode_catalog(c);
-    Catalog d = decode_catalog(b, "x");
-    CHECK(d.version == 2);
-    check_equal(c, d);
-    CHECK(d.nodes[4].reloc_kind == RelocKind::Unclassified); // no relocations: no kind
-    CHECK(encode_catalog(d) == b);
+  SUBCASE("version 2 and 3 round trip") {
+    for (uint32_t version : {2u, 3u}) {
+      Bytes b = encode_catalog(c, version);
+      Catalog d = decode_catalog(b, "x");
+      CHECK(d.version == version);
+      check_equal(c, d);
+      CHECK(d.nodes[4].reloc_kind == RelocKind::Unclassified); // no relocations: no kind
+      CHECK(encode_catalog(d, version) == b);
+    }
   }
   SUBCASE("version 1: the same bytes but the kinds, which read back unclassified") {
     Bytes v1 = encode_catalog(c, 1);
-    CHECK(v1.size() + 4 == encode_catalog(c).size());
+    CHECK(v1.size() + 4 == encode_catalog(c, 2).size());
     Catalog d = decode_catalog(v1, "x");
     CHECK(d.version == 1);
     for (auto& n : d.nodes) CHECK(n.reloc_kind == RelocKind::Unclassified);
@@ -434,14 +482,15 @@ TEST_CASE("catalog: version 2 records each relocated file's kind; version 1 is r
     CHECK_THROWS_WITH(encode_catalog(d), doctest::Contains("relocations of no kind"));
   }
   SUBCASE("an unknown kind is refused") {
-    for (uint8_t bad : {0, 5, 255}) {
-      Bytes b = encode_catalog(make({file("a", 40, {make_reloc(2, 0)})}, {"/opt/env"}));
-      b.back() = bad; // the kind is the last byte of the last file
-      expect_corrupt(b, "unknown relocation kind");
-    }
+    for (uint32_t version : {2u, 3u})
+      for (uint8_t bad : {0, 5, 255}) {
+        Bytes b = encode_catalog(make({file("a", 40, {make_reloc(2, 0)})}, {"/opt/env"}), version);
+        b.back() = bad; // the kind is the last byte of the last file (version 3: of the kinds column)
+        expect_corrupt(b, "unknown relocation kind");
+      }
   }
-  SUBCASE("versions past 2 and 0 are refused") {
-    for (uint32_t v : {0u, 3u}) {
+  SUBCASE("versions past 3 and 0 are refused") {
+    for (uint32_t v : {0u, 4u}) {
       Bytes b = encode_catalog(c);
       b[4] = uint8_t(v);
       expect_corrupt(b, "unsupported catalog version");
@@ -451,7 +500,7 @@ TEST_CASE("catalog: version 2 records each relocated file's kind; version 1 is r
 
 // formats/catalog_digests: gc's mark reads a catalog's objects without
 // decoding it; it must name exactly the files' digests decode_catalog gives.
-TEST_CASE("catalog_file_digests: the file nodes' digests, in order, as decode_catalog reads them (versions 1 and 2)") {
+TEST_CASE("catalog_file_digests: the file nodes' digests, in order, as decode_catalog reads them (versions 1 and 2; 3: its table)") {
   Catalog c = sample();
   c.nodes.push_back(file("d", 7)); // another file after the links
   for (uint32_t version : {1u, 2u}) {
@@ -461,12 +510,16 @@ TEST_CASE("catalog_file_digests: the file nodes' digests, in order, as decode_ca
     for_each_file(decode_catalog(b, "x"), [&](const Node& n) { want.push_back(n.digest); });
     REQUIRE(want.size() >= 3);
     CHECK(catalog_file_digests(b, "x") == want);
+    // Version 3: the same objects, each once, sorted.
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    CHECK(catalog_file_digests(encode_catalog(c, 3), "x") == want);
   }
   CHECK(catalog_file_digests(encode_catalog(make({})), "x").empty());
 }
 
 TEST_CASE("catalog_file_digests: a cut or padded catalog, bad magic, version or node type is refused") {
-  Bytes b = encode_catalog(sample());
+  Bytes b = encode_catalog(sample(), 2);
   for (size_t n = 0; n < b.size(); n++) {
     CAPTURE(n);
     CHECK_THROWS_AS(catalog_file_digests(ByteSpan(b.data(), n), "x"), Corrupt);
@@ -480,9 +533,153 @@ TEST_CASE("catalog_file_digests: a cut or padded catalog, bad magic, version or 
   Bytes version = b;
   version[4] = 9;
   CHECK_THROWS_AS(catalog_file_digests(version, "x"), Corrupt);
-  Bytes type = encode_catalog(make({file("a")}));
+  Bytes type = encode_catalog(make({file("a")}), 2);
   size_t first_node = 4 + 4 + 4 + 4 + 3 + 4 + 8; // magic version flags name("env") nroots count
   REQUIRE(type[first_node] == uint8_t(NodeType::File));
   type[first_node] = 9;
   CHECK_THROWS_AS(catalog_file_digests(type, "x"), Corrupt);
+}
+
+// ---- version 3: what its columns add to the rules --------------------------
+
+namespace {
+
+// Offset of the digest table's count in a version 3 catalog without roots.
+size_t v3_table_offset(const Catalog& c) { return 12 + 1 + c.name.size() + 1; }
+
+} // namespace
+
+TEST_CASE("catalog v3: each object's digest once, sorted; files name it by index") {
+  Catalog c = make({dir("a"), file("a/x"), file("a/y"), file("b")});
+  c.nodes[2].digest = c.nodes[1].digest; // two files, one object
+  Bytes b = encode_catalog(c, 3);
+  size_t t = v3_table_offset(c);
+  REQUIRE(b[t] == 2); // two distinct digests
+  Digest first, second;
+  std::memcpy(first.data(), &b[t + 1], 32);
+  std::memcpy(second.data(), &b[t + 33], 32);
+  CHECK(first < second);
+  check_equal(c, decode_catalog(b, "x"));
+  // The version 2 catalog repeats the shared digest: three 32-byte digests.
+  CHECK(encode_catalog(c, 2).size() > b.size() + 32);
+  // gc reads the table alone: each object once.
+  CHECK(catalog_file_digests(b, "x") == std::vector<Digest>{first, second});
+}
+
+TEST_CASE("catalog v3: the digest table and the references are checked") {
+  Catalog c = make({file("a"), file("b")}); // two digests
+  Bytes good = encode_catalog(c, 3);
+  size_t t = v3_table_offset(c);
+  SUBCASE("out of order") {
+    Bytes b = good;
+    std::swap_ranges(b.begin() + ptrdiff_t(t + 1), b.begin() + ptrdiff_t(t + 33), b.begin() + ptrdiff_t(t + 33));
+    expect_corrupt(b, "digest table out of order or repeated");
+    CHECK_THROWS_WITH_AS(catalog_file_digests(b, "x"), doctest::Contains("out of order"), Corrupt);
+  }
+  SUBCASE("repeated") {
+    Bytes b = good;
+    std::copy(b.begin() + ptrdiff_t(t + 1), b.begin() + ptrdiff_t(t + 33), b.begin() + ptrdiff_t(t + 33));
+    expect_corrupt(b, "out of order or repeated");
+  }
+  SUBCASE("a count larger than the bytes") {
+    Bytes b = good;
+    b[t] = 0x7f;
+    expect_corrupt(b, "digest count 127 larger than the catalog");
+  }
+  // The refs column is the two bytes before the two empty relocation counts.
+  SUBCASE("a reference past the table") {
+    Bytes b = good;
+    b[b.size() - 3] = 2;
+    expect_corrupt(b, "names digest 2 of a table of 2");
+  }
+  SUBCASE("a table entry no file names") {
+    Bytes b = good;
+    b[b.size() - 4] = 0; // both files name entry 0
+    b[b.size() - 3] = 0;
+    expect_corrupt(b, "digest table entry 1 is named by no file");
+  }
+}
+
+TEST_CASE("catalog v3: paths are prefix-compressed, each in its one encoding") {
+  Catalog c = make({dir("lib"), file("lib/aa"), file("lib/ab")});
+  Bytes b = encode_catalog(c, 3);
+  check_equal(c, decode_catalog(b, "x"));
+  // plens 0 3 5 ("lib" / "lib/aa" / "lib/ab"), slens 3 3 1, suffixes "lib", "/aa", "b".
+  const std::string cols("\x00\x03\x05\x03\x03\x01lib/aab", 13);
+  auto at = std::search(b.begin(), b.end(), cols.begin(), cols.end());
+  REQUIRE(at != b.end());
+  size_t p = size_t(at - b.begin());
+  SUBCASE("a prefix longer than the previous path") {
+    Bytes d = b;
+    d[p + 1] = 4;
+    expect_corrupt(d, "path shares 4 bytes with a previous path of 3");
+  }
+  SUBCASE("a prefix shorter than the bytes shared") {
+    // "lib/ab" as plen 4 + "ab": the same path, not the shortest encoding.
+    Bytes d(b.begin(), b.begin() + ptrdiff_t(p));
+    const std::string alt = std::string("\x00\x03\x04\x03\x03\x02", 6) + "lib/aaab";
+    d.insert(d.end(), alt.begin(), alt.end());
+    d.insert(d.end(), b.begin() + ptrdiff_t(p + cols.size()), b.end());
+    expect_corrupt(d, "shares more than the 4 bytes");
+  }
+  SUBCASE("a suffix past the end") {
+    Bytes d = b;
+    d[p + 5] = 0x7f;
+    expect_corrupt(d, "truncated");
+  }
+}
+
+TEST_CASE("catalog v3: varints in their shortest form, within 64 bits") {
+  Bytes b;
+  put_var(b, 0);
+  put_var(b, 127);
+  put_var(b, 128);
+  put_var(b, ~uint64_t(0));
+  CHECK(b.size() == 1 + 1 + 2 + 10);
+  ByteReader r(b, "x");
+  CHECK(r.var() == 0);
+  CHECK(r.var() == 127);
+  CHECK(r.var() == 128);
+  CHECK(r.var() == ~uint64_t(0));
+  CHECK(r.at_end());
+  for (int64_t v : {int64_t(0), int64_t(-1), int64_t(1), INT64_MIN, INT64_MAX}) CHECK(unzigzag(zigzag(v)) == v);
+  CHECK(zigzag(-1) == 1);
+  const Bytes overlong = {0x80, 0x00};                                                  // 0 in two bytes
+  const Bytes too_wide = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}; // 2^64 and more
+  const Bytes endless = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x81, 0x00};
+  CHECK_THROWS_WITH_AS(ByteReader(overlong, "x").var(), doctest::Contains("shortest form"), Corrupt);
+  CHECK_THROWS_WITH_AS(ByteReader(too_wide, "x").var(), doctest::Contains("past 64 bits"), Corrupt);
+  CHECK_THROWS_WITH_AS(ByteReader(endless, "x").var(), doctest::Contains("past 64 bits"), Corrupt);
+  CHECK_THROWS_AS(ByteReader(Bytes{0x80}, "x").var(), Corrupt); // cut
+}
+
+TEST_CASE("catalog v3: smaller than version 2 on a tree of many files") {
+  Catalog c = make({dir("site-packages")});
+  for (int p = 0; p < 20; p++) {
+    std::string pkg = "site-packages/pkg" + std::to_string(p);
+    c.nodes.push_back(dir(pkg));
+    for (int m = 0; m < 50; m++) {
+      Node f = file(pkg + "/module_" + std::to_string(1000 + m) + ".py", 1000 + m);
+      f.mtime_ns = 1700000000000000000ll + m;
+      c.nodes.push_back(f);
+    }
+  }
+  std::sort(c.nodes.begin(), c.nodes.end(), [](const Node& a, const Node& b) { return path_less(a.path, b.path); });
+  size_t v2 = encode_catalog(c, 2).size(), v3 = encode_catalog(c, 3).size();
+  CAPTURE(v2);
+  CAPTURE(v3);
+  CHECK(v3 * 10 < v2 * 6); // raw, before zstd: the digests (32 B per file) dominate both
+  check_equal(c, decode_catalog(encode_catalog(c, 3), "x"));
+}
+
+TEST_CASE("catalog v3: more than kMaxNodes nodes is refused before anything is reserved") {
+  // Enough bytes for the count to pass "larger than the catalog" (5 per node):
+  // only the limit refuses it (else the zero type bytes would).
+  Catalog c = make({});
+  Bytes b = encode_catalog(c, 3);
+  REQUIRE(b.back() == 0); // node_count 0, the last byte
+  b.pop_back();
+  put_var(b, kMaxNodes + 1);
+  b.resize(b.size() + 5 * (kMaxNodes + 1));
+  expect_corrupt(b, "above the limit of 16777216");
 }
