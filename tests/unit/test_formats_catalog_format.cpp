@@ -409,17 +409,22 @@ TEST_CASE("catalog: header, roots and counts") {
   }
 }
 
+// Every cut of `good` (each strict prefix), and `good` with a byte more, must
+// be refused by `read` with a Corrupt.
+template <class Read> void expect_cuts_refused(const Bytes& good, Read read) {
+  for (size_t len = 0; len < good.size(); len++) {
+    CAPTURE(len);
+    CHECK_THROWS_AS(read(ByteSpan(good.data(), len)), Corrupt);
+  }
+  Bytes longer = good;
+  longer.push_back(0);
+  CHECK_THROWS_AS(read(longer), Corrupt);
+}
+
 TEST_CASE("catalog: every truncation is refused") {
   for (uint32_t version : {2u, 3u}) {
     CAPTURE(version);
-    Bytes good = encode_catalog(sample(), version);
-    for (size_t len = 0; len < good.size(); len++) {
-      CAPTURE(len);
-      CHECK_THROWS_AS(decode_catalog(ByteSpan(good.data(), len), "x"), Corrupt);
-    }
-    Bytes longer = good;
-    longer.push_back(0);
-    CHECK_THROWS_AS(decode_catalog(longer, "x"), Corrupt);
+    expect_cuts_refused(encode_catalog(sample(), version), [](ByteSpan b) { return decode_catalog(b, "x"); });
   }
 }
 
@@ -519,14 +524,10 @@ TEST_CASE("catalog_file_digests: the file nodes' digests, in order, as decode_ca
 }
 
 TEST_CASE("catalog_file_digests: a cut or padded catalog, bad magic, version or node type is refused") {
+  // Version 2 (version 3's reader stops after the table: what follows is the
+  // decoder's to check, and the caller has checked the SHA-256 of it all).
   Bytes b = encode_catalog(sample(), 2);
-  for (size_t n = 0; n < b.size(); n++) {
-    CAPTURE(n);
-    CHECK_THROWS_AS(catalog_file_digests(ByteSpan(b.data(), n), "x"), Corrupt);
-  }
-  Bytes longer = b;
-  longer.push_back(0);
-  CHECK_THROWS_AS(catalog_file_digests(longer, "x"), Corrupt);
+  expect_cuts_refused(b, [](ByteSpan bytes) { return catalog_file_digests(bytes, "x"); });
   Bytes magic = b;
   magic[0] = 'X';
   CHECK_THROWS_AS(catalog_file_digests(magic, "x"), Corrupt);
