@@ -2,7 +2,11 @@
 #include "core/mount/fuse_mount.hpp"
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <thread>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <memory>
@@ -26,6 +30,59 @@ struct Handle {
   std::shared_ptr<MountContent::File> file;
 };
 
+// The read size of a mount without big_reads (max_read): one page.
+constexpr unsigned kSmallRead = 4096;
+
+// The largest file loaded by the thread that receives the request (see Served::hands_off): a block of a pack.
+constexpr uint64_t kInlineLoadMax = 64 << 10;
+
+// The threads that load files (decode and check their bytes) for the requests that need it, so that the one
+// thread receiving requests never waits for a decode and answers everything else at once. libfuse's own
+// multi-threaded loop instead lets several threads wait on /dev/fuse, which the kernel wakes in turn: each
+// request of a lone reader then wakes a thread idle the longest (a warm ioctl round trip 37-41 us, against 8 us
+// with one thread; bench/RESULTS.md, 2026-12-06).
+class LoadPool {
+public:
+  explicit LoadPool(unsigned threads) {
+    for (unsigned i = 0; i < threads; i++) threads_.emplace_back([this] { work(); });
+  }
+  ~LoadPool() { // runs what is queued (each job answers its request), then ends the threads
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void submit(std::function<void()> job) {
+    {
+      std::lock_guard lk(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+  }
+
+private:
+  void work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
 struct Served {
   const MountTree& tree;
   MountContent& content;
@@ -39,9 +96,24 @@ struct Served {
   // then keeps the listings as cache_readdir would.
   bool no_opendir = false;
   fuse_session* se = nullptr; // for storing a file's bytes into the kernel's cache (prefill)
+  LoadPool* pool = nullptr;   // where a request that must load its file goes; none: answered where received
   // The regular files whose bytes were stored into the kernel's cache (prefill), once each.
   std::mutex stored_mu;
   std::unordered_set<uint64_t> stored;
+
+  // Whether a request on `ino` goes to the loading threads: its file is not loaded yet and its load is a long
+  // one (more than kInlineLoadMax bytes). A short one (at most one block of a pack decoded) is done by the
+  // receiving thread itself: a hand-off would cost more than it saves.
+  bool hands_off(uint64_t ino, const MountContent::File& f) const {
+    if (!pool || f.done.load(std::memory_order_acquire)) return false;
+    const MountInode* in = tree.inode(ino);
+    return in && in->size > kInlineLoadMax;
+  }
+
+  bool prefilled(uint64_t ino) {
+    std::lock_guard lk(stored_mu);
+    return stored.count(ino) != 0;
+  }
   // The handles open now. A server that ends while files are open (after `umount --lazy`, on a signal) gets
   // no release for them: they are freed with the server.
   std::mutex handles_mu;
@@ -97,6 +169,9 @@ void op_init(void* userdata, struct fuse_conn_info* conn) {
   s.no_opendir = s.opts.no_opendir && s.opts.cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   want(conn, FUSE_CAP_CACHE_SYMLINKS, s.opts.cache_symlinks);
   want(conn, FUSE_CAP_SPLICE_WRITE, s.opts.splice);
+  want(conn, FUSE_CAP_ASYNC_READ, s.opts.async_read);
+  if (!s.opts.readahead) conn->max_readahead = 0;
+  if (!s.opts.big_reads) conn->max_read = kSmallRead;
   want(conn, FUSE_CAP_READDIRPLUS, s.opts.readdirplus);
   if (!s.opts.readdirplus) conn->want &= ~unsigned(FUSE_CAP_READDIRPLUS_AUTO);
   conn->want &= ~unsigned(FUSE_CAP_ATOMIC_O_TRUNC);
@@ -157,22 +232,29 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   });
 }
 
+// Answers a read of `file` (ino), loading it first if it is not yet.
+void reply_read(Served& s, fuse_req_t req, fuse_ino_t ino, MountContent::File& file, size_t size, off_t off) {
+  if (!s.content.load(ino, file)) return void(fuse_reply_err(req, EIO));
+  const uint64_t fsize = file.size;
+  if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
+  size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
+  if (!file.fd) return void(fuse_reply_buf(req, reinterpret_cast<const char*>(file.mapped.data()) + off, size)); // a large raw object in its pack's mapping
+  fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+  buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+  buf.buf[0].fd = file.fd.get();
+  buf.buf[0].pos = off;
+  fuse_reply_data(req, &buf, s.opts.splice ? FUSE_BUF_SPLICE_MOVE : fuse_buf_copy_flags(FUSE_BUF_NO_SPLICE));
+}
+
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info* fi) {
   guarded(req, [&] {
     Served& s = served(req);
     // No handle when the kernel opens without asking (no_open): the cached file of the inode.
     std::shared_ptr<MountContent::File> file = fi->fh ? reinterpret_cast<Handle*>(fi->fh)->file : s.content.file(ino);
     if (!s.tree.inode(ino) || !S_ISREG(s.tree.inode(ino)->mode)) return void(fuse_reply_err(req, EINVAL));
-    if (!s.content.load(ino, *file)) return void(fuse_reply_err(req, EIO));
-    const uint64_t fsize = file->size;
-    if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
-    size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
-    if (!file->fd) return void(fuse_reply_buf(req, reinterpret_cast<const char*>(file->mapped.data()) + off, size)); // a large raw object in its pack's mapping
-    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
-    buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-    buf.buf[0].fd = file->fd.get();
-    buf.buf[0].pos = off;
-    fuse_reply_data(req, &buf, s.opts.splice ? FUSE_BUF_SPLICE_MOVE : fuse_buf_copy_flags(FUSE_BUF_NO_SPLICE));
+    if (s.hands_off(ino, *file))
+      return s.pool->submit([req, ino, size, off, file] { guarded(req, [&] { reply_read(served(req), req, ino, *file, size, off); }); });
+    reply_read(s, req, ino, *file, size, off);
   });
 }
 
@@ -202,15 +284,24 @@ void prefill(Served& s, fuse_ino_t ino) {
 // No file here is a terminal or takes an ioctl: ENOTTY (what the kernel answers for a server without ioctl).
 // Python's open() asks every file it opens (isatty: TCGETS) and then reads it; that first question stores a
 // small file's bytes into the kernel's cache first (prefill), saving its read a round trip.
-void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned, void*, struct fuse_file_info*, unsigned, const void*, size_t, size_t) {
-  Served& s = served(req);
-  if (s.opts.prefill) {
-    try {
-      prefill(s, ino);
-    } catch (const std::exception&) { // the read that follows asks and gets its own answer
-    }
+// Stores a small file's bytes (prefill) and answers the ioctl that asked.
+void prefill_and_reply(Served& s, fuse_req_t req, fuse_ino_t ino) {
+  try {
+    prefill(s, ino);
+  } catch (const std::exception&) { // the read that follows asks and gets its own answer
   }
   fuse_reply_err(req, ENOTTY);
+}
+
+void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned, void*, struct fuse_file_info*, unsigned, const void*, size_t, size_t) {
+  Served& s = served(req);
+  if (!s.opts.prefill || s.prefilled(ino)) return void(fuse_reply_err(req, ENOTTY));
+  if (!s.hands_off(ino, *s.content.file(ino))) return prefill_and_reply(s, req, ino);
+  try {
+    s.pool->submit([req, ino] { prefill_and_reply(served(req), req, ino); });
+  } catch (const std::exception&) {
+    fuse_reply_err(req, ENOTTY);
+  }
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
@@ -330,12 +421,25 @@ struct Session {
   }
 };
 
+// libfuse's single-threaded loop receives and answers every request; with more than one thread, the requests
+// that must load a file go to opts.threads loading threads. Returns once unmounted, every request answered.
+void run_loop(fuse_session* se, const FuseMountOptions& opts, Served& s) {
+  std::unique_ptr<LoadPool> pool;
+  if (opts.threads > 1) pool = std::make_unique<LoadPool>(opts.threads);
+  s.pool = pool.get();
+  int rc = fuse_session_loop(se);
+  pool.reset(); // the queued loads answered
+  s.pool = nullptr;
+  if (rc < 0 && !fuse_session_exited(se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
+}
+
 } // namespace
 
 void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOptions& opts) {
   Served s{tree, content, opts};
   std::string mount_opts = "ro,default_permissions,fsname=" + option_safe(opts.fsname) + ",subtype=hpak";
   if (opts.allow_other) mount_opts += ",allow_other";
+  if (!opts.big_reads) mount_opts += ",max_read=" + std::to_string(kSmallRead);
   std::string a0 = "hpak", a1 = "-o";
   char* argv[] = {a0.data(), a1.data(), mount_opts.data(), nullptr};
   fuse_args args = FUSE_ARGS_INIT(3, argv);
@@ -351,12 +455,8 @@ void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOp
     throw Error("unable to mount on '" + opts.mountpoint + "' (is /dev/fuse there, and fusermount3 installed?)");
   ss.mounted = true;
   if (opts.on_ready) opts.on_ready();
-  if (opts.threads <= 1) { // one thread: libfuse's single-threaded loop
-    int rc = fuse_session_loop(ss.se);
-    if (rc < 0 && !fuse_session_exited(ss.se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
-    return;
-  }
-  fuse_loop_config* cfg = fuse_loop_cfg_create();
+  if (opts.threads <= 1 || opts.load_pool) return run_loop(ss.se, opts, s);
+  fuse_loop_config* cfg = fuse_loop_cfg_create(); // libfuse's multi-threaded loop (HPAK_MOUNT_OFF=load_pool)
   fuse_loop_cfg_set_max_threads(cfg, std::max(1u, opts.threads));
   int rc = fuse_session_loop_mt(ss.se, cfg);
   fuse_loop_cfg_destroy(cfg);

@@ -31,7 +31,9 @@ struct FuseMountOptions {
   std::string mountpoint;
   std::string fsname = "hpak";  // shown by mount(8) and /proc/mounts
   bool allow_other = false;
-  unsigned threads = 4;         // the loop's most worker threads
+  // Threads loading files (decode and check) on their first read or prefill, beside the one thread receiving
+  // and answering every other request; 1: that thread loads too.
+  unsigned threads = 4;
   double cache_seconds = 86400; // entry and attribute timeouts
   // Let the kernel open files without a request to the server when it can
   // (no open/release round trip per open(2); file pages are kept across opens).
@@ -47,6 +49,11 @@ struct FuseMountOptions {
   bool readdirplus = true;    // listings carry attributes (FUSE_CAP_READDIRPLUS)
   bool splice = true;         // reads spliced from the memory file (FUSE_CAP_SPLICE_WRITE, SPLICE_MOVE)
   bool prefill = true;        // a small file's bytes stored into the kernel's cache when an ioctl asks (fuse_mount.cpp)
+  // With threads > 1: the loading threads above; off, libfuse's multi-threaded loop of up to `threads` threads.
+  bool load_pool = true;
+  bool async_read = true; // FUSE_CAP_ASYNC_READ: the kernel may send several reads of a file at once (readahead)
+  bool readahead = true;  // the kernel's readahead (max_readahead as the kernel offers it; off: 0)
+  bool big_reads = true;  // reads of up to the kernel's request size (off: max_read=4096, a page per request)
   // Called once the file system is mounted, before the first request is served.
   std::function<void()> on_ready;
 };
