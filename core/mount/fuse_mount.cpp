@@ -40,7 +40,7 @@ constexpr uint64_t kInlineLoadMax = 64 << 10;
 // thread receiving requests never waits for a decode and answers everything else at once. libfuse's own
 // multi-threaded loop instead lets several threads wait on /dev/fuse, which the kernel wakes in turn: each
 // request of a lone reader then wakes a thread idle the longest (a warm ioctl round trip 37-41 us, against 8 us
-// with one thread; bench/RESULTS.md, 2026-12-06).
+// with one thread; bench/RESULTS.md, the issue 31 section of 2026-12-06 on the request loop).
 class LoadPool {
 public:
   explicit LoadPool(unsigned threads) {

@@ -9,9 +9,10 @@
 // directories are opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT,
 // FUSE_CAP_NO_OPENDIR_SUPPORT), and listings
 // carry each entry's attributes (readdirplus), answering the lookups that
-// follow a listing. Requests are served by a multi-threaded
-// loop; reads are answered from the file's memfd by libfuse (spliced where
-// the kernel allows). No file takes an ioctl (ENOTTY); the first one asked of
+// follow a listing. One thread receives and answers every request; a file
+// of more than 64 KiB not yet loaded is loaded and read on one of `threads`
+// loading threads. Reads are answered from the file's memfd by libfuse
+// (spliced where the kernel allows). No file takes an ioctl (ENOTTY); the first one asked of
 // an open small file (Python's open asks isatty of every file) first stores
 // its checked bytes into the kernel's page cache, so its first read needs no
 // request (prefill). Mounted as the calling user with `default_permissions`
