@@ -36,7 +36,7 @@ import os, random, statistics, subprocess, sys, time
 hpak, w, runs, ver, arms = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5].split()
 off = {"on": "", "timeouts": "timeouts", "no_open": "no_open", "no_opendir": "no_opendir", "keep_cache": "no_open,keep_cache",
        "cache_readdir": "cache_readdir", "cache_symlinks": "cache_symlinks", "readdirplus": "readdirplus",
-       "splice": "splice", "threads": "threads", "prefill": "prefill", "load_pool": "load_pool",
+       "splice": "splice", "threads": "threads", "prefill": "prefill", "own_loop": "own_loop",
        "async_read": "async_read", "readahead": "readahead", "max_read": "max_read"}
 arms = arms or list(off)
 mods = ("json csv textwrap difflib fractions dataclasses string email.message argparse logging pathlib "

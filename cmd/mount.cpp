@@ -65,7 +65,7 @@ Runner setup(CLI::App& app) {
                "Mount even when binary files hold the packed path in strings too short for the mount point's path, serving them as packed");
   app.add_flag("--preserve-setid", o->preserve_setid, "Keep set-uid and set-gid bits (dropped by default)");
   app.add_flag("--allow-other", o->allow_other, "Let other users see the file system (FUSE allow_other; modes still apply)");
-  app.add_option("-j,--threads", o->threads, "Threads loading files over 64 KiB (default 4; 1: the receiving thread loads them too)")->check(CLI::Range(1u, 256u));
+  app.add_option("-j,--threads", o->threads, "Most threads serving requests (default 4)")->check(CLI::Range(1u, 256u));
   app.add_option("--cache-size", o->cache_mib,
                  "MiB of decoded files kept beyond those open or being read (default 64; the kernel's page cache keeps what was read)")
       ->check(CLI::Range(uint64_t(0), uint64_t(1) << 20));
@@ -218,13 +218,13 @@ void apply_cache_switches(FuseMountOptions& fo) {
     else if (name == "splice") fo.splice = false;
     else if (name == "threads") fo.threads = 1;
     else if (name == "prefill") fo.prefill = false;
-    else if (name == "load_pool") fo.load_pool = false;
+    else if (name == "own_loop") fo.own_loop = false;
     else if (name == "async_read") fo.async_read = false;
     else if (name == "readahead") fo.readahead = false;
     else if (name == "max_read") fo.big_reads = false;
     else
       throw Error("HPAK_MOUNT_OFF: unknown setting '" + name +
-                  "' (timeouts, keep_cache, no_open, no_opendir, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill, load_pool, async_read, readahead, max_read)");
+                  "' (timeouts, keep_cache, no_open, no_opendir, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill, own_loop, async_read, readahead, max_read)");
   }
 }
 

@@ -4,9 +4,12 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
+#include <csignal>
 #include <functional>
+#include <pthread.h>
+#include <semaphore.h>
 #include <thread>
+#include <vector>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <memory>
@@ -33,55 +36,108 @@ struct Handle {
 // The read size of a mount without big_reads (max_read): one page.
 constexpr unsigned kSmallRead = 4096;
 
-// The largest file loaded by the thread that receives the request (see Served::hands_off): a block of a pack.
-constexpr uint64_t kInlineLoadMax = 64 << 10;
-
-// The threads that load files (decode and check their bytes) for the requests that need it, so that the one
-// thread receiving requests never waits for a decode and answers everything else at once. libfuse's own
-// multi-threaded loop instead lets several threads wait on /dev/fuse, which the kernel wakes in turn: each
-// request of a lone reader then wakes a thread idle the longest (a warm ioctl round trip 37-41 us, against 8 us
-// with one thread; bench/RESULTS.md, the issue 31 section of 2026-12-06 on the request loop).
-class LoadPool {
+// The request loop with `threads` threads (fuse_loop_mt's replacement): one thread at a time holds the
+// reading and answers what it reads itself; only before a load (a file decoded and checked on its first read
+// or prefill) does it hand the reading to another thread (woken, or started up to `threads`), which then reads
+// the next request while this one loads. A lone reader's requests are thus answered by one thread, and
+// parallel readers' loads run on as many threads. libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop)
+// instead keeps its idle threads all waiting on /dev/fuse, which the kernel wakes in turn: each request of a
+// lone reader then wakes a thread idle the longest.
+class RequestLoop {
 public:
-  explicit LoadPool(unsigned threads) {
-    for (unsigned i = 0; i < threads; i++) threads_.emplace_back([this] { work(); });
-  }
-  ~LoadPool() { // runs what is queued (each job answers its request), then ends the threads
+  RequestLoop(fuse_session* se, unsigned threads) : se_(se), max_(std::max(1u, threads)) { sem_init(&ended_, 0, 0); }
+  ~RequestLoop() { sem_destroy(&ended_); }
+  // Serves until the session ends (unmounted, or a signal); the signals are taken by the calling thread.
+  // `unmount` is called then, before the threads are joined (it ends a read in progress).
+  void run(const std::function<void()>& unmount) {
+    sigset_t sigs, old;
+    sigemptyset(&sigs);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, sig);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old); // the loop's threads inherit it: signals come to this thread
     {
       std::lock_guard lk(mu_);
-      stop_ = true;
+      start_thread();
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    while (!fuse_session_exited(se_)) sem_wait(&ended_); // a signal interrupts it (handlers without SA_RESTART)
+    {
+      std::lock_guard lk(mu_);
+      exiting_ = true;
     }
     cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    unmount();
+    for (auto& t : threads_) t.join(); // threads_ only grows under mu_, and no longer once exiting_
   }
-  void submit(std::function<void()> job) {
-    {
-      std::lock_guard lk(mu_);
-      jobs_.push_back(std::move(job));
+  // Called by an operation before it loads a file: another thread takes the reading over.
+  static void hand_over() {
+    if (RequestLoop* l = t_reader) {
+      t_reader = nullptr;
+      l->release_reading();
     }
-    cv_.notify_one();
   }
+  int error() const { return error_; }
 
 private:
-  void work() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock lk(mu_);
-        cv_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job();
-    }
+  static thread_local RequestLoop* t_reader; // set while this thread holds the reading
+
+  void start_thread() { threads_.emplace_back([this] { work(); }); } // under mu_
+
+  void release_reading() {
+    std::lock_guard lk(mu_);
+    reading_ = false;
+    if (waiting_ == 0 && threads_.size() < max_ && !exiting_) start_thread();
+    else cv_.notify_one();
   }
+
+  void work() {
+    fuse_buf buf;
+    memset(&buf, 0, sizeof buf);
+    std::unique_lock lk(mu_);
+    while (take_reading(lk)) {
+      lk.unlock();
+      const int res = fuse_session_receive_buf(se_, &buf);
+      if (res > 0) {
+        t_reader = this;
+        fuse_session_process_buf(se_, &buf);
+      }
+      const bool still_reader = t_reader == this || res <= 0;
+      t_reader = nullptr;
+      lk.lock();
+      if (still_reader) reading_ = false;
+      if (res <= 0 && res != -EINTR) {
+        if (res < 0) error_ = res;
+        fuse_session_exit(se_);
+        exiting_ = true;
+        cv_.notify_all();
+        sem_post(&ended_);
+      }
+    }
+    lk.unlock();
+    free(buf.mem);
+  }
+
+  // Waits until no thread holds the reading, and takes it; false once the loop ends.
+  bool take_reading(std::unique_lock<std::mutex>& lk) {
+    waiting_++;
+    cv_.wait(lk, [&] { return exiting_ || !reading_; });
+    waiting_--;
+    if (exiting_) return false;
+    reading_ = true;
+    return true;
+  }
+
+  fuse_session* se_;
+  const unsigned max_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool stop_ = false;
+  bool reading_ = false, exiting_ = false;
+  unsigned waiting_ = 0;
   std::vector<std::thread> threads_;
+  int error_ = 0;
+  sem_t ended_;
 };
+
+thread_local RequestLoop* RequestLoop::t_reader = nullptr;
 
 struct Served {
   const MountTree& tree;
@@ -96,19 +152,9 @@ struct Served {
   // then keeps the listings as cache_readdir would.
   bool no_opendir = false;
   fuse_session* se = nullptr; // for storing a file's bytes into the kernel's cache (prefill)
-  LoadPool* pool = nullptr;   // where a request that must load its file goes; none: answered where received
   // The regular files whose bytes were stored into the kernel's cache (prefill), once each.
   std::mutex stored_mu;
   std::unordered_set<uint64_t> stored;
-
-  // Whether a request on `ino` goes to the loading threads: its file is not loaded yet and its load is a long
-  // one (more than kInlineLoadMax bytes). A short one (at most one block of a pack decoded) is done by the
-  // receiving thread itself: a hand-off would cost more than it saves.
-  bool hands_off(uint64_t ino, const MountContent::File& f) const {
-    if (!pool || f.done.load(std::memory_order_acquire)) return false;
-    const MountInode* in = tree.inode(ino);
-    return in && in->size > kInlineLoadMax;
-  }
 
   bool prefilled(uint64_t ino) {
     std::lock_guard lk(stored_mu);
@@ -252,8 +298,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
     // No handle when the kernel opens without asking (no_open): the cached file of the inode.
     std::shared_ptr<MountContent::File> file = fi->fh ? reinterpret_cast<Handle*>(fi->fh)->file : s.content.file(ino);
     if (!s.tree.inode(ino) || !S_ISREG(s.tree.inode(ino)->mode)) return void(fuse_reply_err(req, EINVAL));
-    if (s.hands_off(ino, *file))
-      return s.pool->submit([req, ino, size, off, file] { guarded(req, [&] { reply_read(served(req), req, ino, *file, size, off); }); });
+    if (!file->done.load(std::memory_order_acquire)) RequestLoop::hand_over(); // a load follows
     reply_read(s, req, ino, *file, size, off);
   });
 }
@@ -296,12 +341,8 @@ void prefill_and_reply(Served& s, fuse_req_t req, fuse_ino_t ino) {
 void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned, void*, struct fuse_file_info*, unsigned, const void*, size_t, size_t) {
   Served& s = served(req);
   if (!s.opts.prefill || s.prefilled(ino)) return void(fuse_reply_err(req, ENOTTY));
-  if (!s.hands_off(ino, *s.content.file(ino))) return prefill_and_reply(s, req, ino);
-  try {
-    s.pool->submit([req, ino] { prefill_and_reply(served(req), req, ino); });
-  } catch (const std::exception&) {
-    fuse_reply_err(req, ENOTTY);
-  }
+  RequestLoop::hand_over(); // a load follows
+  prefill_and_reply(s, req, ino);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
@@ -421,18 +462,6 @@ struct Session {
   }
 };
 
-// libfuse's single-threaded loop receives and answers every request; with more than one thread, the requests
-// that must load a file go to opts.threads loading threads. Returns once unmounted, every request answered.
-void run_loop(fuse_session* se, const FuseMountOptions& opts, Served& s) {
-  std::unique_ptr<LoadPool> pool;
-  if (opts.threads > 1) pool = std::make_unique<LoadPool>(opts.threads);
-  s.pool = pool.get();
-  int rc = fuse_session_loop(se);
-  pool.reset(); // the queued loads answered
-  s.pool = nullptr;
-  if (rc < 0 && !fuse_session_exited(se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
-}
-
 } // namespace
 
 void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOptions& opts) {
@@ -455,8 +484,21 @@ void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOp
     throw Error("unable to mount on '" + opts.mountpoint + "' (is /dev/fuse there, and fusermount3 installed?)");
   ss.mounted = true;
   if (opts.on_ready) opts.on_ready();
-  if (opts.threads <= 1 || opts.load_pool) return run_loop(ss.se, opts, s);
-  fuse_loop_config* cfg = fuse_loop_cfg_create(); // libfuse's multi-threaded loop (HPAK_MOUNT_OFF=load_pool)
+  if (opts.threads <= 1) { // one thread: libfuse's single-threaded loop
+    int rc = fuse_session_loop(ss.se);
+    if (rc < 0 && !fuse_session_exited(ss.se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
+    return;
+  }
+  if (opts.own_loop) {
+    RequestLoop loop(ss.se, opts.threads);
+    loop.run([&] {
+      fuse_session_unmount(ss.se);
+      ss.mounted = false;
+    });
+    if (loop.error() < 0) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-loop.error()));
+    return;
+  }
+  fuse_loop_config* cfg = fuse_loop_cfg_create(); // libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop)
   fuse_loop_cfg_set_max_threads(cfg, std::max(1u, opts.threads));
   int rc = fuse_session_loop_mt(ss.se, cfg);
   fuse_loop_cfg_destroy(cfg);

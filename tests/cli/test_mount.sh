@@ -200,12 +200,12 @@ else
   bad "HPAK_MOUNT_OFF=$all_off: the mount differs from the restore"
 fi
 umount_ok off "$mnt"
-# libfuse's multi-threaded loop (HPAK_MOUNT_OFF=load_pool) with the read settings off: the same tree.
-HPAK_MOUNT_OFF=load_pool,async_read,readahead,max_read mount_bg mount-mt "$lib" env "$mnt"
+# libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop) with the read settings off: the same tree.
+HPAK_MOUNT_OFF=own_loop,async_read,readahead,max_read mount_bg mount-mt "$lib" env "$mnt"
 expect_rc mount-mt 0
 manifest "$mnt" >"$work/mt.manifest"
-diff "$work/restored.manifest" "$work/mt.manifest" >/dev/null && ok "HPAK_MOUNT_OFF=load_pool,async_read,readahead,max_read: the mount equals the restore" ||
-  bad "HPAK_MOUNT_OFF=load_pool,...: the mount differs from the restore"
+diff "$work/restored.manifest" "$work/mt.manifest" >/dev/null && ok "HPAK_MOUNT_OFF=own_loop,async_read,readahead,max_read: the mount equals the restore" ||
+  bad "HPAK_MOUNT_OFF=own_loop,...: the mount differs from the restore"
 umount_ok mt "$mnt"
 
 # One thread answers a lone reader's requests (the default): 300 lookups one after the other (names that do
@@ -231,8 +231,8 @@ d = [after[k] - before.get(k, 0) for k in after]
 print(100 * max(d) // max(1, sum(d)), sum(d))
 PY
 }
-for arm in default load_pool; do
-  if [ "$arm" = default ]; then mount_bg mount-one "$lib" env "$mnt"; else HPAK_MOUNT_OFF=load_pool mount_bg mount-one "$lib" env "$mnt"; fi
+for arm in default own_loop; do
+  if [ "$arm" = default ]; then mount_bg mount-one "$lib" env "$mnt"; else HPAK_MOUNT_OFF=own_loop mount_bg mount-one "$lib" env "$mnt"; fi
   expect_rc mount-one 0
   server=$(pgrep -n -f -- "$lib env $mnt\$" || true)
   if [ -z "$server" ]; then
