@@ -2,10 +2,12 @@
 #include "core/mount/fuse_mount.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <csignal>
 #include <functional>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <thread>
@@ -36,13 +38,15 @@ struct Handle {
 // The read size of a mount without big_reads (max_read): one page.
 constexpr unsigned kSmallRead = 4096;
 
-// The request loop with `threads` threads (fuse_loop_mt's replacement): one thread at a time holds the
-// reading and answers what it reads itself; only before a load (a file decoded and checked on its first read
-// or prefill) does it hand the reading to another thread (woken, or started up to `threads`), which then reads
-// the next request while this one loads. A lone reader's requests are thus answered by one thread, and
-// parallel readers' loads run on as many threads. libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop)
-// instead keeps its idle threads all waiting on /dev/fuse, which the kernel wakes in turn: each request of a
-// lone reader then wakes a thread idle the longest.
+// The request loop with up to `threads` threads (fuse_loop_mt's replacement). A thread reads a request
+// only while fewer than `readers_wanted_` threads are reading (or answering what they read); that number
+// starts at 1, grows by one (up to `threads`) each time a request is already waiting when one is read
+// (parallel readers), and falls by one each time a read waited for its request longer than kIdleRead. A thread
+// also gives its place up before it loads a file (decodes it on its first read or prefill), so another reads
+// meanwhile. A lone reader's requests are thus answered by one thread, and parallel readers' by as many as
+// they keep busy. libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop) instead keeps its idle threads all
+// waiting on /dev/fuse, which the kernel wakes in turn: each request of a lone reader then wakes the thread
+// idle the longest.
 class RequestLoop {
 public:
   RequestLoop(fuse_session* se, unsigned threads) : se_(se), max_(std::max(1u, threads)) { sem_init(&ended_, 0, 0); }
@@ -68,42 +72,62 @@ public:
     unmount();
     for (auto& t : threads_) t.join(); // threads_ only grows under mu_, and no longer once exiting_
   }
-  // Called by an operation before it loads a file: another thread takes the reading over.
+  // Called by an operation before it loads a file: its thread's place goes to another thread.
   static void hand_over() {
     if (RequestLoop* l = t_reader) {
       t_reader = nullptr;
-      l->release_reading();
+      std::lock_guard lk(l->mu_);
+      l->leave();
     }
   }
   int error() const { return error_; }
 
 private:
-  static thread_local RequestLoop* t_reader; // set while this thread holds the reading
+  // A read that waited longer than this for its request: more threads read than the requests need.
+  static constexpr auto kIdleRead = std::chrono::microseconds(500);
+  static thread_local RequestLoop* t_reader; // set while this thread holds a place
 
   void start_thread() { threads_.emplace_back([this] { work(); }); } // under mu_
 
-  void release_reading() {
-    std::lock_guard lk(mu_);
-    reading_ = false;
+  // Gives a place up and lets another thread take it (under mu_).
+  void leave() {
+    readers_--;
     if (waiting_ == 0 && threads_.size() < max_ && !exiting_) start_thread();
     else cv_.notify_one();
+  }
+
+  // Adapts readers_wanted_ after a read (under mu_).
+  void adapt(bool waited_long, bool another_waiting) {
+    if (another_waiting && readers_wanted_ < max_) {
+      readers_wanted_++;
+      if (waiting_ == 0 && threads_.size() < max_ && !exiting_) start_thread();
+      else cv_.notify_one();
+    } else if (waited_long && readers_wanted_ > 1) {
+      readers_wanted_--;
+    }
   }
 
   void work() {
     fuse_buf buf;
     memset(&buf, 0, sizeof buf);
     std::unique_lock lk(mu_);
-    while (take_reading(lk)) {
+    while (take_place(lk)) {
       lk.unlock();
+      const auto t0 = std::chrono::steady_clock::now();
       const int res = fuse_session_receive_buf(se_, &buf);
+      const bool waited_long = std::chrono::steady_clock::now() - t0 > kIdleRead;
       if (res > 0) {
+        const bool another = request_waiting();
+        lk.lock();
+        adapt(waited_long, another);
+        lk.unlock();
         t_reader = this;
         fuse_session_process_buf(se_, &buf);
       }
-      const bool still_reader = t_reader == this || res <= 0;
+      const bool still_placed = t_reader == this || res <= 0;
       t_reader = nullptr;
       lk.lock();
-      if (still_reader) reading_ = false;
+      if (still_placed) readers_--; // and takes a place again at once: nobody else woken
       if (res <= 0 && res != -EINTR) {
         if (res < 0) error_ = res;
         fuse_session_exit(se_);
@@ -116,13 +140,19 @@ private:
     free(buf.mem);
   }
 
-  // Waits until no thread holds the reading, and takes it; false once the loop ends.
-  bool take_reading(std::unique_lock<std::mutex>& lk) {
+  // Whether the kernel holds another request already (parallel readers).
+  bool request_waiting() const {
+    pollfd p{fuse_session_fd(se_), POLLIN, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+  }
+
+  // Waits for a place among the readers, and takes it; false once the loop ends.
+  bool take_place(std::unique_lock<std::mutex>& lk) {
     waiting_++;
-    cv_.wait(lk, [&] { return exiting_ || !reading_; });
+    cv_.wait(lk, [&] { return exiting_ || readers_ < readers_wanted_; });
     waiting_--;
     if (exiting_) return false;
-    reading_ = true;
+    readers_++;
     return true;
   }
 
@@ -130,8 +160,8 @@ private:
   const unsigned max_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool reading_ = false, exiting_ = false;
-  unsigned waiting_ = 0;
+  unsigned readers_ = 0, readers_wanted_ = 1, waiting_ = 0;
+  bool exiting_ = false;
   std::vector<std::thread> threads_;
   int error_ = 0;
   sem_t ended_;

@@ -240,7 +240,7 @@ for arm in default own_loop; do
   else
     read -r share wakes <<<"$(busiest_share "$server")"
     if [ "$arm" = default ]; then
-      [ "$wakes" -ge 300 ] && [ "$share" -ge 90 ] && ok "one thread answered a lone reader's lookups ($share% of $wakes wakes)" ||
+      [ "$wakes" -ge 100 ] && [ "$share" -ge 90 ] && ok "one thread answered a lone reader's lookups ($share% of $wakes wakes)" ||
         bad "a lone reader's lookups were spread over the server's threads: the busiest took $share% of $wakes wakes"
     else
       echo "info: libfuse's multi-threaded loop: its busiest thread took $share% of $wakes wakes"
