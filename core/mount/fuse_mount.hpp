@@ -9,9 +9,8 @@
 // directories are opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT,
 // FUSE_CAP_NO_OPENDIR_SUPPORT), and listings
 // carry each entry's attributes (readdirplus), answering the lookups that
-// follow a listing. Requests are served by up to `threads` threads, one of
-// them reading and answering at a time, handing the reading over to another
-// before it loads a file (decodes it on its first read). Reads are answered from the file's memfd by libfuse
+// follow a listing. Requests are served by up to `threads` threads, as many
+// reading at once as keep busy (fuse_mount.cpp, RequestLoop). Reads are answered from the file's memfd by libfuse
 // (spliced where the kernel allows). No file takes an ioctl (ENOTTY); the first one asked of
 // an open small file (Python's open asks isatty of every file) first stores
 // its checked bytes into the kernel's page cache, so its first read needs no
