@@ -7,7 +7,9 @@
 # server), no_opendir (the same for directories), no_open+keep_cache (answered opens drop the file's pages),
 # cache_readdir, cache_symlinks, readdirplus, splice, threads (libfuse's
 # single-threaded loop), prefill (no bytes stored into the kernel's cache
-# when Python's open asks isatty). Each round (RUNS, default 3) mounts every arm afresh,
+# when Python's open asks isatty), own_loop (libfuse's multi-threaded loop
+# instead of hpak's), async_read, readahead (max_readahead 0), max_read (4 KiB
+# per read request). Each round (RUNS, default 3) mounts every arm afresh,
 # in a shuffled order, and times from spawn to exit:
 #   py-cold:   python3 -S importing bench/mount.sh's 30 modules, first run;
 #   py-warm:   the same again;
