@@ -7,7 +7,9 @@
 # server), no_opendir (the same for directories), no_open+keep_cache (answered opens drop the file's pages),
 # cache_readdir, cache_symlinks, readdirplus, splice, threads (libfuse's
 # single-threaded loop), prefill (no bytes stored into the kernel's cache
-# when Python's open asks isatty). Each round (RUNS, default 3) mounts every arm afresh,
+# when Python's open asks isatty), own_loop (libfuse's multi-threaded loop
+# instead of hpak's), async_read, readahead (max_readahead 0), max_read (4 KiB
+# per read request). Each round (RUNS, default 3) mounts every arm afresh,
 # in a shuffled order, and times from spawn to exit:
 #   py-cold:   python3 -S importing bench/mount.sh's 30 modules, first run;
 #   py-warm:   the same again;
@@ -36,7 +38,8 @@ import os, random, statistics, subprocess, sys, time
 hpak, w, runs, ver, arms = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5].split()
 off = {"on": "", "timeouts": "timeouts", "no_open": "no_open", "no_opendir": "no_opendir", "keep_cache": "no_open,keep_cache",
        "cache_readdir": "cache_readdir", "cache_symlinks": "cache_symlinks", "readdirplus": "readdirplus",
-       "splice": "splice", "threads": "threads", "prefill": "prefill"}
+       "splice": "splice", "threads": "threads", "prefill": "prefill", "own_loop": "own_loop",
+       "async_read": "async_read", "readahead": "readahead", "max_read": "max_read"}
 arms = arms or list(off)
 mods = ("json csv textwrap difflib fractions dataclasses string email.message argparse logging pathlib "
         "typing enum decimal datetime collections.abc functools itertools re tempfile shutil subprocess "

@@ -13,9 +13,15 @@
 # With OFF=LIST a third arm, mount-off, mounts with HPAK_MOUNT_OFF=LIST (some
 # kernel caches off, hpak-mount(1)): e.g. OFF=prefill,no_opendir for the
 # mount as it was before those two.
+# Besides the stdlib, the mount time alone (mount against a fresh restore) of
+# `hpak-gencorpus --profile rcc` environments of SIZES files (default
+# "12000 25000", the sizes issue 31 names; "" for none), each in a library of
+# its own; GENCORPUS is the generator (default build/bench/hpak-gencorpus).
 # Figures: bench/RESULTS.md, "hpak mount against a fresh restore".
 set -euo pipefail
 hpak=$(realpath "${1:?usage: bench/mount.sh HPAK [DIR]}")
+gencorpus=${GENCORPUS:-$(dirname "$0")/../build/bench/hpak-gencorpus}
+sizes=${SIZES-12000 25000}
 w=$(mktemp -d "${2:-/tmp}/hpak-mount-bench-XXXXXX")
 # shellcheck source=bench/stdlib_env.sh
 source "$(dirname "$0")/stdlib_env.sh"
@@ -25,9 +31,14 @@ cleanup() {
 }
 trap cleanup EXIT
 stdlib_library "$hpak" "$w"
-python3 - "$hpak" "$w" "${RUNS:-5}" "$(basename "$stdlib")" "${OFF:-}" <<'PY'
+for n in $sizes; do
+  "$gencorpus" --profile rcc --files "$n" "$w/rcc$n" >/dev/null
+  "$hpak" pack -q "$w/rcc$n" --into "$w/lib$n" --name env >/dev/null
+  rm -rf "$w/rcc$n"
+done
+python3 - "$hpak" "$w" "${RUNS:-5}" "$(basename "$stdlib")" "${OFF:-}" "$sizes" <<'PY'
 import os, random, shutil, statistics, subprocess, sys, time
-hpak, w, runs, ver, off = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+hpak, w, runs, ver, off, sizes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6].split()
 mods = ("json csv textwrap difflib fractions dataclasses string email.message argparse logging pathlib "
         "typing enum decimal datetime collections.abc functools itertools re tempfile shutil subprocess "
         "http.client urllib.parse base64 hashlib zipfile tarfile inspect").split()
@@ -55,12 +66,24 @@ for r in range(runs):
         if arm.startswith("mount"):
             subprocess.run([hpak, "umount", d], check=True)
         shutil.rmtree(d)
+    for n in sizes:
+        for arm in random.sample(["mount", "restore"], 2):
+            d = os.path.join(w, f"m{r}{arm}{n}")
+            os.mkdir(d)
+            add(f"{arm}{n}", timed([hpak, arm, "-q", os.path.join(w, f"lib{n}"), "env", d]))
+            if arm == "mount":
+                subprocess.run([hpak, "umount", d], check=True)
+            shutil.rmtree(d)
 def row(label, k):
     v = res[k]
     return f"{label:24s} median {statistics.median(v)*1000:9.1f} ms  (min {min(v)*1000:.1f}, max {max(v)*1000:.1f}, n={len(v)})"
 print(row("hpak mount", "mount"))
 print(row("hpak restore (fresh)", "restore"))
 print(f"  mount / restore: {statistics.median(res['mount'])/statistics.median(res['restore']):.3f}")
+for n in sizes:
+    print(row(f"hpak mount, rcc {n}", f"mount{n}"))
+    print(row(f"hpak restore, rcc {n}", f"restore{n}"))
+    print(f"  mount / restore: {statistics.median(res[f'mount{n}'])/statistics.median(res[f'restore{n}']):.3f}")
 for t in ("py-cold", "py-warm"):
     print(row(f"{t} on mount", f"{t}.mount"))
     if off:
@@ -70,4 +93,5 @@ for t in ("py-cold", "py-warm"):
     if off:
         print(f"  mount-off / restored: {statistics.median(res[t+'.mount-off'])/statistics.median(res[t+'.restore']):.3f}"
               f" (HPAK_MOUNT_OFF={off})")
+print(f"load after: {' '.join(open('/proc/loadavg').read().split()[:3])}")
 PY

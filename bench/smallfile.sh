@@ -24,6 +24,8 @@
 #   rename (to *.r), delete-renamed; on hpak these go through the writable
 #   view (its upper layer is on DIR, like the others' files).
 # Rounds: RUNS (default 3), fresh mounts and trees each; medians of files/s.
+# With OFF=LIST a fourth arm, hpak-off: the same mounts with HPAK_MOUNT_OFF=LIST
+# (hpak-mount(1)), e.g. OFF=threads for one thread serving the mount.
 # Figures: bench/RESULTS.md, "smallfile: hpak mount against passthrough_ll and tmpfs".
 set -euo pipefail
 hpak=$(realpath "${1:?usage: bench/smallfile.sh HPAK [DIR]}")
@@ -72,13 +74,15 @@ PY
 rm -rf "$w/env"
 echo "tree: $files files of 4 KiB; dir $w ($(stat -f -c %T "$w")); passthrough_ll $pt; load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$hpak" "$pt" "$w" "$runs" <<'PY'
+python3 - "$hpak" "$pt" "$w" "$runs" "${OFF:-}" <<'PY'
 import os, shutil, statistics, subprocess, sys, threading, time
-hpak, pt, w, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+hpak, pt, w, runs, off = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+arms = ["hpak"] + (["hpak-off"] if off else []) + ["passthrough_ll", "tmpfs"]
 lib = os.path.join(w, "lib")
 
-def sh(*argv):
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+def sh(*argv, env=None):
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+OFF_ENV = dict(os.environ, HPAK_MOUNT_OFF=off)
 
 def split(paths):  # a thread per top directory, as smallfile gives each thread its own
     parts = {}
@@ -141,33 +145,44 @@ def write_ops(arm, top, names):
     add(arm, "rename", timed(parts, lambda p: os.rename(p, p + ".r")))
     add(arm, "delete-renamed", timed(parts, lambda p: os.unlink(p + ".r")))
 
+def order(r):  # hpak and hpak-off take turns going first
+    return arms if r % 2 == 0 or not off else [arms[1], arms[0]] + arms[2:]
+
 names = None
 for r in range(runs):
     base = os.path.join(w, f"r{r}")
-    restored, ptm, ro, view = (os.path.join(base, x) for x in ("restored", "pt", "ro", "view"))
-    for d in (ptm, ro, view): os.makedirs(d)
+    restored, ptm, ro, view, ro_off, view_off = (os.path.join(base, x) for x in ("restored", "pt", "ro", "view", "ro-off", "view-off"))
+    for d in (ptm, ro, view, ro_off, view_off): os.makedirs(d)
     sh(hpak, "restore", "-q", lib, "env", restored)
     if names is None:
         names = [os.path.relpath(p, restored) for p in catalog_files(restored)]
     sh(pt, "-o", f"source={restored}", ptm)
     sh(hpak, "mount", "-q", lib, "env", ro)
-    for arm, top in (("hpak", ro), ("passthrough_ll", ptm), ("tmpfs", restored)):
-        read_ops(arm, top, names)
+    if off: sh(hpak, "mount", "-q", lib, "env", ro_off, env=OFF_ENV)
+    tops = {"hpak": ro, "hpak-off": ro_off, "passthrough_ll": ptm, "tmpfs": restored}
+    for arm in order(r):
+        read_ops(arm, tops[arm], names)
     sh(hpak, "umount", ro)
+    if off: sh(hpak, "umount", ro_off)
     sh("fusermount3", "-u", ptm)  # forgets the inodes (and their descriptors) of the read ops
     sh(pt, "-o", f"source={restored}", ptm)
     sh(hpak, "mount", "-q", "--writable", lib, "env", view)
-    for arm, top in (("hpak", view), ("passthrough_ll", ptm), ("tmpfs", restored)):
-        write_ops(arm, top, names)
+    if off: sh(hpak, "mount", "-q", "--writable", lib, "env", view_off, env=OFF_ENV)
+    tops = {"hpak": view, "hpak-off": view_off, "passthrough_ll": ptm, "tmpfs": restored}
+    for arm in order(r):
+        write_ops(arm, tops[arm], names)
     sh(hpak, "umount", "-q", "--discard", view)
+    if off: sh(hpak, "umount", "-q", "--discard", view_off)
     sh("fusermount3", "-u", ptm)
     shutil.rmtree(base)
 
 ops = ("read", "stat", "readdir", "create", "read-new", "append", "stat-new", "chmod", "rename", "delete-renamed")
-print(f"{len(names)} files, {runs} rounds, 4 threads; files/s, medians")
-print("| operation | hpak | passthrough_ll | tmpfs | hpak ÷ passthrough_ll |")
-print("|---|---|---|---|---|")
+print(f"{len(names)} files, {runs} rounds, 4 threads; files/s, medians" + (f"; hpak-off: HPAK_MOUNT_OFF={off}" if off else "")
+      + f"; load after {open('/proc/loadavg').read().split()[:3]}")
+print("| operation | " + " | ".join(arms) + " | hpak ÷ passthrough_ll |" + (" hpak-off ÷ passthrough_ll |" if off else ""))
+print("|---|" + "---|" * (len(arms) + 1 + bool(off)))
 for op in ops:
-    m = {a: statistics.median(res[(a, op)]) for a in ("hpak", "passthrough_ll", "tmpfs")}
-    print(f"| {op} | {m['hpak']:,.0f} | {m['passthrough_ll']:,.0f} | {m['tmpfs']:,.0f} | {m['hpak']/m['passthrough_ll']:.2f}× |")
+    m = {a: statistics.median(res[(a, op)]) for a in arms}
+    print(f"| {op} | " + " | ".join(f"{m[a]:,.0f}" for a in arms) + f" | {m['hpak']/m['passthrough_ll']:.2f}× |"
+          + (f" {m['hpak-off']/m['passthrough_ll']:.2f}× |" if off else ""))
 PY

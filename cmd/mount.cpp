@@ -218,9 +218,13 @@ void apply_cache_switches(FuseMountOptions& fo) {
     else if (name == "splice") fo.splice = false;
     else if (name == "threads") fo.threads = 1;
     else if (name == "prefill") fo.prefill = false;
+    else if (name == "own_loop") fo.own_loop = false;
+    else if (name == "async_read") fo.async_read = false;
+    else if (name == "readahead") fo.readahead = false;
+    else if (name == "max_read") fo.big_reads = false;
     else
       throw Error("HPAK_MOUNT_OFF: unknown setting '" + name +
-                  "' (timeouts, keep_cache, no_open, no_opendir, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill)");
+                  "' (timeouts, keep_cache, no_open, no_opendir, cache_readdir, cache_symlinks, readdirplus, splice, threads, prefill, own_loop, async_read, readahead, max_read)");
   }
 }
 

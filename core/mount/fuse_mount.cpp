@@ -2,7 +2,16 @@
 #include "core/mount/fuse_mount.hpp"
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <csignal>
+#include <functional>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <thread>
+#include <vector>
 #include <fcntl.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <memory>
@@ -26,6 +35,140 @@ struct Handle {
   std::shared_ptr<MountContent::File> file;
 };
 
+// The read size of a mount without big_reads (max_read): one page.
+constexpr unsigned kSmallRead = 4096;
+
+// The request loop with up to `threads` threads (fuse_loop_mt's replacement). A thread reads a request
+// only while fewer than `readers_wanted_` threads are reading (or answering what they read); that number
+// starts at 1, grows by one (up to `threads`) each time a request is already waiting when one is read
+// (parallel readers), and falls by one each time a read waited for its request longer than kIdleRead. A thread
+// also gives its place up before it loads a file (decodes it on its first read or prefill), so another reads
+// meanwhile. A lone reader's requests are thus answered by one thread, and parallel readers' by as many as
+// they keep busy. libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop) instead keeps its idle threads all
+// waiting on /dev/fuse, which the kernel wakes in turn: each request of a lone reader then wakes the thread
+// idle the longest.
+class RequestLoop {
+public:
+  RequestLoop(fuse_session* se, unsigned threads) : se_(se), max_(std::max(1u, threads)) { sem_init(&ended_, 0, 0); }
+  ~RequestLoop() { sem_destroy(&ended_); }
+  // Serves until the session ends (unmounted, or a signal); the signals are taken by the calling thread.
+  // `unmount` is called then, before the threads are joined (it ends a read in progress).
+  void run(const std::function<void()>& unmount) {
+    sigset_t sigs, old;
+    sigemptyset(&sigs);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, sig);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old); // the loop's threads inherit it: signals come to this thread
+    {
+      std::lock_guard lk(mu_);
+      start_thread();
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    while (!fuse_session_exited(se_)) sem_wait(&ended_); // a signal interrupts it (handlers without SA_RESTART)
+    {
+      std::lock_guard lk(mu_);
+      exiting_ = true;
+    }
+    cv_.notify_all();
+    unmount();
+    for (auto& t : threads_) t.join(); // threads_ only grows under mu_, and no longer once exiting_
+  }
+  // Called by an operation before it loads a file: its thread's place goes to another thread.
+  static void hand_over() {
+    if (RequestLoop* l = t_reader) {
+      t_reader = nullptr;
+      std::lock_guard lk(l->mu_);
+      l->leave();
+    }
+  }
+  int error() const { return error_; }
+
+private:
+  // A read that waited longer than this for its request: more threads read than the requests need.
+  static constexpr auto kIdleRead = std::chrono::microseconds(500);
+  static thread_local RequestLoop* t_reader; // set while this thread holds a place
+
+  void start_thread() { threads_.emplace_back([this] { work(); }); } // under mu_
+
+  // Gives a place up and lets another thread take it (under mu_).
+  void leave() {
+    readers_--;
+    if (waiting_ == 0 && threads_.size() < max_ && !exiting_) start_thread();
+    else cv_.notify_one();
+  }
+
+  // Adapts readers_wanted_ after a read (under mu_).
+  void adapt(bool waited_long, bool another_waiting) {
+    if (another_waiting && readers_wanted_ < max_) {
+      readers_wanted_++;
+      if (waiting_ == 0 && threads_.size() < max_ && !exiting_) start_thread();
+      else cv_.notify_one();
+    } else if (waited_long && readers_wanted_ > 1) {
+      readers_wanted_--;
+    }
+  }
+
+  void work() {
+    fuse_buf buf;
+    memset(&buf, 0, sizeof buf);
+    std::unique_lock lk(mu_);
+    while (take_place(lk)) {
+      lk.unlock();
+      const auto t0 = std::chrono::steady_clock::now();
+      const int res = fuse_session_receive_buf(se_, &buf);
+      const bool waited_long = std::chrono::steady_clock::now() - t0 > kIdleRead;
+      if (res > 0) {
+        const bool another = request_waiting();
+        lk.lock();
+        adapt(waited_long, another);
+        lk.unlock();
+        t_reader = this;
+        fuse_session_process_buf(se_, &buf);
+      }
+      const bool still_placed = t_reader == this || res <= 0;
+      t_reader = nullptr;
+      lk.lock();
+      if (still_placed) readers_--; // and takes a place again at once: nobody else woken
+      if (res <= 0 && res != -EINTR) {
+        if (res < 0) error_ = res;
+        fuse_session_exit(se_);
+        exiting_ = true;
+        cv_.notify_all();
+        sem_post(&ended_);
+      }
+    }
+    lk.unlock();
+    free(buf.mem);
+  }
+
+  // Whether the kernel holds another request already (parallel readers).
+  bool request_waiting() const {
+    pollfd p{fuse_session_fd(se_), POLLIN, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+  }
+
+  // Waits for a place among the readers, and takes it; false once the loop ends.
+  bool take_place(std::unique_lock<std::mutex>& lk) {
+    waiting_++;
+    cv_.wait(lk, [&] { return exiting_ || readers_ < readers_wanted_; });
+    waiting_--;
+    if (exiting_) return false;
+    readers_++;
+    return true;
+  }
+
+  fuse_session* se_;
+  const unsigned max_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  unsigned readers_ = 0, readers_wanted_ = 1, waiting_ = 0;
+  bool exiting_ = false;
+  std::vector<std::thread> threads_;
+  int error_ = 0;
+  sem_t ended_;
+};
+
+thread_local RequestLoop* RequestLoop::t_reader = nullptr;
+
 struct Served {
   const MountTree& tree;
   MountContent& content;
@@ -42,6 +185,11 @@ struct Served {
   // The regular files whose bytes were stored into the kernel's cache (prefill), once each.
   std::mutex stored_mu;
   std::unordered_set<uint64_t> stored;
+
+  bool prefilled(uint64_t ino) {
+    std::lock_guard lk(stored_mu);
+    return stored.count(ino) != 0;
+  }
   // The handles open now. A server that ends while files are open (after `umount --lazy`, on a signal) gets
   // no release for them: they are freed with the server.
   std::mutex handles_mu;
@@ -97,6 +245,9 @@ void op_init(void* userdata, struct fuse_conn_info* conn) {
   s.no_opendir = s.opts.no_opendir && s.opts.cache_readdir && (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
   want(conn, FUSE_CAP_CACHE_SYMLINKS, s.opts.cache_symlinks);
   want(conn, FUSE_CAP_SPLICE_WRITE, s.opts.splice);
+  want(conn, FUSE_CAP_ASYNC_READ, s.opts.async_read);
+  if (!s.opts.readahead) conn->max_readahead = 0;
+  if (!s.opts.big_reads) conn->max_read = kSmallRead;
   want(conn, FUSE_CAP_READDIRPLUS, s.opts.readdirplus);
   if (!s.opts.readdirplus) conn->want &= ~unsigned(FUSE_CAP_READDIRPLUS_AUTO);
   conn->want &= ~unsigned(FUSE_CAP_ATOMIC_O_TRUNC);
@@ -157,22 +308,28 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info* fi) {
   });
 }
 
+// Answers a read of `file` (ino), loading it first if it is not yet.
+void reply_read(Served& s, fuse_req_t req, fuse_ino_t ino, MountContent::File& file, size_t size, off_t off) {
+  if (!s.content.load(ino, file)) return void(fuse_reply_err(req, EIO));
+  const uint64_t fsize = file.size;
+  if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
+  size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
+  if (!file.fd) return void(fuse_reply_buf(req, reinterpret_cast<const char*>(file.mapped.data()) + off, size)); // a large raw object in its pack's mapping
+  fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+  buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+  buf.buf[0].fd = file.fd.get();
+  buf.buf[0].pos = off;
+  fuse_reply_data(req, &buf, s.opts.splice ? FUSE_BUF_SPLICE_MOVE : fuse_buf_copy_flags(FUSE_BUF_NO_SPLICE));
+}
+
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info* fi) {
   guarded(req, [&] {
     Served& s = served(req);
     // No handle when the kernel opens without asking (no_open): the cached file of the inode.
     std::shared_ptr<MountContent::File> file = fi->fh ? reinterpret_cast<Handle*>(fi->fh)->file : s.content.file(ino);
     if (!s.tree.inode(ino) || !S_ISREG(s.tree.inode(ino)->mode)) return void(fuse_reply_err(req, EINVAL));
-    if (!s.content.load(ino, *file)) return void(fuse_reply_err(req, EIO));
-    const uint64_t fsize = file->size;
-    if (off < 0 || uint64_t(off) >= fsize) return void(fuse_reply_buf(req, nullptr, 0));
-    size = size_t(std::min<uint64_t>(size, fsize - uint64_t(off)));
-    if (!file->fd) return void(fuse_reply_buf(req, reinterpret_cast<const char*>(file->mapped.data()) + off, size)); // a large raw object in its pack's mapping
-    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
-    buf.buf[0].flags = fuse_buf_flags(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
-    buf.buf[0].fd = file->fd.get();
-    buf.buf[0].pos = off;
-    fuse_reply_data(req, &buf, s.opts.splice ? FUSE_BUF_SPLICE_MOVE : fuse_buf_copy_flags(FUSE_BUF_NO_SPLICE));
+    if (!file->done.load(std::memory_order_acquire)) RequestLoop::hand_over(); // a load follows
+    reply_read(s, req, ino, *file, size, off);
   });
 }
 
@@ -202,15 +359,20 @@ void prefill(Served& s, fuse_ino_t ino) {
 // No file here is a terminal or takes an ioctl: ENOTTY (what the kernel answers for a server without ioctl).
 // Python's open() asks every file it opens (isatty: TCGETS) and then reads it; that first question stores a
 // small file's bytes into the kernel's cache first (prefill), saving its read a round trip.
-void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned, void*, struct fuse_file_info*, unsigned, const void*, size_t, size_t) {
-  Served& s = served(req);
-  if (s.opts.prefill) {
-    try {
-      prefill(s, ino);
-    } catch (const std::exception&) { // the read that follows asks and gets its own answer
-    }
+// Stores a small file's bytes (prefill) and answers the ioctl that asked.
+void prefill_and_reply(Served& s, fuse_req_t req, fuse_ino_t ino) {
+  try {
+    prefill(s, ino);
+  } catch (const std::exception&) { // the read that follows asks and gets its own answer
   }
   fuse_reply_err(req, ENOTTY);
+}
+
+void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned, void*, struct fuse_file_info*, unsigned, const void*, size_t, size_t) {
+  Served& s = served(req);
+  if (!s.opts.prefill || s.prefilled(ino)) return void(fuse_reply_err(req, ENOTTY));
+  RequestLoop::hand_over(); // a load follows
+  prefill_and_reply(s, req, ino);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, struct fuse_file_info* fi) {
@@ -336,6 +498,7 @@ void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOp
   Served s{tree, content, opts};
   std::string mount_opts = "ro,default_permissions,fsname=" + option_safe(opts.fsname) + ",subtype=hpak";
   if (opts.allow_other) mount_opts += ",allow_other";
+  if (!opts.big_reads) mount_opts += ",max_read=" + std::to_string(kSmallRead);
   std::string a0 = "hpak", a1 = "-o";
   char* argv[] = {a0.data(), a1.data(), mount_opts.data(), nullptr};
   fuse_args args = FUSE_ARGS_INIT(3, argv);
@@ -356,7 +519,16 @@ void serve_mount(const MountTree& tree, MountContent& content, const FuseMountOp
     if (rc < 0 && !fuse_session_exited(ss.se)) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-rc));
     return;
   }
-  fuse_loop_config* cfg = fuse_loop_cfg_create();
+  if (opts.own_loop) {
+    RequestLoop loop(ss.se, opts.threads);
+    loop.run([&] {
+      fuse_session_unmount(ss.se);
+      ss.mounted = false;
+    });
+    if (loop.error() < 0) throw Error("the mount on '" + opts.mountpoint + "' failed: " + strerror(-loop.error()));
+    return;
+  }
+  fuse_loop_config* cfg = fuse_loop_cfg_create(); // libfuse's multi-threaded loop (HPAK_MOUNT_OFF=own_loop)
   fuse_loop_cfg_set_max_threads(cfg, std::max(1u, opts.threads));
   int rc = fuse_session_loop_mt(ss.se, cfg);
   fuse_loop_cfg_destroy(cfg);

@@ -9,9 +9,9 @@
 // directories are opened without asking the server (FUSE_CAP_NO_OPEN_SUPPORT,
 // FUSE_CAP_NO_OPENDIR_SUPPORT), and listings
 // carry each entry's attributes (readdirplus), answering the lookups that
-// follow a listing. Requests are served by a multi-threaded
-// loop; reads are answered from the file's memfd by libfuse (spliced where
-// the kernel allows). No file takes an ioctl (ENOTTY); the first one asked of
+// follow a listing. Requests are served by up to `threads` threads, as many
+// reading at once as keep busy (fuse_mount.cpp, RequestLoop). Reads are answered from the file's memfd by libfuse
+// (spliced where the kernel allows). No file takes an ioctl (ENOTTY); the first one asked of
 // an open small file (Python's open asks isatty of every file) first stores
 // its checked bytes into the kernel's page cache, so its first read needs no
 // request (prefill). Mounted as the calling user with `default_permissions`
@@ -31,7 +31,7 @@ struct FuseMountOptions {
   std::string mountpoint;
   std::string fsname = "hpak";  // shown by mount(8) and /proc/mounts
   bool allow_other = false;
-  unsigned threads = 4;         // the loop's most worker threads
+  unsigned threads = 4; // the request loop's most threads (fuse_mount.cpp, RequestLoop)
   double cache_seconds = 86400; // entry and attribute timeouts
   // Let the kernel open files without a request to the server when it can
   // (no open/release round trip per open(2); file pages are kept across opens).
@@ -47,6 +47,12 @@ struct FuseMountOptions {
   bool readdirplus = true;    // listings carry attributes (FUSE_CAP_READDIRPLUS)
   bool splice = true;         // reads spliced from the memory file (FUSE_CAP_SPLICE_WRITE, SPLICE_MOVE)
   bool prefill = true;        // a small file's bytes stored into the kernel's cache when an ioctl asks (fuse_mount.cpp)
+  // With threads > 1: hpak's request loop (one thread reads and answers, handing the reading over before a
+  // load); off, libfuse's multi-threaded loop of up to `threads` threads.
+  bool own_loop = true;
+  bool async_read = true; // FUSE_CAP_ASYNC_READ: the kernel may send several reads of a file at once (readahead)
+  bool readahead = true;  // the kernel's readahead (max_readahead as the kernel offers it; off: 0)
+  bool big_reads = true;  // reads of up to the kernel's request size (off: max_read=4096, a page per request)
   // Called once the file system is mounted, before the first request is served.
   std::function<void()> on_ready;
 };

@@ -65,6 +65,12 @@ bool MountContent::load(uint64_t ino, File& f) {
   std::lock_guard lk(f.mu);
   if (f.loaded) return !f.failed;
   f.loaded = true;
+  const bool ok = decode(ino, f);
+  f.done.store(true, std::memory_order_release);
+  return ok;
+}
+
+bool MountContent::decode(uint64_t ino, File& f) {
   const formats::Node* n = tree_.node_of(ino);
   try {
     if (!n || n->type != formats::NodeType::File) throw Error("internal error: inode " + std::to_string(ino) + " is not a file");

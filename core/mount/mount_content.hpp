@@ -17,6 +17,7 @@
 // it fails (EIO), and the failure is reported once through `on_error`.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <list>
 #include <memory>
@@ -38,6 +39,8 @@ public:
     std::mutex mu;
     bool loaded = false;
     bool failed = false;
+    std::atomic<bool> done{false}; // load has finished (loaded or failed): a read needs no decode
+
     Fd fd;             // the memfd holding the bytes (once loaded), or
     ByteSpan mapped;   // a large raw object's checked bytes in its pack's mapping (fd empty)
     uint64_t size = 0; // as a restore writes it
@@ -66,6 +69,8 @@ private:
     std::shared_ptr<File> file;
     std::list<uint64_t>::iterator lru; // its place in lru_
   };
+  // The body of load, under f.mu: decodes and checks `f`'s bytes; false when they cannot be served (reported).
+  bool decode(uint64_t ino, File& f);
   // A large raw object served from its pack's mapping (see above): checked,
   // `f` set; false when `n` is not one (then decoded into a memfd).
   bool serve_mapped(const formats::Node& n, File& f);
