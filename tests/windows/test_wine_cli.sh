@@ -165,7 +165,9 @@ if command -v ssh-keygen >/dev/null; then
   hpak signname -q sign -k "$W/alice" "$lib" env || true
   expect_eq "sign of a library name exits 0 ($(head -c 200 "$W/signname.err"))" 0 "$(cat "$W/signname.rc")"
   hpak namesverify verify --allowed-signers "$W/allowed_signers" "$lib" || true
-  check "verify --allowed-signers of the library names the good signature of 'env'" grep -q "good signature.*alice@example.com" "$W/namesverify.out"
+  check "verify --allowed-signers of the library: 'env' signed by alice" grep -q "^  env: good, generation 1, signed by 'alice@example.com'" "$W/namesverify.out"
+  check "... 'reloc' unsigned" grep -q "^  reloc: unsigned" "$W/namesverify.out"
+  expect_eq "... exit 1 (a name is unsigned)" 1 "$(cat "$W/namesverify.rc")"
   # A restore that requires signed names remembers the newest generation each
   # signer signed, in a private directory (closed to group and others), which
   # hpak.exe cannot tell on Windows (it reads no ACL): refused in one line, as
@@ -222,7 +224,7 @@ hpak import -q import "$W/implib" "$W/rcc/hololib.zip" || true
 expect_eq "import of a Windows rcc zip exits 0 ($(head -c 200 "$W/import.err"))" 0 "$(cat "$W/import.rc")"
 hpak impnames catalogs --names "$W/implib" || true
 expect_eq "... one name, the rcc catalog's" "$rcc_name" "$(cat "$W/impnames.out")"
-imp_t=$W/imported-to-a-longer-path
+imp_t=$W/imported-t
 hpak imprestore -q restore "$W/implib" "$rcc_name" "$imp_t" || true
 expect_eq "... which restores ($(head -c 200 "$W/imprestore.err"))" 0 "$(cat "$W/imprestore.rc")"
 check "... activate.bat names the target, twice, and no longer the rcc space" \
