@@ -237,6 +237,16 @@ expect_eq "import of a zip with an entry 'library\\..\\..\\escape' exits 1" 1 "$
 expect_eq "... in one line naming it" 1 "$(grep -c "zip entry 'library\\\\..\\\\..\\\\escape' in '.*dotdot.zip' names a parent directory" "$W/impdotdot.err")"
 check "... having imported nothing" test -z "$(ls "$W/implib2/packs" 2>/dev/null)"
 
+# ---- commands not in the Windows build: one line saying why (and, for bench, what to use)
+hpak bench bench || true
+expect_eq "bench exits 2 under Wine" 2 "$(cat "$W/bench.rc")"
+expect_eq "... in one line saying why and what to time instead" \
+  "hpak: error: 'bench' is not in the Windows build (its suites run their helpers through POSIX calls); time a restore with 'hpak restore --json' (its 'seconds' field) instead" \
+  "$(cat "$W/bench.err")"
+hpak mount mount "$lib" env "$W/mnt" || true
+expect_eq "mount: one line saying why" "hpak: error: 'mount' is not in the Windows build (it needs FUSE and overlayfs: Linux only)" "$(cat "$W/mount.err")"
+check "restore --json reports the seconds a restore took (what a Windows user times)" python3 -c 'import json,sys; sys.exit(not json.load(open(sys.argv[1]))["seconds"] >= 0)' "$W/fresh.out"
+
 # ---- symbolic links (hpak-library(7), "Windows")
 # Wine shows a Unix symbolic link as the file or directory it names (it has no
 # reparse point for it), so a tree packed under Wine holds a copy, not a link.
