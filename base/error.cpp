@@ -21,7 +21,7 @@ void throw_errno(const std::string& what) { throw_errno(what, errno); }
 // strerror(3). Windows' C runtime has texts for the errno values up to
 // EILSEQ only ("Unknown error" for the rest): the ones its os layer sets
 // (base/os/windows) are named here.
-static std::string error_text(int err) {
+std::string error_text(int err) {
 #if defined(_WIN32)
   switch (err) {
   case ELOOP: return "Too many levels of symbolic links";

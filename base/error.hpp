@@ -45,6 +45,8 @@ private:
 };
 
 // Throws SystemError("<what>: <strerror(errno)>").
+// strerror(3), with texts for the errno values Windows' C runtime does not name (EOPNOTSUPP, ELOOP...).
+std::string error_text(int err);
 [[noreturn]] void throw_errno(const std::string& what);
 [[noreturn]] void throw_errno(const std::string& what, int err);
 

@@ -30,6 +30,17 @@ const std::vector<const Command*>& commands() {
   return table;
 }
 
+std::string not_built_here([[maybe_unused]] const std::string& name) {
+#if defined(_WIN32)
+  if (name == "mount" || name == "umount" || name == "commit")
+    return "'" + name + "' is not in the Windows build (it needs FUSE and overlayfs: Linux only)";
+  if (name == "bench")
+    return "'bench' is not in the Windows build (its suites run their helpers through POSIX calls); "
+           "time a restore with 'hpak restore --json' (its 'seconds' field) instead";
+#endif
+  return "";
+}
+
 Global& global() {
   static Global g;
   return g;

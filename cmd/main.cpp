@@ -123,6 +123,10 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0][0] != '-') {
     bool known = false;
     for (const Command* c : commands()) known |= args[0] == c->name;
+    if (!known && !not_built_here(args[0]).empty()) {
+      log_error(not_built_here(args[0]));
+      return kExitError;
+    }
     if (!known) {
       std::string s = suggest(args[0]);
       log_error("'" + args[0] + "' is not an hpak command" + (s.empty() ? "; see 'hpak --help'" : "; did you mean '" + s + "'?"));

@@ -10,7 +10,9 @@
 # every command but mount, umount and bench) and the unit tests of base and
 # formats, hpak_win_tests.exe; then tests/windows/test_wine_cli.sh drives
 # hpak.exe under Wine (with build/hpak of the checkout, when built, for the
-# Linux <-> Windows compatibility part), and tests/windows/test_wine_calls.sh
+# Linux <-> Windows compatibility part), tests/windows/test_wine_hostile.sh
+# runs the Windows hostile corpus (names, a link inside the target, paths past
+# MAX_PATH), and tests/windows/test_wine_calls.sh
 # counts the NT calls per file of a fresh restore (at most 5). Exit non-zero
 # when the build or a test fails.
 set -euo pipefail
@@ -42,6 +44,9 @@ export WINEPREFIX=$dir/wineprefix WINEDEBUG=-all
 
 echo "== hpak.exe under Wine (tests/windows/test_wine_cli.sh)"
 WINE=$wine bash "$root/tests/windows/test_wine_cli.sh" "$dir/hpak.exe"
+
+echo "== the Windows hostile corpus under Wine (tests/windows/test_wine_hostile.sh)"
+WINE=$wine bash "$root/tests/windows/test_wine_hostile.sh" "$dir/hpak.exe"
 
 echo "== NT calls per restored file, Wine's relay trace (tests/windows/test_wine_calls.sh)"
 WINE=$wine bash "$root/tests/windows/test_wine_calls.sh" "$dir/hpak.exe"

@@ -67,7 +67,15 @@ inline unsigned dev_minor(Dev dev);
 inline uint64_t mount_id(int fd);
 
 // ---- names, fd-relative
+// The longest path the platform opens, in bytes with its terminator: PATH_MAX on
+// Linux; 32,767 on Windows (every path goes through the \\?\ form: no MAX_PATH).
+inline size_t max_path();
 inline int mkdir_at(int dirfd, const char* path, Mode mode);
+// mkdirat(2), then the new directory opened O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC:
+// its descriptor, or -1 with errno (EEXIST: the name exists, nothing made or opened; a
+// failed open leaves the directory made). Windows: one NtCreateFile (FILE_CREATE,
+// FILE_DIRECTORY_FILE) relative to dirfd's handle, whose handle is kept.
+inline int mkdir_open_at(int dirfd, const char* path, Mode mode);
 inline int unlink_at(int dirfd, const char* path, int flags = 0); // AT_REMOVEDIR for a directory
 inline int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath);
 inline int link_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, int flags = 0);
@@ -106,6 +114,8 @@ inline int memfd(const char* name);
 
 // ---- copies
 // copy_file_range(2): up to `len` bytes from in_fd at *in_off (advanced) to out_fd's offset.
+// Windows: block cloning (FSCTL_DUPLICATE_EXTENTS_TO_FILE, ReFS / Dev Drive) of whole clusters;
+// -1 with EOPNOTSUPP where the volume cannot clone or the offsets are not cluster-aligned.
 inline long copy_range(int in_fd, Off* in_off, int out_fd, size_t len);
 
 // ---- file systems

@@ -69,7 +69,7 @@ Fd reopen_pack(const PackReader& pack) {
 void report_refused(int err, const std::string& what_out) {
   static std::atomic<bool> said{false};
   if (said.exchange(true)) return;
-  diag_debug([&] { return "copy_file_range refused for '" + what_out + "' (" + strerror(err) + "): large objects copied through a buffer"; });
+  diag_debug([&] { return "copy_file_range refused for '" + what_out + "' (" + error_text(err) + "): large objects copied through a buffer"; });
 }
 
 } // namespace

@@ -25,6 +25,8 @@ WalkedTree walk_tree(const std::string& src, const PackOptions& opts) {
   w.catalog.version = opts.catalog_version;
   if (opts.relocate) {
     w.catalog.roots.push_back(w.root);
+    // On Windows the root reads "C:/Users/me/env"; files hold it as Windows programs write it, with '\\'.
+    if (std::string back = backslash_root(w.root); !back.empty()) w.catalog.roots.push_back(back);
     for (auto& r : opts.extra_roots)
       if (!r.empty() && r != w.root) w.catalog.roots.push_back(r);
     if (w.catalog.roots.size() > kMaxRoots) throw Error("too many --relocate paths (at most 15)");

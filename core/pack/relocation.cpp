@@ -182,10 +182,35 @@ uint64_t relocated_size(const Node& n, const std::vector<std::string>& roots, st
   return reloc_action(n, roots, target) == RelocAction::Splice ? spliced_size(n, roots, target.size()) : n.size;
 }
 
+namespace {
+// "C:/..." or "C:\\..." (a drive letter), or "//server/..." / "\\\\server\\...".
+bool windows_absolute(std::string_view p) {
+  auto sep = [](char c) { return c == '/' || c == '\\'; };
+  bool drive = p.size() >= 3 && ((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' && sep(p[2]);
+  return drive || (p.size() >= 3 && sep(p[0]) && sep(p[1]) && !sep(p[2]));
+}
+} // namespace
+
+bool windows_form_root(std::string_view root) {
+  return root.find('\\') != std::string_view::npos && root.find('/') == std::string_view::npos;
+}
+
+std::string windows_form_target(std::string_view target) {
+  if (!windows_absolute(target)) return "";
+  std::string t(target);
+  std::replace(t.begin(), t.end(), '/', '\\');
+  return t;
+}
+
+std::string backslash_root(std::string_view root) {
+  if (!windows_absolute(root) || root.find('/') == std::string_view::npos) return "";
+  return windows_form_target(root);
+}
+
 Relocator::Relocator(const std::vector<uint64_t>& relocs, const std::vector<std::string>& roots, std::string_view target,
                      RelocAction action)
     : relocs_(relocs), roots_(roots), target_(reinterpret_cast<const uint8_t*>(target.data()), target.size()),
-      pad_mode_(action == RelocAction::Pad) {}
+      target_back_(windows_form_target(target)), pad_mode_(action == RelocAction::Pad) {}
 
 Bytes relocate_bytes(ByteSpan data, const std::vector<uint64_t>& relocs, const std::vector<std::string>& roots,
                      std::string_view target, RelocAction action) {

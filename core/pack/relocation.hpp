@@ -116,6 +116,16 @@ RelocAction reloc_action(const formats::Node& n, const std::vector<std::string>&
 // The size of the file (or symlink target) as a restore into `target` writes it.
 uint64_t relocated_size(const formats::Node& n, const std::vector<std::string>& roots, std::string_view target);
 
+// Windows paths: a root written with '\\' separators (as Windows programs
+// write paths: "C:\\Users\\me\\env") takes a Windows target ("Z:/envs/t",
+// a drive letter or "//server/share") written with '\\' too; any other root
+// takes the target as it is. The two forms have the same length.
+bool windows_form_root(std::string_view root);
+std::string windows_form_target(std::string_view target); // the target with '\\', or "" if it is no Windows path
+// The root's other spelling a Windows pack records beside it: "C:/Users/me/env"
+// -> "C:\\Users\\me\\env"; "" for a root without a drive letter or UNC prefix.
+std::string backslash_root(std::string_view root);
+
 // Rewrites an object streamed in chunks as `action` says (Splice or Pad):
 // offsets are absolute in the object, so a root may straddle two chunks.
 class Relocator {
@@ -134,6 +144,7 @@ private:
   const std::vector<uint64_t>& relocs_;
   const std::vector<std::string>& roots_;
   ByteSpan target_;
+  std::string target_back_; // target_ with '\\' (windows_form_target), for windows_form_root roots
   bool pad_mode_;
   size_t next_ = 0;
   uint64_t pos_ = 0, skip_until_ = 0;
@@ -199,8 +210,11 @@ void hpak::Relocator::feed(ByteSpan chunk, Sink&& out) {
     if (next_ < relocs_.size() && formats::reloc_offset(relocs_[next_]) < end) {
       uint64_t off = std::max(p, formats::reloc_offset(relocs_[next_]));
       pass(p, off);
-      out(target_);
-      size_t root_len = roots_[formats::reloc_root(relocs_[next_])].size();
+      const std::string& root = roots_[formats::reloc_root(relocs_[next_])];
+      out(!target_back_.empty() && windows_form_root(root)
+              ? ByteSpan(reinterpret_cast<const uint8_t*>(target_back_.data()), target_back_.size())
+              : target_);
+      size_t root_len = root.size();
       if (pad_mode_) pad_ += root_len - target_.size();
       skip_until_ = off + root_len;
       next_++;

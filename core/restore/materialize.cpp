@@ -387,21 +387,36 @@ private:
     const char* name = leaf_name(node);
     int pfd = dir_fds_[parent_[dir_nodes_[slot]]];
     os::Mode create_mode = wanted_mode(node, opts_.preserve_setid) | 0700;
-    if (os::mkdir_at(pfd, name, create_mode) != 0) {
-      if (errno != EEXIST) throw_errno("unable to create directory '" + shown(node) + "'");
-      if (!opts_.force) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
-      os::FileStat st;
-      if (os::stat_at(pfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-        dir_existed_[slot] = 1;
-      } else {
-        remove_entry(pfd, name, shown(node));
-        if (os::mkdir_at(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown(node) + "'");
+    if (needs_fd_[slot]) { // made and opened at once (Windows: one create, its handle kept)
+      int fd = os::mkdir_open_at(pfd, name, create_mode);
+      if (fd >= 0) {
+        dir_fds_[slot] = fd;
+        return;
       }
+      if (errno != EEXIST) throw_errno("unable to create directory '" + shown(node) + "'");
+      take_existing_dir(slot, pfd, name, create_mode);
+    } else if (os::mkdir_at(pfd, name, create_mode) != 0) {
+      if (errno != EEXIST) throw_errno("unable to create directory '" + shown(node) + "'");
+      take_existing_dir(slot, pfd, name, create_mode);
     }
     if (needs_fd_[slot]) {
       int fd = os::open_at(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0) throw_errno("unable to open directory '" + shown(node) + "'");
       dir_fds_[slot] = fd;
+    }
+  }
+
+  // `name` exists where directory `slot` goes: refused without --force; kept
+  // if it is a directory, else removed and the directory made.
+  void take_existing_dir(size_t slot, int pfd, const char* name, os::Mode create_mode) {
+    const Node& node = nodes_[dir_nodes_[slot]];
+    if (!opts_.force) throw Error("'" + shown(node) + "' already exists (use --force to overwrite)");
+    os::FileStat st;
+    if (os::stat_at(pfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+      dir_existed_[slot] = 1;
+    } else {
+      remove_entry(pfd, name, shown(node));
+      if (os::mkdir_at(pfd, name, create_mode) != 0) throw_errno("unable to create directory '" + shown(node) + "'");
     }
   }
 

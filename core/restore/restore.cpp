@@ -37,7 +37,7 @@ std::vector<Inode> lineage(int fd, const std::string& shown) {
     Inode id{st.st_dev, st.st_ino};
     if (!out.empty() && id == out.back()) break;
     out.push_back(id);
-    if (out.size() > PATH_MAX) throw Error("'" + shown + "' has too many parents");
+    if (out.size() > os::max_path()) throw Error("'" + shown + "' has too many parents");
     held = Fd(os::open_at(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!held) throw_errno("unable to examine the parents of '" + shown + "'");
     cur = held.get();
@@ -85,9 +85,9 @@ void check_catalog_names(const Catalog& cat, bool windows_names) {
 void check_path_length(const Catalog& cat, const std::string& real_target) {
   size_t longest = 0;
   for (auto& n : cat.nodes) longest = std::max(longest, n.path.size());
-  if (real_target.size() + 1 + longest >= PATH_MAX)
+  if (real_target.size() + 1 + longest >= os::max_path())
     throw Error("target path '" + real_target + "' is too long: its deepest file would need " +
-                std::to_string(real_target.size() + 1 + longest) + " bytes (the platform allows " + std::to_string(PATH_MAX - 1) + ")");
+                std::to_string(real_target.size() + 1 + longest) + " bytes (the platform allows " + std::to_string(os::max_path() - 1) + ")");
 }
 
 // Every check that depends on the target's real path alone: not too long,

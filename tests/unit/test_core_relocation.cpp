@@ -192,3 +192,22 @@ TEST_CASE("classify_unclassified fills only the relocated files without a kind")
   CHECK(cat.nodes[1].reloc_kind == RelocKind::Verbatim);
   CHECK(cat.nodes[2].reloc_kind == RelocKind::Unclassified);
 }
+
+TEST_CASE("windows paths: a root written with '\\' takes a Windows target with '\\'; others take it as it is") {
+  CHECK(backslash_root("C:/Users/me/env") == "C:\\Users\\me\\env");
+  CHECK(backslash_root("//server/share/env") == "\\\\server\\share\\env");
+  CHECK(backslash_root("/opt/env").empty());         // a POSIX root: no second spelling
+  CHECK(backslash_root("C:\\Users\\me\\env").empty()); // already in that form
+  const std::vector<std::string> roots{"C:/Users/me/env", "C:\\Users\\me\\env"};
+  const std::string in = "a=C:/Users/me/env/x\nb=C:\\Users\\me\\env\\Scripts\n";
+  Bytes b = bytes(in);
+  auto relocs = find_relocations(b, roots);
+  REQUIRE(relocs.size() == 2);
+  CHECK(str(relocate_bytes(b, relocs, roots, "Z:/t")) == "a=Z:/t/x\nb=Z:\\t\\Scripts\n");
+  // A POSIX target (a Windows pack restored on Linux): written as it is for every root.
+  CHECK(str(relocate_bytes(b, relocs, roots, "/home/me/t")) == "a=/home/me/t/x\nb=/home/me/t\\Scripts\n");
+  // A POSIX root never takes the '\' form.
+  const std::vector<std::string> posix{kRoot};
+  Bytes p = bytes("x=" + kRoot + "/bin\n");
+  CHECK(str(relocate_bytes(p, find_relocations(p, posix), posix, "Z:/t")) == "x=Z:/t/bin\n");
+}

@@ -286,3 +286,25 @@ TEST_CASE("windows os: dup shares the open file (and its flock); chmod_nofollow;
   CHECK(dir_name("C:\\a\\b") == "C:\\a");
   CHECK(base_name("C:/a/b") == "b");
 }
+
+TEST_CASE("windows os: copy_range is block cloning; a volume that cannot clone answers EOPNOTSUPP, nothing changed") {
+  // Wine's file system (Linux's) has no FSCTL_GET_INTEGRITY_INFORMATION nor
+  // FSCTL_DUPLICATE_EXTENTS_TO_FILE: the caller's fallback (a buffered copy) must be taken.
+  TempDir t;
+  const std::string& d = t.path;
+  put(d + "/in", std::string(1 << 17, 'x'));
+  Fd in(os::open_path((d + "/in").c_str(), O_RDONLY));
+  Fd out(os::open_path((d + "/out").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644));
+  REQUIRE(in);
+  REQUIRE(out);
+  REQUIRE(os::write(out.get(), "head", 4) == 4);
+  os::Off off = 0;
+  errno = 0;
+  CHECK(os::copy_range(in.get(), &off, out.get(), 1 << 16) == -1);
+  CHECK(errno == EOPNOTSUPP);
+  CHECK(off == 0);
+  os::FileStat st;
+  REQUIRE(os::fstat(out.get(), st) == 0);
+  CHECK(st.st_size == 4);                             // not extended
+  CHECK(os::seek(out.get(), 0, SEEK_CUR) == 4);       // nor moved
+}

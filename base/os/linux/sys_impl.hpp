@@ -44,7 +44,12 @@ inline uint64_t mount_id(int fd) {
   return 0;
 }
 
+inline size_t max_path() { return PATH_MAX; }
 inline int mkdir_at(int dirfd, const char* path, Mode mode) { return ::mkdirat(dirfd, path, mode); }
+inline int mkdir_open_at(int dirfd, const char* path, Mode mode) {
+  if (::mkdirat(dirfd, path, mode) != 0) return -1;
+  return ::openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
 inline int unlink_at(int dirfd, const char* path, int flags) { return ::unlinkat(dirfd, path, flags); }
 inline int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath) {
   return ::renameat(olddirfd, oldpath, newdirfd, newpath);

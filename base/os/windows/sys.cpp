@@ -212,6 +212,15 @@ int set_handle_times(HANDLE h, const TimeSpec times[2]) {
 
 DWORD attributes_of(const std::wstring& full) { return GetFileAttributesW(long_path(full).c_str()); }
 
+// A name that is a reparse point though the handle opened on it says it is a
+// plain directory: Wine shows a Unix symbolic link to a directory so (the
+// attribute by name, never by handle); on Windows the handle opened with
+// FILE_OPEN_REPARSE_POINT says so itself. Such a name is a link: never followed.
+bool named_reparse_point(const std::wstring& full) {
+  DWORD a = attributes_of(full);
+  return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_REPARSE_POINT);
+}
+
 // POSIX removes and replaces a read-only file (the directory's permission
 // decides); Windows refuses: the attribute is cleared first, and put back
 // when the call still fails.
@@ -276,6 +285,13 @@ HANDLE checked_open(HANDLE h, int dirfd, const char* path, const std::wstring& f
     }
   }
   dir = (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !(bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT && nofollow);
+  if (nofollow && dir && named_reparse_point(full)) {
+    if (!(flags & O_PATH)) {
+      CloseHandle(h);
+      return fail(ELOOP), INVALID_HANDLE_VALUE;
+    }
+    dir = false;
+  }
   const int acc = flags & O_ACCMODE;
   int err = 0;
   if ((flags & O_DIRECTORY) && !dir) err = ENOTDIR;
@@ -421,6 +437,7 @@ int stat_at(int dirfd, const char* path, FileStat& st, int flags) {
   int r = fill_stat(h, st);
   int e = errno;
   CloseHandle(h);
+  if (r == 0 && (flags & AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode) && named_reparse_point(full)) st.st_mode = S_IFLNK | 0777;
   errno = e;
   return r;
 }
@@ -473,6 +490,26 @@ int mkdir_at(int dirfd, const char* path, Mode) {
   if (h == INVALID_HANDLE_VALUE) return -1;
   CloseHandle(h);
   return 0;
+}
+
+// mkdir_open_at: NtCreateFile (FILE_CREATE, FILE_DIRECTORY_FILE, FILE_OPEN_REPARSE_POINT)
+// relative to the directory's handle, the handle kept as the new directory's
+// descriptor (with FILE_WRITE_ATTRIBUTES where the ACL allows: its times are set
+// through it): one call where mkdir + open are two opens and a close. A path
+// that cannot be opened relative to a handle: mkdir_at, then open_at.
+int mkdir_open_at(int dirfd, const char* path, Mode mode) {
+  std::wstring full = resolve(dirfd, path);
+  if (full.empty()) return -1;
+  if (dirfd == kCwd || !plain_relative(path)) {
+    if (mkdir_at(dirfd, path, mode) != 0) return -1;
+    return open_at(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+  }
+  const DWORD access = access_of(O_RDONLY | O_DIRECTORY);
+  HANDLE h = open_relative(dirfd, path, full, access | FILE_WRITE_ATTRIBUTES, CREATE_NEW, true, FILE_DIRECTORY_FILE);
+  if (h == INVALID_HANDLE_VALUE && errno == EACCES)
+    h = open_relative(dirfd, path, full, access, CREATE_NEW, true, FILE_DIRECTORY_FILE);
+  if (h == INVALID_HANDLE_VALUE) return -1;
+  return add_handle(h, std::move(full), true);
 }
 
 // unlink(2): DeleteFileW (a read-only file too: despite_read_only); a link to a
@@ -738,19 +775,67 @@ int memfd(const char* name) {
   return fail(EEXIST);
 }
 
-// copy_file_range(2): a read at *in_off and a write at out_fd's position, up to 1 MiB a call.
+// copy_file_range(2) as block cloning (ReFS, Dev Drive): FSCTL_DUPLICATE_EXTENTS_TO_FILE of the
+// cluster-aligned head of the range from in_fd at *in_off to out_fd at its position, the file
+// extended to hold it first (a clone never extends a file); the cluster size is
+// FSCTL_GET_INTEGRITY_INFORMATION's, which only a volume that can clone answers. Where the volume
+// cannot clone (NTFS, FAT, SMB, Wine), the offsets are not cluster-aligned or less than a cluster is
+// left: -1 with EOPNOTSUPP, and the caller copies the rest through a buffer (core/pack/large_copy.cpp).
+namespace {
+// Block cloning's control codes and structures (winioctl.h of Windows 10's SDK; mingw-w64 lacks them).
+constexpr DWORD kFsctlGetIntegrityInformation = CTL_CODE(FILE_DEVICE_FILE_SYSTEM, 159, METHOD_BUFFERED, FILE_ANY_ACCESS);
+constexpr DWORD kFsctlDuplicateExtentsToFile = CTL_CODE(FILE_DEVICE_FILE_SYSTEM, 209, METHOD_BUFFERED, FILE_WRITE_ACCESS);
+constexpr DWORD kErrorBlockTooManyReferences = 347;
+struct IntegrityInformation {
+  WORD ChecksumAlgorithm, Reserved;
+  DWORD Flags, ChecksumChunkSizeInBytes, ClusterSizeInBytes;
+};
+struct DuplicateExtentsData {
+  HANDLE FileHandle;
+  LARGE_INTEGER SourceFileOffset, TargetFileOffset, ByteCount;
+};
+
+uint64_t clone_cluster(HANDLE h) {
+  IntegrityInformation info{};
+  DWORD got = 0;
+  if (!DeviceIoControl(h, kFsctlGetIntegrityInformation, nullptr, 0, &info, sizeof info, &got, nullptr)) return 0;
+  return info.ClusterSizeInBytes;
+}
+
+bool duplicate_extents(HANDLE in, uint64_t in_off, HANDLE out, uint64_t out_off, uint64_t n) {
+  DuplicateExtentsData dup{};
+  dup.FileHandle = in;
+  dup.SourceFileOffset.QuadPart = LONGLONG(in_off);
+  dup.TargetFileOffset.QuadPart = LONGLONG(out_off);
+  dup.ByteCount.QuadPart = LONGLONG(n);
+  DWORD got = 0;
+  return DeviceIoControl(out, kFsctlDuplicateExtentsToFile, &dup, sizeof dup, nullptr, 0, &got, nullptr);
+}
+} // namespace
+
 long copy_range(int in_fd, Off* in_off, int out_fd, size_t len) {
-  std::vector<char> buf(std::min<size_t>(len, 1 << 20));
-  long got = pread(in_fd, buf.data(), buf.size(), *in_off);
-  if (got <= 0) return got;
-  size_t done = 0;
-  while (done < size_t(got)) {
-    long put = write(out_fd, buf.data() + done, size_t(got) - done);
-    if (put < 0) return done ? long(done) : -1;
-    done += size_t(put);
+  HANDLE in = handle_of(in_fd), out = handle_of(out_fd);
+  if (in == INVALID_HANDLE_VALUE || out == INVALID_HANDLE_VALUE) return -1;
+  const uint64_t cluster = clone_cluster(out);
+  if (cluster == 0) return fail(EOPNOTSUPP);
+  Off pos = win::seek(out_fd, 0, SEEK_CUR);
+  if (pos < 0) return -1;
+  const uint64_t n = std::min<uint64_t>(len, 1ull << 30) / cluster * cluster;
+  if (n == 0 || uint64_t(*in_off) % cluster != 0 || uint64_t(pos) % cluster != 0) return fail(EOPNOTSUPP);
+  FileStat st;
+  if (win::fstat(out_fd, st) != 0) return -1;
+  if (uint64_t(st.st_size) < uint64_t(pos) + n && set_end_of_file(out, Off(uint64_t(pos) + n)) != 0) return -1;
+  if (!duplicate_extents(in, uint64_t(*in_off), out, uint64_t(pos), n)) {
+    DWORD err = GetLastError();
+    if (uint64_t(st.st_size) < uint64_t(pos) + n) set_end_of_file(out, st.st_size); // as it was
+    if (err == ERROR_NOT_SUPPORTED || err == ERROR_INVALID_FUNCTION || err == ERROR_INVALID_PARAMETER ||
+        err == ERROR_NOT_SAME_DEVICE || err == kErrorBlockTooManyReferences)
+      return fail(EOPNOTSUPP);
+    return fail(errno_of(err));
   }
-  *in_off += Off(done);
-  return long(done);
+  if (win::seek(out_fd, pos + Off(n), SEEK_SET) < 0) return -1;
+  *in_off += Off(n);
+  return long(n);
 }
 
 // statvfs(2): GetDiskFreeSpaceExW of the volume holding fd's path, in 4096-byte

@@ -27,6 +27,7 @@ int chmod_at(int dirfd, const char* path, Mode mode);
 int set_times(int fd, const TimeSpec times[2]);
 int set_times_at(int dirfd, const char* path, const TimeSpec times[2], int flags);
 int mkdir_at(int dirfd, const char* path, Mode mode);
+int mkdir_open_at(int dirfd, const char* path, Mode mode);
 int unlink_at(int dirfd, const char* path, int flags);
 int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath);
 int link_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, int flags);
@@ -85,7 +86,9 @@ inline unsigned dev_minor(Dev dev) { return unsigned(dev & 0xffffffffu); }
 // No mount ids on Windows.
 inline uint64_t mount_id(int) { return 0; }
 
+inline size_t max_path() { return 32767; }
 inline int mkdir_at(int dirfd, const char* path, Mode mode) { return win::mkdir_at(dirfd, path, mode); }
+inline int mkdir_open_at(int dirfd, const char* path, Mode mode) { return win::mkdir_open_at(dirfd, path, mode); }
 inline int unlink_at(int dirfd, const char* path, int flags) { return win::unlink_at(dirfd, path, flags); }
 inline int rename_at(int olddirfd, const char* oldpath, int newdirfd, const char* newpath) {
   return win::rename_at(olddirfd, oldpath, newdirfd, newpath);
