@@ -58,10 +58,55 @@ void release_pages(const PackReader& p, uint64_t offset, uint64_t len) {
   p.map().release(from, to - from);
 }
 
+// A mark worker's means of reading catalogs without mapping them: a
+// descriptor of the pack it read last (opened by name, and used only when it
+// is the very file mapped: same device and inode) and buffers reused from
+// catalog to catalog. Reading with pread instead of through the mapping
+// spares faulting the pages in and unmapping them again (MADV_DONTNEED), whose
+// TLB shootdowns stall the other workers.
+struct CatalogReader {
+  const PackReader* pack = nullptr;
+  Fd fd; // empty: this pack is read through its mapping
+  Bytes stored, raw;
+};
+
+// The descriptor of `p` for reader `cr` (-1: none, read through the mapping).
+int pack_fd(CatalogReader& cr, const PackReader* p) {
+  if (cr.pack == p) return cr.fd.get();
+  cr.pack = p;
+  cr.fd = Fd();
+  os::FileStat st{};
+  try {
+    Fd fd = open_regular_if_exists(p->path(), Follow::NoLinks, kAnySize, &st);
+    if (fd && st.st_dev == p->map().stat().st_dev && st.st_ino == p->map().stat().st_ino) cr.fd = std::move(fd);
+  } catch (const Error&) { // gone or replaced since it was mapped: the mapping is still the file
+  }
+  return cr.fd.get();
+}
+
+// One copy of a catalog read and checked (PackReader::read_pread, or read
+// through the mapping with the pages it mapped released after), and the
+// digests of its files.
+std::vector<Digest> catalog_copy_files(const PackReader& p, const IndexRecord& rec, const Digest& d, CatalogReader& cr) {
+  const std::string where = p.path() + ": catalog " + to_hex(d).substr(0, 12);
+  if (rec.member == kNoMember)
+    if (int fd = pack_fd(cr, &p); fd >= 0) return catalog_file_digests(p.read_pread(fd, rec, cr.stored, cr.raw), where);
+  struct Release { // the pages the read may have mapped, whatever it throws
+    const PackReader& p;
+    const IndexRecord& rec;
+    ~Release() {
+      IndexRecord r = p.complete_or_same(rec);
+      release_pages(p, r.offset, kEntryHeaderSize + r.stored_len);
+    }
+  } release{p, rec};
+  Bytes raw = p.read(rec, /*verify_digest=*/true);
+  return catalog_file_digests(raw, where);
+}
+
 // The objects catalog `d` names, from the first intact copy (SHA-256
 // checked) in a usable pack, as Library::load_catalog_by_digest picks it, read
 // without decoding the catalog (formats/catalog_digests.hpp).
-std::vector<Digest> catalog_files(const Library& lib, const Digest& d) {
+std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogReader& cr) {
   if (!lib.locate(d)) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
   std::string first_error = "no usable copy";
   for (const PackReader* p : lib.packs()) {
@@ -72,8 +117,7 @@ std::vector<Digest> catalog_files(const Library& lib, const Digest& d) {
         IndexRecord rec = p->index().record_at(i);
         if (rec.digest != d) continue; // an index rewritten under its mapping
         if (rec.raw_len > (1ull << 32)) throw Error(p->path() + ": catalog larger than 4 GiB");
-        Bytes raw = p->read(rec, /*verify_digest=*/true);
-        return catalog_file_digests(raw, p->path() + ": catalog " + to_hex(d).substr(0, 12));
+        return catalog_copy_files(*p, rec, d, cr);
       } catch (const Error& e) {
         if (first_error == "no usable copy") first_error = e.what();
       }
@@ -82,27 +126,21 @@ std::vector<Digest> catalog_files(const Library& lib, const Digest& d) {
   throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
 }
 
-void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live) {
+void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live, CatalogReader& cr) {
   std::vector<Digest> files;
   try {
-    files = catalog_files(lib, d);
+    files = catalog_files(lib, d, cr);
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
-  for (const PackReader* p : lib.packs()) // the copies the read may have mapped
-    if (auto i = p->index().find(d))
-      for (uint64_t k = *i; k < p->index().count() && p->index().digest_at(k) == d; k++) {
-        IndexRecord r = p->complete_or_same(p->index().record_at(k));
-        release_pages(*p, r.offset, kEntryHeaderSize + r.stored_len);
-      }
   live.insert_all(files);
 }
 
 // Every digest the named catalogs need (catalog objects included). Throws if
 // a catalog cannot be read: then nothing may be swept. The catalogs are
-// read (catalog_files) on `threads` workers, each marking into a set of its
-// own (merged at the end): reading them is most of a gc that has little to
-// rewrite.
+// read (catalog_files) on `threads` workers, each taking the next catalog
+// and marking into a set of its own (merged at the end): reading them is
+// most of a gc that has little to rewrite.
 unsigned mark_threads(const GcOptions& opts) { return opts.threads ? opts.threads : default_threads(); }
 
 void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestSet& live, unsigned threads, const Progress& progress) {
@@ -111,9 +149,10 @@ void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestS
     if (auto d = named_digest(lib, name); d && live.insert(*d)) todo.push_back({&name, *d});
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(todo.size())));
   std::vector<FlatDigestSet> marked(threads);
+  std::vector<CatalogReader> readers(threads);
   PassProgress pass(progress, "mark", todo.size());
   parallel_for(todo.size(), threads, 1, [&](size_t i, unsigned tid) {
-    mark_catalog(lib, *todo[i].first, todo[i].second, marked[tid]);
+    mark_catalog(lib, *todo[i].first, todo[i].second, marked[tid], readers[tid]);
     pass.tick(tid);
   });
   pass.finish();
