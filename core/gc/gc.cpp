@@ -2,6 +2,7 @@
 #include "base/os/sys.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -70,17 +71,23 @@ struct CatalogReader {
   Bytes stored, raw;
 };
 
+// A descriptor of the file `p` maps, opened by name (empty when the name is
+// gone or now names another file: then the mapping is read instead).
+Fd open_mapped_file(const PackReader& p) {
+  os::FileStat st{};
+  try {
+    Fd fd = open_regular_if_exists(p.path(), Follow::NoLinks, kAnySize, &st);
+    if (fd && st.st_dev == p.map().stat().st_dev && st.st_ino == p.map().stat().st_ino) return fd;
+  } catch (const Error&) { // gone or replaced since it was mapped: the mapping is still the file
+  }
+  return Fd();
+}
+
 // The descriptor of `p` for reader `cr` (-1: none, read through the mapping).
 int pack_fd(CatalogReader& cr, const PackReader* p) {
   if (cr.pack == p) return cr.fd.get();
   cr.pack = p;
-  cr.fd = Fd();
-  os::FileStat st{};
-  try {
-    Fd fd = open_regular_if_exists(p->path(), Follow::NoLinks, kAnySize, &st);
-    if (fd && st.st_dev == p->map().stat().st_dev && st.st_ino == p->map().stat().st_ino) cr.fd = std::move(fd);
-  } catch (const Error&) { // gone or replaced since it was mapped: the mapping is still the file
-  }
+  cr.fd = open_mapped_file(*p);
   return cr.fd.get();
 }
 
@@ -234,53 +241,124 @@ FlatDigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& 
   return live;
 }
 
+// The headers of a pack's entries and blocks, read with pread(2) from a
+// descriptor of the pack (no page of it mapped: faulting tens of thousands of
+// pages in, one per header, and unmapping them cost more than the reads), or
+// copied from the mapping when the file cannot be opened again.
+class PackHeaders {
+public:
+  explicit PackHeaders(const PackReader& p) : p_(p), fd_(open_mapped_file(p)) {}
+  const PackReader& pack() const { return p_; }
+  // The `out.size()` bytes at `offset` (false: the pack ends before).
+  bool read(uint64_t offset, std::span<uint8_t> out) const {
+    const uint64_t size = p_.bytes().size();
+    if (offset > size || size - offset < out.size()) return false;
+    if (!fd_) {
+      std::memcpy(out.data(), p_.bytes().data() + offset, out.size());
+      return true;
+    }
+    for (size_t done = 0; done < out.size();) {
+      long n = os::pread(fd_.get(), out.data() + done, out.size() - done, os::Off(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false; // cut short or unreadable: counted as damaged
+      done += size_t(n);
+    }
+    return true;
+  }
+  bool mapped() const { return !fd_; }
+
+private:
+  const PackReader& p_;
+  Fd fd_;
+};
+
+// PackReader::complete_or_same, from a header read by `h`.
+IndexRecord completed(const PackHeaders& h, const IndexRecord& r) {
+  if (h.pack().version() != kPackVersion2 || r.member != kNoMember || r.stored_len != 0 || r.stored_xxh != 0) return r;
+  uint8_t b[kEntryHeaderSize];
+  if (!h.read(r.offset, b)) return r;
+  try {
+    EntryHeader e = decode_entry_header(ByteSpan(b, sizeof b), h.pack().path(), r.offset);
+    IndexRecord c = r;
+    c.stored_len = e.stored_len;
+    c.stored_xxh = e.stored_xxh;
+    return c;
+  } catch (const Corrupt&) {
+    return r;
+  }
+}
+
 // The share of its block a member takes: the block's bytes (header, table,
-// stored payload) in proportion to its raw size. Blocks are read once each
-// (a page of the pack); a damaged header counts the member's raw bytes.
+// stored payload) in proportion to its raw size. Members are described in
+// pack order, so a block's members come together: its header is read once;
+// a damaged header counts the member's raw bytes.
 class BlockShares {
 public:
-  explicit BlockShares(const PackReader& p) : p_(p) {}
+  explicit BlockShares(const PackHeaders& h) : h_(h) {}
   uint64_t share(const IndexRecord& r) {
-    auto it = blocks_.find(r.offset);
-    if (it == blocks_.end()) it = blocks_.emplace(r.offset, read_header(r.offset)).first;
-    const BlockHeader& h = it->second;
-    if (h.raw_len == 0) return r.raw_len + kBlockMemberSize;
-    return uint64_t((unsigned __int128)block_item_size(h) * r.raw_len / h.raw_len);
+    if (!have_ || offset_ != r.offset) header_ = read_header(r.offset), offset_ = r.offset, have_ = true;
+    if (header_.raw_len == 0) return r.raw_len + kBlockMemberSize;
+    return uint64_t((unsigned __int128)block_item_size(header_) * r.raw_len / header_.raw_len);
   }
 
 private:
   BlockHeader read_header(uint64_t offset) const {
     BlockHeader none;
     none.raw_len = 0;
-    ByteSpan b = p_.bytes();
-    if (offset > b.size() || b.size() - offset < kBlockHeaderSize) return none;
+    uint8_t b[kBlockHeaderSize];
+    if (!h_.read(offset, b)) return none;
     try {
-      return decode_block_header(b.subspan(offset, kBlockHeaderSize), p_.path(), offset);
+      return decode_block_header(ByteSpan(b, sizeof b), h_.pack().path(), offset);
     } catch (const Corrupt&) {
       return none;
     }
   }
-  const PackReader& p_;
-  std::unordered_map<uint64_t, BlockHeader> blocks_;
+  const PackHeaders& h_;
+  BlockHeader header_{};
+  uint64_t offset_ = 0;
+  bool have_ = false;
 };
 
 // One object of a pack as the plan sees it: its share of the pack (every
 // object: --min-garbage weighs the dead ones) and, when live, what copying
-// it takes (complete_or_same reads an entry header: a page of the pack).
-GcObject describe_object(const PackReader& p, const IndexRecord& rec, bool live, BlockShares& blocks) {
+// it takes (an entry's stored size is in its header).
+GcObject describe_object(const PackHeaders& h, const IndexRecord& rec, bool live, BlockShares& blocks) {
   GcObject o{rec.digest, 0, 0};
   if (rec.member != kNoMember) {
     o.share = blocks.share(rec);
     if (live) o.bytes = rec.raw_len + kBlockMemberSize; // v2 records leave stored sizes to the pack: raw bytes for block members
     return o;
   }
-  o.share = p.complete_or_same(rec).stored_len + kEntryHeaderSize;
+  o.share = completed(h, rec).stored_len + kEntryHeaderSize;
   if (live) o.bytes = o.share;
   return o;
 }
 
-// One visible pack as the plan sees it.
-GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDigestSet& live, int64_t now) {
+// Describes the records order[from, to) (pack order) into `described`:
+// one worker's share of a pack. Read through the mapping, the pages read
+// are unmapped a window at a time behind (release_pages).
+void describe_range(const PackHeaders& h, const FlatDigestSet& live, const std::vector<std::pair<uint64_t, uint64_t>>& order,
+                    size_t from, size_t to, std::vector<GcObject>& described) {
+  const PackReader& p = h.pack();
+  const IndexView& v = p.index();
+  BlockShares blocks(h);
+  constexpr uint64_t kWindow = 16 << 20;
+  uint64_t window = from < to ? order[from].first / kFaultAround * kFaultAround : 0;
+  for (size_t k = from; k < to; k++) {
+    const auto [offset, i] = order[k];
+    if (h.mapped() && offset >= window + kWindow) {
+      release_pages(p, window, offset / kFaultAround * kFaultAround - window);
+      window = offset / kFaultAround * kFaultAround;
+    }
+    described[i] = describe_object(h, v.record_at(i), live.count(v.digest_at(i)) != 0, blocks);
+  }
+  if (h.mapped() && from < to) release_pages(p, window, order[to - 1].first + kFaultAround - window);
+}
+
+// One visible pack as the plan sees it. Its records are described in pack
+// order, split in `threads` contiguous ranges described at once (each
+// worker reads its own headers); the objects are then listed in index order.
+GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDigestSet& live, int64_t now, unsigned threads) {
   GcPackInput in;
   in.name = base_name(p->path());
   os::FileStat st;
@@ -294,26 +372,17 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDig
   in.usable = lib.pack_usable(p);
   in.version = p->version();
   const IndexView& v = p->index();
-  // The headers each object's figures need are read in pack order, and the
-  // pages read are unmapped a window at a time behind (release_pages); the
-  // objects are then listed in index order, as before.
   std::vector<std::pair<uint64_t, uint64_t>> order; // (offset, record)
+  order.reserve(v.count());
   for (uint64_t i = 0; i < v.count(); i++) order.emplace_back(v.record_at(i).offset, i);
   std::sort(order.begin(), order.end());
   std::vector<GcObject> described(v.count());
-  {
-    BlockShares blocks(*p);
-    constexpr uint64_t kWindow = 16 << 20;
-    uint64_t window = 0;
-    for (auto& [offset, i] : order) {
-      if (offset >= window + kWindow) {
-        release_pages(*p, window, offset / kFaultAround * kFaultAround - window);
-        window = offset / kFaultAround * kFaultAround;
-      }
-      described[i] = describe_object(*p, v.record_at(i), live.count(v.digest_at(i)) != 0, blocks);
-    }
-    release_pages(*p, window, p->bytes().size() - std::min<uint64_t>(window, p->bytes().size()));
-  }
+  const PackHeaders headers(*p);
+  constexpr size_t kMinRange = 4096; // records: fewer are not worth a thread
+  const size_t parts = std::max<size_t>(1, std::min<size_t>(threads, order.size() / kMinRange));
+  parallel_for(parts, unsigned(parts), 1, [&](size_t part, unsigned) {
+    describe_range(headers, live, order, order.size() * part / parts, order.size() * (part + 1) / parts, described);
+  });
   // Each digest once: an index is sorted by digest (checked when it is
   // opened), so the copies of one object are next to each other.
   for (uint64_t i = 0; i < v.count(); i++)
@@ -322,11 +391,11 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDig
 }
 
 std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<const PackReader*>& packs, const FlatDigestSet& live,
-                                        int64_t now, const Progress& progress) {
+                                        int64_t now, unsigned threads, const Progress& progress) {
   std::vector<GcPackInput> out;
   for (const PackReader* p : packs) {
     report(progress, "scan", out.size(), packs.size());
-    out.push_back(describe_pack(lib, p, live, now));
+    out.push_back(describe_pack(lib, p, live, now, threads));
   }
   report(progress, "scan", out.size(), packs.size());
   return out;
@@ -949,7 +1018,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   FlatDigestSet live = roots(lib, opts, now, res);
 
   const std::vector<const PackReader*> packs = lib.packs();
-  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, opts.progress);
+  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, mark_threads(opts), opts.progress);
   for (auto& p : described) res.bytes_before += p.size;
   res.packs_before = described.size();
   FlatDigestSet held = objects_held(described);
