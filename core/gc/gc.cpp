@@ -59,15 +59,15 @@ void release_pages(const PackReader& p, uint64_t offset, uint64_t len) {
   p.map().release(from, to - from);
 }
 
-// A mark worker's means of reading catalogs without mapping them: a
-// descriptor of the pack it read last (opened by name, and used only when it
-// is the very file mapped: same device and inode) and buffers reused from
+// A mark worker's means of reading catalogs without mapping them:
+// descriptors of the packs it read last (opened by name, and used only when
+// each is the very file mapped: same device and inode) and buffers reused from
 // catalog to catalog. Reading with pread instead of through the mapping
 // spares faulting the pages in and unmapping them again (MADV_DONTNEED), whose
 // TLB shootdowns stall the other workers.
 struct CatalogReader {
-  const PackReader* pack = nullptr;
-  Fd fd; // empty: this pack is read through its mapping
+  static constexpr size_t kOpenPacks = 16; // descriptors kept (the packs read last)
+  std::vector<std::pair<const PackReader*, Fd>> open; // most recent last; an empty Fd: read through the mapping
   Bytes stored, raw;
 };
 
@@ -85,10 +85,11 @@ Fd open_mapped_file(const PackReader& p) {
 
 // The descriptor of `p` for reader `cr` (-1: none, read through the mapping).
 int pack_fd(CatalogReader& cr, const PackReader* p) {
-  if (cr.pack == p) return cr.fd.get();
-  cr.pack = p;
-  cr.fd = open_mapped_file(*p);
-  return cr.fd.get();
+  auto it = std::find_if(cr.open.begin(), cr.open.end(), [&](const auto& o) { return o.first == p; });
+  if (it != cr.open.end()) return it->second.get();
+  if (cr.open.size() == CatalogReader::kOpenPacks) cr.open.erase(cr.open.begin());
+  cr.open.emplace_back(p, open_mapped_file(*p));
+  return cr.open.back().second.get();
 }
 
 // One copy of a catalog read and checked (PackReader::read_pread, or read
@@ -113,12 +114,15 @@ std::vector<Digest> catalog_copy_files(const PackReader& p, const IndexRecord& r
 // The objects catalog `d` names, from the first intact copy (SHA-256
 // checked) in a usable pack, as Library::load_catalog_by_digest picks it, read
 // without decoding the catalog (formats/catalog_digests.hpp).
+// (Whether any usable pack holds it is asked of the indexes only: Library::
+// locate would read the entry's header through the mapping.)
 std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogReader& cr) {
-  if (!lib.locate(d)) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
   std::string first_error = "no usable copy";
+  bool held = false;
   for (const PackReader* p : lib.packs()) {
     auto idx = p->index().find(d);
     if (!idx || !lib.pack_usable(p)) continue;
+    held = true;
     for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
       try {
         IndexRecord rec = p->index().record_at(i);
@@ -130,6 +134,7 @@ std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogRe
       }
     }
   }
+  if (!held) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
   throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
 }
 
@@ -334,30 +339,30 @@ GcObject describe_object(const PackHeaders& h, const IndexRecord& rec, bool live
   return o;
 }
 
-// Describes the records order[from, to) (pack order) into `described`:
-// one worker's share of a pack. Read through the mapping, the pages read
-// are unmapped a window at a time behind (release_pages).
+// Describes the records of `order` (pack order: offset, record) into
+// `described`: one worker's share of a pack. Read through the mapping, the
+// pages read are unmapped a window at a time behind (release_pages).
 void describe_range(const PackHeaders& h, const FlatDigestSet& live, const std::vector<std::pair<uint64_t, uint64_t>>& order,
-                    size_t from, size_t to, std::vector<GcObject>& described) {
+                    std::vector<GcObject>& described) {
   const PackReader& p = h.pack();
   const IndexView& v = p.index();
   BlockShares blocks(h);
   constexpr uint64_t kWindow = 16 << 20;
-  uint64_t window = from < to ? order[from].first / kFaultAround * kFaultAround : 0;
-  for (size_t k = from; k < to; k++) {
-    const auto [offset, i] = order[k];
+  uint64_t window = order.empty() ? 0 : order.front().first / kFaultAround * kFaultAround;
+  for (const auto& [offset, i] : order) {
     if (h.mapped() && offset >= window + kWindow) {
       release_pages(p, window, offset / kFaultAround * kFaultAround - window);
       window = offset / kFaultAround * kFaultAround;
     }
     described[i] = describe_object(h, v.record_at(i), live.count(v.digest_at(i)) != 0, blocks);
   }
-  if (h.mapped() && from < to) release_pages(p, window, order[to - 1].first + kFaultAround - window);
+  if (h.mapped() && !order.empty()) release_pages(p, window, order.back().first + kFaultAround - window);
 }
 
-// One visible pack as the plan sees it. Its records are described in pack
-// order, split in `threads` contiguous ranges described at once (each
-// worker reads its own headers); the objects are then listed in index order.
+// One visible pack as the plan sees it. Its records are cut into `threads`
+// ranges of offsets (a large pack's), each sorted into pack order and
+// described on a worker of its own (reading its own headers); the objects
+// are then listed in index order.
 GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDigestSet& live, int64_t now, unsigned threads) {
   GcPackInput in;
   in.name = base_name(p->path());
@@ -372,16 +377,19 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDig
   in.usable = lib.pack_usable(p);
   in.version = p->version();
   const IndexView& v = p->index();
-  std::vector<std::pair<uint64_t, uint64_t>> order; // (offset, record)
-  order.reserve(v.count());
-  for (uint64_t i = 0; i < v.count(); i++) order.emplace_back(v.record_at(i).offset, i);
-  std::sort(order.begin(), order.end());
+  constexpr uint64_t kMinRange = 4096; // records: fewer are not worth a thread
+  const size_t parts = size_t(std::max<uint64_t>(1, std::min<uint64_t>(threads, v.count() / kMinRange)));
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> ranges(parts); // (offset, record)
+  const uint64_t width = in.pack_bytes / parts + 1;
+  for (uint64_t i = 0; i < v.count(); i++) {
+    const uint64_t offset = v.record_at(i).offset;
+    ranges[std::min<uint64_t>(parts - 1, offset / width)].emplace_back(offset, i);
+  }
   std::vector<GcObject> described(v.count());
   const PackHeaders headers(*p);
-  constexpr size_t kMinRange = 4096; // records: fewer are not worth a thread
-  const size_t parts = std::max<size_t>(1, std::min<size_t>(threads, order.size() / kMinRange));
   parallel_for(parts, unsigned(parts), 1, [&](size_t part, unsigned) {
-    describe_range(headers, live, order, order.size() * part / parts, order.size() * (part + 1) / parts, described);
+    std::sort(ranges[part].begin(), ranges[part].end());
+    describe_range(headers, live, ranges[part], described);
   });
   // Each digest once: an index is sorted by digest (checked when it is
   // opened), so the copies of one object are next to each other.
