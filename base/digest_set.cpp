@@ -63,10 +63,11 @@ bool FlatDigestSet::contains(const Digest& d) const {
 
 void FlatDigestSet::merge(FlatDigestSet&& other) {
   if (other.size() > size()) std::swap(*this, other);
-  reserve(size() + other.size());
   if (other.has_zero_) has_zero_ = true;
+  // insert() grows as it needs: sets merged often share most digests (two
+  // workers' marks), and room for the sum would double the array for nothing.
   for (const Slot& s : other.slots_)
-    if (!is_zero(s.d)) insert_at(s.d, home(s.d));
+    if (!is_zero(s.d)) insert(s.d);
   other.clear();
 }
 

@@ -6,6 +6,8 @@ the command's (128 + N when signal N killed it). OUT.json gets one object:
 
   seconds        wall time, from start to exit
   rc             the exit status
+  user, sys      CPU seconds the command spent in user space and in the
+                 kernel, all its threads (getrusage of the child: exact)
   maxrss_kb      peak resident set (getrusage ru_maxrss of the child: exact)
   hwm_kb         VmHWM of /proc/PID/status at the last sample (a lower bound)
   anon_kb        peak RssAnon sampled (heap, stacks, anonymous maps)
@@ -75,7 +77,8 @@ def measure(cmd):
     _, status, usage = os.wait4(child.pid, 0)
     rc = os.waitstatus_to_exitcode(status)
     rc = 128 - rc if rc < 0 else rc
-    result = {"seconds": round(seconds, 4), "rc": rc, "maxrss_kb": usage.ru_maxrss, "samples": samples}
+    result = {"seconds": round(seconds, 4), "rc": rc, "user": round(usage.ru_utime, 4), "sys": round(usage.ru_stime, 4),
+              "maxrss_kb": usage.ru_maxrss, "samples": samples}
     result.update(peak)
     for key in ("wchar", "write_bytes", "rchar", "read_bytes"):
         result[key] = io.get(key, 0)

@@ -2,6 +2,7 @@
 #include "base/os/sys.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -58,51 +59,100 @@ void release_pages(const PackReader& p, uint64_t offset, uint64_t len) {
   p.map().release(from, to - from);
 }
 
+// A mark worker's means of reading catalogs without mapping them:
+// descriptors of the packs it read last (opened by name, and used only when
+// each is the very file mapped: same device and inode) and buffers reused from
+// catalog to catalog. Reading with pread instead of through the mapping
+// spares faulting the pages in and unmapping them again (MADV_DONTNEED), whose
+// TLB shootdowns stall the other workers.
+struct CatalogReader {
+  static constexpr size_t kOpenPacks = 16; // descriptors kept (the packs read last)
+  std::vector<std::pair<const PackReader*, Fd>> open; // most recent last; an empty Fd: read through the mapping
+  Bytes stored, raw;
+};
+
+// A descriptor of the file `p` maps, opened by name (empty when the name is
+// gone or now names another file: then the mapping is read instead).
+Fd open_mapped_file(const PackReader& p) {
+  os::FileStat st{};
+  try {
+    Fd fd = open_regular_if_exists(p.path(), Follow::NoLinks, kAnySize, &st);
+    if (fd && st.st_dev == p.map().stat().st_dev && st.st_ino == p.map().stat().st_ino) return fd;
+  } catch (const Error&) { // gone or replaced since it was mapped: the mapping is still the file
+  }
+  return Fd();
+}
+
+// The descriptor of `p` for reader `cr` (-1: none, read through the mapping).
+int pack_fd(CatalogReader& cr, const PackReader* p) {
+  auto it = std::find_if(cr.open.begin(), cr.open.end(), [&](const auto& o) { return o.first == p; });
+  if (it != cr.open.end()) return it->second.get();
+  if (cr.open.size() == CatalogReader::kOpenPacks) cr.open.erase(cr.open.begin());
+  cr.open.emplace_back(p, open_mapped_file(*p));
+  return cr.open.back().second.get();
+}
+
+// One copy of a catalog read and checked (PackReader::read_pread, or read
+// through the mapping with the pages it mapped released after), and the
+// digests of its files.
+std::vector<Digest> catalog_copy_files(const PackReader& p, const IndexRecord& rec, const Digest& d, CatalogReader& cr) {
+  const std::string where = p.path() + ": catalog " + to_hex(d).substr(0, 12);
+  if (rec.member == kNoMember)
+    if (int fd = pack_fd(cr, &p); fd >= 0) return catalog_file_digests(p.read_pread(fd, rec, cr.stored, cr.raw), where);
+  struct Release { // the pages the read may have mapped, whatever it throws
+    const PackReader& p;
+    const IndexRecord& rec;
+    ~Release() {
+      IndexRecord r = p.complete_or_same(rec);
+      release_pages(p, r.offset, kEntryHeaderSize + r.stored_len);
+    }
+  } release{p, rec};
+  Bytes raw = p.read(rec, /*verify_digest=*/true);
+  return catalog_file_digests(raw, where);
+}
+
 // The objects catalog `d` names, from the first intact copy (SHA-256
 // checked) in a usable pack, as Library::load_catalog_by_digest picks it, read
 // without decoding the catalog (formats/catalog_digests.hpp).
-std::vector<Digest> catalog_files(const Library& lib, const Digest& d) {
-  if (!lib.locate(d)) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
+// (Whether any usable pack holds it is asked of the indexes only: Library::
+// locate would read the entry's header through the mapping.)
+std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogReader& cr) {
   std::string first_error = "no usable copy";
+  bool held = false;
   for (const PackReader* p : lib.packs()) {
     auto idx = p->index().find(d);
     if (!idx || !lib.pack_usable(p)) continue;
+    held = true;
     for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
       try {
         IndexRecord rec = p->index().record_at(i);
         if (rec.digest != d) continue; // an index rewritten under its mapping
         if (rec.raw_len > (1ull << 32)) throw Error(p->path() + ": catalog larger than 4 GiB");
-        Bytes raw = p->read(rec, /*verify_digest=*/true);
-        return catalog_file_digests(raw, p->path() + ": catalog " + to_hex(d).substr(0, 12));
+        return catalog_copy_files(*p, rec, d, cr);
       } catch (const Error& e) {
         if (first_error == "no usable copy") first_error = e.what();
       }
     }
   }
+  if (!held) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
   throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
 }
 
-void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live) {
+void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live, CatalogReader& cr) {
   std::vector<Digest> files;
   try {
-    files = catalog_files(lib, d);
+    files = catalog_files(lib, d, cr);
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
-  for (const PackReader* p : lib.packs()) // the copies the read may have mapped
-    if (auto i = p->index().find(d))
-      for (uint64_t k = *i; k < p->index().count() && p->index().digest_at(k) == d; k++) {
-        IndexRecord r = p->complete_or_same(p->index().record_at(k));
-        release_pages(*p, r.offset, kEntryHeaderSize + r.stored_len);
-      }
   live.insert_all(files);
 }
 
 // Every digest the named catalogs need (catalog objects included). Throws if
 // a catalog cannot be read: then nothing may be swept. The catalogs are
-// read (catalog_files) on `threads` workers, each marking into a set of its
-// own (merged at the end): reading them is most of a gc that has little to
-// rewrite.
+// read (catalog_files) on `threads` workers, each taking the next catalog
+// and marking into a set of its own (merged at the end): reading them is
+// most of a gc that has little to rewrite.
 unsigned mark_threads(const GcOptions& opts) { return opts.threads ? opts.threads : default_threads(); }
 
 void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestSet& live, unsigned threads, const Progress& progress) {
@@ -111,9 +161,10 @@ void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestS
     if (auto d = named_digest(lib, name); d && live.insert(*d)) todo.push_back({&name, *d});
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(todo.size())));
   std::vector<FlatDigestSet> marked(threads);
+  std::vector<CatalogReader> readers(threads);
   PassProgress pass(progress, "mark", todo.size());
   parallel_for(todo.size(), threads, 1, [&](size_t i, unsigned tid) {
-    mark_catalog(lib, *todo[i].first, todo[i].second, marked[tid]);
+    mark_catalog(lib, *todo[i].first, todo[i].second, marked[tid], readers[tid]);
     pass.tick(tid);
   });
   pass.finish();
@@ -195,53 +246,124 @@ FlatDigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& 
   return live;
 }
 
+// The headers of a pack's entries and blocks, read with pread(2) from a
+// descriptor of the pack (no page of it mapped: faulting tens of thousands of
+// pages in, one per header, and unmapping them cost more than the reads), or
+// copied from the mapping when the file cannot be opened again.
+class PackHeaders {
+public:
+  explicit PackHeaders(const PackReader& p) : p_(p), fd_(open_mapped_file(p)) {}
+  const PackReader& pack() const { return p_; }
+  // The `out.size()` bytes at `offset` (false: the pack ends before).
+  bool read(uint64_t offset, std::span<uint8_t> out) const {
+    const uint64_t size = p_.bytes().size();
+    if (offset > size || size - offset < out.size()) return false;
+    if (!fd_) {
+      std::memcpy(out.data(), p_.bytes().data() + offset, out.size());
+      return true;
+    }
+    for (size_t done = 0; done < out.size();) {
+      long n = os::pread(fd_.get(), out.data() + done, out.size() - done, os::Off(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false; // cut short or unreadable: counted as damaged
+      done += size_t(n);
+    }
+    return true;
+  }
+  bool mapped() const { return !fd_; }
+
+private:
+  const PackReader& p_;
+  Fd fd_;
+};
+
+// PackReader::complete_or_same, from a header read by `h`.
+IndexRecord completed(const PackHeaders& h, const IndexRecord& r) {
+  if (h.pack().version() != kPackVersion2 || r.member != kNoMember || r.stored_len != 0 || r.stored_xxh != 0) return r;
+  uint8_t b[kEntryHeaderSize];
+  if (!h.read(r.offset, b)) return r;
+  try {
+    EntryHeader e = decode_entry_header(ByteSpan(b, sizeof b), h.pack().path(), r.offset);
+    IndexRecord c = r;
+    c.stored_len = e.stored_len;
+    c.stored_xxh = e.stored_xxh;
+    return c;
+  } catch (const Corrupt&) {
+    return r;
+  }
+}
+
 // The share of its block a member takes: the block's bytes (header, table,
-// stored payload) in proportion to its raw size. Blocks are read once each
-// (a page of the pack); a damaged header counts the member's raw bytes.
+// stored payload) in proportion to its raw size. Members are described in
+// pack order, so a block's members come together: its header is read once;
+// a damaged header counts the member's raw bytes.
 class BlockShares {
 public:
-  explicit BlockShares(const PackReader& p) : p_(p) {}
+  explicit BlockShares(const PackHeaders& h) : h_(h) {}
   uint64_t share(const IndexRecord& r) {
-    auto it = blocks_.find(r.offset);
-    if (it == blocks_.end()) it = blocks_.emplace(r.offset, read_header(r.offset)).first;
-    const BlockHeader& h = it->second;
-    if (h.raw_len == 0) return r.raw_len + kBlockMemberSize;
-    return uint64_t((unsigned __int128)block_item_size(h) * r.raw_len / h.raw_len);
+    if (!have_ || offset_ != r.offset) header_ = read_header(r.offset), offset_ = r.offset, have_ = true;
+    if (header_.raw_len == 0) return r.raw_len + kBlockMemberSize;
+    return uint64_t((unsigned __int128)block_item_size(header_) * r.raw_len / header_.raw_len);
   }
 
 private:
   BlockHeader read_header(uint64_t offset) const {
     BlockHeader none;
     none.raw_len = 0;
-    ByteSpan b = p_.bytes();
-    if (offset > b.size() || b.size() - offset < kBlockHeaderSize) return none;
+    uint8_t b[kBlockHeaderSize];
+    if (!h_.read(offset, b)) return none;
     try {
-      return decode_block_header(b.subspan(offset, kBlockHeaderSize), p_.path(), offset);
+      return decode_block_header(ByteSpan(b, sizeof b), h_.pack().path(), offset);
     } catch (const Corrupt&) {
       return none;
     }
   }
-  const PackReader& p_;
-  std::unordered_map<uint64_t, BlockHeader> blocks_;
+  const PackHeaders& h_;
+  BlockHeader header_{};
+  uint64_t offset_ = 0;
+  bool have_ = false;
 };
 
 // One object of a pack as the plan sees it: its share of the pack (every
 // object: --min-garbage weighs the dead ones) and, when live, what copying
-// it takes (complete_or_same reads an entry header: a page of the pack).
-GcObject describe_object(const PackReader& p, const IndexRecord& rec, bool live, BlockShares& blocks) {
+// it takes (an entry's stored size is in its header).
+GcObject describe_object(const PackHeaders& h, const IndexRecord& rec, bool live, BlockShares& blocks) {
   GcObject o{rec.digest, 0, 0};
   if (rec.member != kNoMember) {
     o.share = blocks.share(rec);
     if (live) o.bytes = rec.raw_len + kBlockMemberSize; // v2 records leave stored sizes to the pack: raw bytes for block members
     return o;
   }
-  o.share = p.complete_or_same(rec).stored_len + kEntryHeaderSize;
+  o.share = completed(h, rec).stored_len + kEntryHeaderSize;
   if (live) o.bytes = o.share;
   return o;
 }
 
-// One visible pack as the plan sees it.
-GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDigestSet& live, int64_t now) {
+// Describes the records of `order` (pack order: offset, record) into
+// `described`: one worker's share of a pack. Read through the mapping, the
+// pages read are unmapped a window at a time behind (release_pages).
+void describe_range(const PackHeaders& h, const FlatDigestSet& live, const std::vector<std::pair<uint64_t, uint64_t>>& order,
+                    std::vector<GcObject>& described) {
+  const PackReader& p = h.pack();
+  const IndexView& v = p.index();
+  BlockShares blocks(h);
+  constexpr uint64_t kWindow = 16 << 20;
+  uint64_t window = order.empty() ? 0 : order.front().first / kFaultAround * kFaultAround;
+  for (const auto& [offset, i] : order) {
+    if (h.mapped() && offset >= window + kWindow) {
+      release_pages(p, window, offset / kFaultAround * kFaultAround - window);
+      window = offset / kFaultAround * kFaultAround;
+    }
+    described[i] = describe_object(h, v.record_at(i), live.count(v.digest_at(i)) != 0, blocks);
+  }
+  if (h.mapped() && !order.empty()) release_pages(p, window, order.back().first + kFaultAround - window);
+}
+
+// One visible pack as the plan sees it. Its records are cut into `threads`
+// ranges of offsets (a large pack's), each sorted into pack order and
+// described on a worker of its own (reading its own headers); the objects
+// are then listed in index order.
+GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDigestSet& live, int64_t now, unsigned threads) {
   GcPackInput in;
   in.name = base_name(p->path());
   os::FileStat st;
@@ -255,26 +377,20 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDig
   in.usable = lib.pack_usable(p);
   in.version = p->version();
   const IndexView& v = p->index();
-  // The headers each object's figures need are read in pack order, and the
-  // pages read are unmapped a window at a time behind (release_pages); the
-  // objects are then listed in index order, as before.
-  std::vector<std::pair<uint64_t, uint64_t>> order; // (offset, record)
-  for (uint64_t i = 0; i < v.count(); i++) order.emplace_back(v.record_at(i).offset, i);
-  std::sort(order.begin(), order.end());
-  std::vector<GcObject> described(v.count());
-  {
-    BlockShares blocks(*p);
-    constexpr uint64_t kWindow = 16 << 20;
-    uint64_t window = 0;
-    for (auto& [offset, i] : order) {
-      if (offset >= window + kWindow) {
-        release_pages(*p, window, offset / kFaultAround * kFaultAround - window);
-        window = offset / kFaultAround * kFaultAround;
-      }
-      described[i] = describe_object(*p, v.record_at(i), live.count(v.digest_at(i)) != 0, blocks);
-    }
-    release_pages(*p, window, p->bytes().size() - std::min<uint64_t>(window, p->bytes().size()));
+  constexpr uint64_t kMinRange = 4096; // records: fewer are not worth a thread
+  const size_t parts = size_t(std::max<uint64_t>(1, std::min<uint64_t>(threads, v.count() / kMinRange)));
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> ranges(parts); // (offset, record)
+  const uint64_t width = in.pack_bytes / parts + 1;
+  for (uint64_t i = 0; i < v.count(); i++) {
+    const uint64_t offset = v.record_at(i).offset;
+    ranges[std::min<uint64_t>(parts - 1, offset / width)].emplace_back(offset, i);
   }
+  std::vector<GcObject> described(v.count());
+  const PackHeaders headers(*p);
+  parallel_for(parts, unsigned(parts), 1, [&](size_t part, unsigned) {
+    std::sort(ranges[part].begin(), ranges[part].end());
+    describe_range(headers, live, ranges[part], described);
+  });
   // Each digest once: an index is sorted by digest (checked when it is
   // opened), so the copies of one object are next to each other.
   for (uint64_t i = 0; i < v.count(); i++)
@@ -283,11 +399,11 @@ GcPackInput describe_pack(const Library& lib, const PackReader* p, const FlatDig
 }
 
 std::vector<GcPackInput> describe_packs(const Library& lib, const std::vector<const PackReader*>& packs, const FlatDigestSet& live,
-                                        int64_t now, const Progress& progress) {
+                                        int64_t now, unsigned threads, const Progress& progress) {
   std::vector<GcPackInput> out;
   for (const PackReader* p : packs) {
     report(progress, "scan", out.size(), packs.size());
-    out.push_back(describe_pack(lib, p, live, now));
+    out.push_back(describe_pack(lib, p, live, now, threads));
   }
   report(progress, "scan", out.size(), packs.size());
   return out;
@@ -910,7 +1026,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   FlatDigestSet live = roots(lib, opts, now, res);
 
   const std::vector<const PackReader*> packs = lib.packs();
-  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, opts.progress);
+  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, mark_threads(opts), opts.progress);
   for (auto& p : described) res.bytes_before += p.size;
   res.packs_before = described.size();
   FlatDigestSet held = objects_held(described);

@@ -125,6 +125,17 @@ public:
   // is checked at the end (after the sink has seen the bytes).
   void read_stream(const formats::IndexRecord& r, const std::function<void(ByteSpan)>& sink, bool verify_digest = true) const;
 
+  // An entry (not a block member) read with pread(2) from `fd`, an open
+  // descriptor of this pack's file (the caller checks it is the file mapped),
+  // checked as read() checks it: the entry header against the record, the
+  // stored bytes' bounds and checksum, the declared size, and the SHA-256 of
+  // the decoded bytes against the object's name. `stored` and `raw` are the
+  // caller's buffers, reused from call to call; returns the decoded bytes (in
+  // `raw`). Maps no page of the pack: what a pass over many entries on
+  // several threads uses (gc's mark), where faulting pages in and unmapping
+  // them again costs more than the copy.
+  ByteSpan read_pread(int fd, const formats::IndexRecord& r, Bytes& stored, Bytes& raw) const;
+
   // Catalog records in pack order (mirror copies included).
   std::vector<formats::IndexRecord> catalog_records() const;
   // The catalog named `name` ("" = the only one). Tries each stored copy.

@@ -632,3 +632,50 @@ TEST_CASE("pack reader: a pack truncated while mapped fails its reads with a Cor
   CHECK(failed >= 5);
   CHECK(r.map().shrunk());
 }
+
+TEST_CASE("pack reader: read_pread returns what read() returns, with the same checks, through a descriptor") {
+  fx::TempDir dir("prpread");
+  Written w = write_sample(dir);
+  PackReader r(w.pack);
+  Fd fd(::open(w.pack.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  Bytes stored, raw; // reused from read to read, as gc's mark does
+  for (auto& o : w.objs) {
+    auto rec = r.find(o.digest);
+    REQUIRE(rec);
+    ByteSpan got = r.read_pread(fd.get(), *rec, stored, raw);
+    CHECK(Bytes(got.begin(), got.end()) == o.raw);
+  }
+  auto cat = r.find(w.catalog_digest);
+  REQUIRE(cat);
+  ByteSpan c = r.read_pread(fd.get(), *cat, stored, raw);
+  CHECK(Bytes(c.begin(), c.end()) == r.read(*cat));
+
+  // A record its entry header does not match.
+  IndexRecord wrong = *r.find(w.objs[0].digest);
+  wrong.raw_len += 1;
+  CHECK_THROWS_WITH_AS(r.read_pread(fd.get(), wrong, stored, raw), doctest::Contains("does not match the index"), Corrupt);
+  // One stored byte flipped: the stored checksum fails (as read() fails).
+  const Obj& big = w.objs[3]; // 200,000 bytes, zstd
+  auto rec = r.find(big.digest);
+  REQUIRE(rec);
+  const off_t at = off_t(rec->offset + kEntryHeaderSize + rec->stored_len / 2);
+  uint8_t b = 0;
+  REQUIRE(::pread(fd.get(), &b, 1, at) == 1);
+  b ^= 0xff;
+  Fd wf(::open(w.pack.c_str(), O_WRONLY | O_CLOEXEC));
+  REQUIRE(wf);
+  pwrite_all(wf.get(), ByteSpan(&b, 1), at, w.pack);
+  CHECK_THROWS_WITH_AS(r.read_pread(fd.get(), *rec, stored, raw), doctest::Contains("fail their checksum"), Corrupt);
+  CHECK_THROWS_AS(r.read(*rec), Corrupt);
+  // The file cut short after it was opened: the read says so, and the
+  // objects before the cut still read.
+  auto last = r.find(w.objs.back().digest);
+  REQUIRE(last);
+  REQUIRE(::truncate(w.pack.c_str(), off_t(last->offset + 10)) == 0);
+  CHECK_THROWS_WITH_AS(r.read_pread(fd.get(), *last, stored, raw), doctest::Contains("shorter"), Corrupt);
+  auto first = r.find(w.objs[0].digest);
+  REQUIRE(first);
+  ByteSpan again = r.read_pread(fd.get(), *first, stored, raw);
+  CHECK(Bytes(again.begin(), again.end()) == w.objs[0].raw);
+}
