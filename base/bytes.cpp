@@ -6,11 +6,8 @@ static_assert(std::endian::native == std::endian::little, "hpak assumes a little
 
 namespace hpak {
 
-const uint8_t* ByteReader::need(size_t n) {
-  if (n > remaining()) fail("truncated: need " + std::to_string(n) + " bytes, " + std::to_string(remaining()) + " left");
-  const uint8_t* p = data_.data() + pos_;
-  pos_ += n;
-  return p;
+void ByteReader::fail_truncated(size_t n) const {
+  fail("truncated: need " + std::to_string(n) + " bytes, " + std::to_string(remaining()) + " left");
 }
 
 std::string_view ByteReader::str(uint32_t max) {

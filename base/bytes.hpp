@@ -87,7 +87,15 @@ public:
   [[noreturn]] void fail(const std::string& why) const;
 
 private:
-  const uint8_t* need(size_t n);
+  // Inline: the parsers of catalogs and indexes call it per field.
+  const uint8_t* need(size_t n) {
+    if (n > remaining()) [[unlikely]]
+      fail_truncated(n);
+    const uint8_t* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  [[noreturn]] void fail_truncated(size_t n) const;
   ByteSpan data_;
   std::string source_;
   uint64_t base_;
