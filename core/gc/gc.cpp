@@ -115,27 +115,32 @@ std::vector<Digest> catalog_copy_files(const PackReader& p, const IndexRecord& r
 // checked) in a usable pack, as Library::load_catalog_by_digest picks it, read
 // without decoding the catalog (formats/catalog_digests.hpp).
 // (Whether any usable pack holds it is asked of the indexes only: Library::
-// locate would read the entry's header through the mapping.)
+// locate would read the entry's header through the mapping. Only when none
+// does is Library::locate asked, for its rescan: a name published since the
+// library was loaded names a catalog in a pack not loaded yet.)
 std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogReader& cr) {
   std::string first_error = "no usable copy";
-  bool held = false;
-  for (const PackReader* p : lib.packs()) {
-    auto idx = p->index().find(d);
-    if (!idx || !lib.pack_usable(p)) continue;
-    held = true;
-    for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
-      try {
-        IndexRecord rec = p->index().record_at(i);
-        if (rec.digest != d) continue; // an index rewritten under its mapping
-        if (rec.raw_len > (1ull << 32)) throw Error(p->path() + ": catalog larger than 4 GiB");
-        return catalog_copy_files(*p, rec, d, cr);
-      } catch (const Error& e) {
-        if (first_error == "no usable copy") first_error = e.what();
+  for (int pass = 0; pass < 2; pass++) {
+    bool held = false;
+    for (const PackReader* p : lib.packs()) {
+      auto idx = p->index().find(d);
+      if (!idx || !lib.pack_usable(p)) continue;
+      held = true;
+      for (uint64_t i = *idx; i < p->index().count() && p->index().digest_at(i) == d; i++) {
+        try {
+          IndexRecord rec = p->index().record_at(i);
+          if (rec.digest != d) continue; // an index rewritten under its mapping
+          if (rec.raw_len > (1ull << 32)) throw Error(p->path() + ": catalog larger than 4 GiB");
+          return catalog_copy_files(*p, rec, d, cr);
+        } catch (const Error& e) {
+          if (first_error == "no usable copy") first_error = e.what();
+        }
       }
     }
+    if (held) throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+    if (pass == 0 && !lib.locate(d)) break; // rescans the packs (twice) before calling it missing
   }
-  if (!held) throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
-  throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+  throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
 }
 
 void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live, CatalogReader& cr) {
