@@ -21,8 +21,10 @@
 // look the packs it covers up in their own .hidx; layers may overlap (two adds
 // folding the same layer at once), which costs a lookup, never an answer.
 //
-// Writers: an add writes one layer covering the visible packs no usable layer
-// covers, merged with the smallest layers while the next smallest holds fewer
+// Writers: an add writes no layer while fewer than kMidxMinUncovered visible
+// packs are outside every usable layer (a lookup searches those packs' own
+// indexes, one binary search each: a layer over them would only repeat their
+// indexes). From that many on, it writes one layer covering them all, merged with the smallest layers while the next smallest holds fewer
 // than twice the digests gathered so far (midx_layers_to_merge), then deletes
 // the layers it merged. So, adds running one at a time, layer sizes at least
 // double from one to the next: at most log2(objects) + 1 layers, and a digest
@@ -31,8 +33,9 @@
 // more; the next merges or gc fold them. gc, after rewriting or deleting
 // packs, writes a layer as an add does (over its new packs and the packs left
 // of the layers that named a deleted pack: those are stale), then deletes the
-// stale layers. repair writes one layer over every visible pack and deletes
-// every other layer and the legacy file.
+// stale layers. repair writes one layer over every visible pack (none if they
+// are fewer than kMidxMinUncovered) and deletes every other layer and the
+// legacy file.
 #pragma once
 
 #include <optional>
@@ -45,6 +48,9 @@
 namespace hpak::formats {
 
 constexpr uint32_t kMidxVersion = 1; // the only one read and written
+
+// The fewest packs outside every layer that a writer covers with a new layer.
+constexpr size_t kMidxMinUncovered = 4;
 
 struct MidxEntry {
   Digest digest;

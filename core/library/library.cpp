@@ -524,7 +524,7 @@ struct LayerPlan {
 
 LayerPlan plan_layer(const Library::Loaded& l) {
   LayerPlan plan;
-  if (l.uncovered.empty()) return plan;
+  if (l.uncovered.size() < kMidxMinUncovered) return plan; // their own indexes serve
   uint64_t fresh = 0;
   for (size_t i : l.uncovered) fresh += l.packs[i]->index().count();
   std::vector<uint64_t> counts;
@@ -548,19 +548,11 @@ void Library::write_midx() {
     std::shared_lock lk(mu_);
     std::vector<size_t> all(loaded_->packs.size());
     for (size_t i = 0; i < all.size(); i++) all[i] = i;
-    bytes = encode_layer(*loaded_, all);
+    if (all.size() >= kMidxMinUncovered) bytes = encode_layer(*loaded_, all);
     old = loaded_->midx_files;
   }
-  remove_midx_files(old, publish_layer(layout_, bytes));
+  remove_midx_files(old, bytes.empty() ? std::string() : publish_layer(layout_, bytes));
   refresh();
-}
-
-void Library::write_midx_or_warn(std::vector<std::string>& warnings) {
-  try {
-    write_midx();
-  } catch (const Error& e) {
-    warnings.push_back(std::string(e.what()) + "; the multi-pack index was not rewritten (lookups use the packs' own indexes until a later add or gc rewrites it)");
-  }
 }
 
 size_t Library::remove_unusable_midx_files() {

@@ -144,14 +144,12 @@ public:
 
   // Publishes a finished pack written to `tmp_path` (in tmp/); returns its name.
   std::string publish_pack(const std::string& tmp_path, const PackResult& r);
-  // Writes one midx layer covering every visible pack and deletes every other
-  // file of the multi-pack index it listed (gc and repair: under gc.lock).
+  // Writes one midx layer covering every visible pack (none when they are
+  // fewer than formats::kMidxMinUncovered) and deletes every other file of
+  // the multi-pack index it listed (repair: under gc.lock).
   void write_midx();
-  // The same, for a command whose result is already durable: the midx is
-  // disposable, so a failure (a full disk) is a warning appended to `warnings`.
-  void write_midx_or_warn(std::vector<std::string>& warnings);
-  // An add's step: when some visible pack is in no usable layer, writes a
-  // layer covering those packs and the smallest layers the merge policy folds
+  // An add's step: when formats::kMidxMinUncovered visible packs or more are
+  // in no usable layer, writes a layer covering those packs and the smallest layers the merge policy folds
   // in (formats/midx_format.hpp), then deletes the layers it merged. Returns
   // whether it wrote a layer.
   bool add_midx_layer();

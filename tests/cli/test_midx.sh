@@ -11,7 +11,8 @@ source "$(dirname "$0")/../faults/lib.sh" "$@"
 H() { "$hpak" -q "$@"; }
 command -v mkfifo >/dev/null || { echo "$test_name: skipped: no mkfifo"; exit 125; }
 
-# 9 adds: each writes a layer over its pack, merged geometrically (8 + 1).
+# 9 adds: a layer once 4 packs are outside every layer, merged geometrically:
+# one layer over the first 8 packs; the 9th searched in its own index.
 L0=$W/lib0
 for i in 1 2 3 4 5 6 7 8 9; do
   make_tree "$W/src/e$i" "e$i" 12
@@ -19,7 +20,8 @@ for i in 1 2 3 4 5 6 7 8 9; do
 done
 layers() { find "$1/packs" -maxdepth 1 -name 'midx-*.midx' -type f -printf '.'; }
 largest_layer() { find "$1/packs" -maxdepth 1 -name 'midx-*.midx' -printf '%s %p\n' | sort -n | sed -n '$s/^[0-9]* //p'; }
-expect_eq "the adds wrote 2 layers (8 packs, 1 pack)" 2 "$(layers "$L0" | wc -c)"
+expect_eq "the adds wrote 1 layer (8 packs)" 1 "$(layers "$L0" | wc -c)"
+expect_eq "the 9th pack is outside it" 1 "$("$hpak" -v catalogs "$L0" 2>&1 | sed -n 's/.* \([0-9]*\) outside the midx.*/\1/p')"
 check "and no legacy multi.midx" test ! -e "$L0/packs/multi.midx"
 "$hpak" verify "$L0" >"$W/v0.out" 2>&1
 expect_eq "a good midx: verify exits 0" 0 $?
