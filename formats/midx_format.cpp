@@ -28,7 +28,7 @@ Bytes encode_midx(const std::vector<Digest>& packs, std::vector<MidxEntry> entri
   return out;
 }
 
-MidxView::MidxView(ByteSpan b, std::string where) {
+MidxView::MidxView(ByteSpan b, std::string where, MidxCheck check) {
   ByteReader r(b, where);
   ByteSpan magic = r.bytes(4);
   if (std::memcmp(magic.data(), "HMIX", 4) != 0) r.fail("not an HPAK multi-pack index");
@@ -40,7 +40,7 @@ MidxView::MidxView(ByteSpan b, std::string where) {
   uint64_t expect = 24 + uint64_t(npacks) * 32 + 1024 + count_ * 36 + 32;
   if (b.size() != expect) r.fail("size does not match its counts");
   std::memcpy(trailer_.data(), b.data() + b.size() - 32, 32);
-  if (sha256(b.first(b.size() - 32)) != trailer_)
+  if (check == MidxCheck::full && sha256(b.first(b.size() - 32)) != trailer_)
     throw Corrupt(where, b.size() - 32, "multi-pack index checksum mismatch");
   for (uint32_t i = 0; i < npacks; i++) {
     Digest d;
@@ -57,6 +57,7 @@ MidxView::MidxView(ByteSpan b, std::string where) {
     prev = f;
   }
   if (prev != count_) r.fail("fanout total does not match the count");
+  if (check == MidxCheck::lookup) return;
   for (uint64_t i = 0; i < count_; i++) {
     // A digest outside its fanout bucket would be invisible to find().
     const uint8_t* d = digests_ + 32 * i;
@@ -79,7 +80,9 @@ uint32_t MidxView::pack_at(uint64_t i) const { return get_u32(ids_ + 4 * i); }
 std::optional<uint32_t> MidxView::find(const Digest& d) const {
   auto i = fanout_find(fanout_, digests_, count_, d);
   if (!i) return std::nullopt;
-  return get_u32(ids_ + 4 * *i);
+  const uint32_t id = get_u32(ids_ + 4 * *i);
+  if (id >= packs_.size()) return std::nullopt; // only a layer opened with MidxCheck::lookup has one
+  return id;
 }
 
 size_t midx_layers_to_merge(const std::vector<uint64_t>& smallest_first, uint64_t fresh) {

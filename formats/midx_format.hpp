@@ -59,10 +59,21 @@ struct MidxEntry {
 
 Bytes encode_midx(const std::vector<Digest>& packs, std::vector<MidxEntry> entries);
 
+// How much of a layer MidxView checks when it opens one.
+//  - full: the header, the SHA-256 trailer, the fanout, and every digest in
+//    its bucket and in order, every pack id in range (verify, fuzzing, tests):
+//    it reads the whole file.
+//  - lookup: the header, the size and the fanout only (1 KiB), so a reader
+//    of a large library touches only the pages its lookups reach. A layer is a
+//    hint: every answer is checked against the pack's own index, a digest out
+//    of order is only a miss (the caller then searches the packs' indexes), a
+//    pack id out of range is a miss, and find() never reads outside the file.
+enum class MidxCheck { full, lookup };
+
 class MidxView {
 public:
   MidxView() = default;
-  MidxView(ByteSpan bytes, std::string where);
+  MidxView(ByteSpan bytes, std::string where, MidxCheck check = MidxCheck::full);
   const std::vector<Digest>& packs() const { return packs_; }
   uint64_t count() const { return count_; }
   std::optional<uint32_t> find(const Digest& d) const;

@@ -137,15 +137,16 @@ std::shared_ptr<const MidxMapped> mapped_before(const std::string& path, const L
 
 // A file of the multi-pack index, mapped and parsed (or reused from `old`):
 // never through a symlink, never blocking on a FIFO, a regular file no larger
-// than the packs justify.
-std::unique_ptr<MidxLayer> map_layer(const std::string& path, const Library::Loaded& l, const Library::Loaded* old = nullptr) {
+// than the packs justify. Readers open it for lookups (MidxCheck::lookup: its
+// pages are read as lookups reach them); midx_problem checks it whole.
+std::unique_ptr<MidxLayer> map_layer(const std::string& path, const Library::Loaded& l, MidxCheck check, const Library::Loaded* old = nullptr) {
   auto m = std::make_unique<MidxLayer>();
   m->path = path;
   if ((m->mapped = mapped_before(path, old, m->id))) return m;
   auto mapped = std::make_shared<MidxMapped>();
   mapped->map = MappedFile(path, Follow::NoLinks, midx_size_bound(l));
   m->id = file_id(mapped->map.stat());
-  mapped->view = MidxView(mapped->map.bytes(), path);
+  mapped->view = MidxView(mapped->map.bytes(), path, check);
   m->mapped = std::move(mapped);
   check_layer_name(*m);
   return m;
@@ -175,7 +176,7 @@ bool is_distrusted(const std::vector<Library::FileId>& distrusted, const Library
 void attach_layers(const std::vector<Library::FileId>& distrusted, const Library::Loaded* old, Library::Loaded& l) {
   for (auto& path : l.midx_files) {
     try {
-      auto m = map_layer(path, l, old); // a FIFO or symlink there: ignored like a bad midx
+      auto m = map_layer(path, l, MidxCheck::lookup, old); // a FIFO or symlink there: ignored like a bad midx
       Digest gone{};
       if (is_distrusted(distrusted, m->id))
         diag_debug([&] { return "midx '" + path + "' ignored: it missed objects its packs hold"; });
@@ -607,7 +608,7 @@ namespace {
 std::string layer_problem(const std::string& path, const Library::Loaded& cur, std::string* stale_out) {
   std::unique_ptr<MidxLayer> m;
   try {
-    m = map_layer(path, cur);
+    m = map_layer(path, cur, MidxCheck::full);
   } catch (const Error& e) {
     os::FileStat st;
     if (os::lstat_path(path.c_str(), st) != 0 && errno == ENOENT) return {}; // merged away by a concurrent add

@@ -6,6 +6,8 @@
 // Invariants of an accepted midx: every pack id is < npacks, find() of every
 // stored digest returns its own pack id, find() never returns an id out of
 // range, trailer() is the last 32 bytes and its layer name parses back to it.
+// Opened for lookups (MidxCheck::lookup, no trailer or order check): find()
+// of any digest, stored or not, returns nothing or an id < npacks.
 // Of the policy: it merges a prefix of the layers, each fewer than twice what
 // was gathered before it, and stops only at one holding at least twice.
 #include <algorithm>
@@ -47,6 +49,28 @@ static void exercise(ByteSpan b, const uint8_t* data, size_t size) {
   }
 }
 
+static void exercise_lookup(ByteSpan b, const uint8_t* data, size_t size) {
+  MidxView v;
+  try {
+    v = MidxView(b, "fuzz.midx", MidxCheck::lookup);
+  } catch (const Error&) {
+    return;
+  }
+  const size_t npacks = v.packs().size();
+  FUZZ_CHECK(v.count() <= b.size() / 36, "count");
+  const uint8_t* digests = b.data() + 24 + 32 * npacks + 1024;
+  for (uint64_t i = 0; i < v.count() && i < 4096; i++) {
+    Digest d;
+    std::memcpy(d.data(), digests + 32 * i, 32);
+    if (auto id = v.find(d)) FUZZ_CHECK(*id < npacks, "lookup opening: pack id out of range for stored digest %llu", (unsigned long long)i);
+  }
+  for (size_t off = 0; off + 32 <= size && off < 32 * 8; off += 32) {
+    Digest d;
+    std::memcpy(d.data(), data + off, 32);
+    if (auto id = v.find(d)) FUZZ_CHECK(*id < npacks, "lookup opening: pack id out of range");
+  }
+}
+
 // Counts (u16 each, so sums cannot overflow) from the bytes: the first is the
 // fresh digests, the rest the layers, sorted smallest first.
 static void exercise_policy(const uint8_t* data, size_t size) {
@@ -68,6 +92,7 @@ static void exercise_policy(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   exercise_policy(data, size);
   exercise(ByteSpan(data, size), data, size);
+  exercise_lookup(ByteSpan(data, size), data, size);
   Bytes sealed = fuzz::with_sha256_trailer(data, size);
   exercise(sealed, data, size);
   return 0;

@@ -87,6 +87,38 @@ TEST_CASE("midx: damaged bytes are refused") {
   CHECK_THROWS_AS(MidxView(bad, "t.midx"), Corrupt);
 }
 
+TEST_CASE("midx: opened for lookups, a damaged layer answers within its packs and finds what is intact") {
+  auto packs = pack_names(2);
+  std::vector<MidxEntry> entries;
+  for (uint64_t i = 0; i < 300; i++) entries.push_back({digest_of(i), uint32_t(i % 2)});
+  const Bytes good = encode_midx(packs, entries);
+  const size_t digests_at = 24 + 32 * packs.size() + 1024, ids_at = digests_at + 32 * 300;
+  MidxView sorted(good, "t.midx");
+  // Damage after the fanout, trailer not fixed: full checks refuse it, a
+  // lookup opening reads only the header and fanout.
+  Bytes b = good;
+  b[digests_at + 32 * 10 + 3] ^= 0x01;                // one digest changed (maybe out of order)
+  std::memcpy(b.data() + ids_at + 4 * 20, "\xff\xff\xff\x7f", 4); // one pack id out of range
+  CHECK_THROWS_AS(MidxView(b, "t.midx"), Corrupt);
+  MidxView v(b, "t.midx", MidxCheck::lookup);
+  CHECK(v.count() == 300);
+  size_t found = 0;
+  for (uint64_t i = 0; i < 300; i++) {
+    const Digest d = sorted.digest_at(i);
+    auto hit = v.find(d);
+    if (hit) CHECK(*hit < packs.size());
+    found += hit.has_value();
+  }
+  CHECK(found >= 297);    // the two damaged entries may miss (a miss sends the reader to the packs' indexes)
+  CHECK(found < 300);     // and the out-of-range id does
+  // The header and fanout are still checked.
+  Bytes fan = good;
+  std::memcpy(fan.data() + 24 + 32 * packs.size(), "\xff\xff\xff\xff", 4); // fanout[0] past the count
+  CHECK_THROWS_AS(MidxView(fan, "t.midx", MidxCheck::lookup), Corrupt);
+  Bytes shorter(good.begin(), good.end() - 1);
+  CHECK_THROWS_AS(MidxView(shorter, "t.midx", MidxCheck::lookup), Corrupt);
+}
+
 TEST_CASE("midx merge policy: a layer takes in the smallest layers holding fewer than twice what it gathered") {
   CHECK(midx_layers_to_merge({}, 10) == 0);
   CHECK(midx_layers_to_merge({100}, 0) == 0); // nothing new: nothing merged
