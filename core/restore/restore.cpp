@@ -77,8 +77,9 @@ void refuse_library_in_target(const LibraryIds& lib, int tfd, const std::string&
 
 void check_catalog_names(const Catalog& cat, bool windows_names) {
   if (windows_names) refuse_windows_names(cat);
+  const std::string temp_prefix = std::string(".tmp") + kStateName;
   for (auto& n : cat.nodes)
-    if (n.path == kStateName || n.path.rfind(std::string(".tmp") + kStateName, 0) == 0)
+    if (n.path == kStateName || n.path.starts_with(temp_prefix))
       throw Error("catalog uses the reserved name '" + n.path + "'");
 }
 
