@@ -212,6 +212,11 @@ TEST_CASE("catalog: path rules are enforced on decode") {
     expect_corrupt(make({file("../escape")}), "'..' component");
     expect_corrupt(make({dir("a"), file("a/../../x")}), "'..' component");
   }
+  SUBCASE("a bad component that starts inside the bytes shared with the previous path") {
+    expect_corrupt(make({dir("lib"), file("lib/.-"), file("lib/..")}), "'..' component");
+    expect_corrupt(make({dir("lib"), file("lib/a"), file(std::string("lib/a\0b", 7))}), "NUL byte");
+    expect_corrupt(make({dir("lib"), file("lib/" + std::string(255, 'n')), file("lib/" + std::string(256, 'n'))}), "longer than 255");
+  }
   SUBCASE(".") {
     expect_corrupt(make({file(".")}), "'.' component");
     expect_corrupt(make({dir("a"), file("a/./b")}), "'.' component");
