@@ -14,13 +14,21 @@
 # Prints the median (ms) of each row and the ratios to git (goal: <= 0.8).
 # Each hpak build is a multi-call binary, so it must be named hpak (e.g.
 # /tmp/base/hpak and /tmp/new/hpak). Threads: -j 2 (THREADS=...).
+# CPU=1: each figure is the command's CPU time (user + sys, `perf stat -e
+# task-clock`, ms) instead of its wall time: stable on a loaded machine.
 set -euo pipefail
 [[ $# -ge 4 ]] || { echo "usage: $0 HPAK_BASE HPAK_NEW TREE WORKDIR [RUNS]" >&2; exit 2; }
 base=$1 new=$2 tree=$3 work=$4 runs=${5:-9} j=${THREADS:-2}
 tmp=$(mktemp -d "$work/dirtygit.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 ms() { local a b; a=$(date +%s%N); "$@" >/dev/null 2>&1 || { echo "dirty-vs-git.sh: failed: $*" >&2; exit 1; }; b=$(date +%s%N); echo $(((b - a) / 1000000)); }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+cpu_ms() {
+  local out
+  out=$(perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null) || { echo "dirty-vs-git.sh: failed: $*" >&2; exit 1; }
+  awk -F, '/task-clock/ { printf "%.1f\n", $1 }' <<<"$out"
+}
+[[ ${CPU:-0} == 1 ]] && ms() { cpu_ms "$@"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 "$new" -q init "$tmp/L" >/dev/null
 "$new" -q pack "$tree" --into "$tmp/L" --name env >/dev/null
@@ -29,7 +37,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 cp -a "$tree" "$tmp/git"
 git -C "$tmp/git" init -q && git -C "$tmp/git" add -A && git -C "$tmp/git" -c user.name=b -c user.email=b@b commit -qm tree
 mapfile -t files < <(cd "$tmp/base" && find . -type f ! -name .hpak-state | sort | awk 'NR % 100 == 0')
-echo "# $tree: $(find "$tree" -type f | wc -l) files; ${#files[@]} changed per dirty run; $runs runs on $(stat -f -c %T "$work"); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $tree: $(find "$tree" -type f | wc -l) files; ${#files[@]} changed per dirty run; $runs runs on $(stat -f -c %T "$work"); $([[ ${CPU:-0} == 1 ]] && echo "CPU (task-clock)" || echo "wall") ms; load $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$tmp/res"
 for r in $(seq 1 "$runs"); do
   echo "noop_base $(ms "$base" -q restore "$tmp/L" env "$tmp/base" -j "$j")" >>"$tmp/res"

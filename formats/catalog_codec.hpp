@@ -22,10 +22,13 @@ RelocKind get_reloc_kind(ByteReader& r);
 
 // Checks that node `n` may be node `i` after nodes[0, i): a valid relative
 // path, after nodes[i - 1] in path_less order, its parent a directory of the
-// catalog. `added(n, i)` is called once it is node i.
+// catalog. `added(n, i)` is called once it is node i. `shared`: how many
+// leading bytes n's path is known to share with node i - 1's (a decoder that
+// copied them from it), which the order check then skips.
 class NodePlacer {
 public:
-  void place(const std::vector<Node>& nodes, size_t i, const Node& n, const std::string& where, uint64_t at);
+  void place(const std::vector<Node>& nodes, size_t i, const Node& n, const std::string& where, uint64_t at,
+             size_t shared = 0);
   void added(const Node& n, size_t i);
 
 private:

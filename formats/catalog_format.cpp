@@ -75,7 +75,29 @@ std::string check_name(std::string_view name) {
   return {};
 }
 
+// check_path's rules in one pass over the bytes (no message): a catalog's
+// decode checks every path, and the component-by-component check with a
+// message per component was ~3% of a no-op restore's CPU (25,369 paths,
+// issue 32). check_path runs the slow check only to say why a path fails.
+// `from`: the start of a component, every component before it known valid.
+static bool path_ok(std::string_view path, size_t from = 0) {
+  if (path.empty() || path.size() > kMaxPath || path[0] == '/') return false;
+  size_t start = from;
+  for (size_t i = from; i <= path.size(); i++) {
+    if (i < path.size() && path[i] != '/') {
+      if (path[i] == '\0') return false;
+      continue;
+    }
+    size_t len = i - start;
+    if (len == 0 || len > kMaxName) return false;
+    if (path[start] == '.' && (len == 1 || (len == 2 && path[start + 1] == '.'))) return false;
+    start = i + 1;
+  }
+  return true;
+}
+
 std::string check_path(std::string_view path) {
+  if (path_ok(path)) return {};
   if (path.empty()) return "empty path";
   if (path.size() > kMaxPath) return "path longer than 4095 bytes";
   if (path[0] == '/') return "absolute path";
@@ -179,10 +201,16 @@ RelocKind get_reloc_kind(ByteReader& r) {
   return RelocKind(k);
 }
 
-void NodePlacer::place(const std::vector<Node>& nodes, size_t i, const Node& n, const std::string& where, uint64_t at) {
-  std::string why = check_path(n.path);
-  if (!why.empty()) throw Corrupt(where, at, "bad path '" + shown(n.path) + "': " + why);
-  if (i > 0 && !path_less(nodes[i - 1].path, n.path))
+void NodePlacer::place(const std::vector<Node>& nodes, size_t i, const Node& n, const std::string& where, uint64_t at,
+                       size_t shared) {
+  if (i == 0 || shared > n.path.size() || shared > nodes[i - 1].path.size()) shared = 0;
+  // Node i - 1's path was checked: the components n's path shares whole with
+  // it (those before the last '/' of the shared bytes) need no second look.
+  const size_t slash_in_shared = shared ? n.path.rfind('/', shared - 1) : std::string::npos;
+  if (!path_ok(n.path, slash_in_shared == std::string::npos ? 0 : slash_in_shared + 1))
+    throw Corrupt(where, at, "bad path '" + shown(n.path) + "': " + check_path(n.path));
+  // The first `shared` bytes are equal, so the order is decided after them.
+  if (i > 0 && !path_less(std::string_view(nodes[i - 1].path).substr(shared), std::string_view(n.path).substr(shared)))
     throw Corrupt(where, at, "path '" + shown(n.path) + "' is out of order or repeated");
   // Paths are in path_less order, which lists each directory's subtree right
   // after it: the directories enclosing the current node form a stack, so

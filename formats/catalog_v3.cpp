@@ -153,9 +153,11 @@ void read_paths(ByteReader& r, Catalog& c, const std::string& where) {
     if (plens[i] < prev.size() && !suffix.empty() && uint8_t(prev[size_t(plens[i])]) == suffix[0])
       r.fail("path shares more than the " + std::to_string(plens[i]) + " bytes it says with the previous path");
     Node& n = c.nodes[i];
-    n.path.assign(prev.substr(0, size_t(plens[i])));
-    n.path.append(reinterpret_cast<const char*>(suffix.data()), suffix.size());
-    placer.place(c.nodes, i, n, where, at);
+    const size_t plen = size_t(plens[i]);
+    n.path.resize(plen + suffix.size()); // one allocation; both parts copied in
+    std::memcpy(n.path.data(), prev.data(), plen);
+    if (!suffix.empty()) std::memcpy(n.path.data() + plen, suffix.data(), suffix.size());
+    placer.place(c.nodes, i, n, where, at, plen);
     placer.added(n, i);
     prev = n.path;
   }

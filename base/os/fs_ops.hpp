@@ -93,10 +93,26 @@ inline std::string_view leaf_of(std::string_view path) {
   return s == std::string_view::npos ? path : path.substr(s + 1);
 }
 
-// Reads the precise realtime clock, then waits until the coarse clock (which
-// file timestamps never fall below) has passed it; returns that coarse value
-// (ns). Every file changed before the call has a ctime strictly below the
-// result; every change after it, at or above. Costs up to about two ticks.
-int64_t ctime_fence();
+// The ctime fence in two steps, so that work changing nothing the fence
+// covers (a restore writes its state file) overlaps the wait:
+//   take_ctime_fence()  after the last change: every file changed before the
+//                       call has a ctime strictly below `value` (ns);
+//   wait_ctime_fence()  returns once every change made after it will have a
+//                       ctime at or above `value` (Linux: the coarse clock,
+//                       which file timestamps never fall below, has passed
+//                       `mark`; up to about one tick after the take).
+// Until the wait returns, a change made meanwhile may get a ctime below it.
+struct CtimeFence {
+  int64_t value = 0; // ns since the epoch
+  int64_t mark = 0;  // the precise clock at the take (the platform's unit)
+};
+CtimeFence take_ctime_fence();
+void wait_ctime_fence(const CtimeFence& f);
+// Both steps at once; returns the value.
+inline int64_t ctime_fence() {
+  CtimeFence f = take_ctime_fence();
+  wait_ctime_fence(f);
+  return f.value;
+}
 
 } // namespace hpak

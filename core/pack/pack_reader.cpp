@@ -377,10 +377,31 @@ static void decompress_prefix(ByteSpan frame, std::span<uint8_t> out, const ZSTD
   }
 }
 
+// Whether the frame's first zstd block is also its last. zstd decodes a block
+// whole whatever room the output has (a prefix is decoded into its own buffer,
+// then copied out), so such a frame costs the same to decode to any prefix as
+// whole. hpak's 64 KiB blocks are one zstd block each (at most 128 KiB) unless
+// a high level's block splitter cut them.
+// The frame header read as RFC 8878 lays it out (zstd.h's parser is not in
+// its stable API); a header that lies only costs the prefix's saving.
+static bool single_block_frame(ByteSpan f) {
+  static constexpr uint8_t kMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+  if (f.size() < 5 || std::memcmp(f.data(), kMagic, 4) != 0) return false;
+  const uint8_t desc = f[4];
+  const bool single_segment = (desc & 0x20) != 0;
+  static constexpr size_t kDictIdBytes[4] = {0, 1, 2, 4};
+  const unsigned fcs_flag = desc >> 6;
+  const size_t fcs_bytes = fcs_flag == 0 ? (single_segment ? 1 : 0) : size_t(1) << fcs_flag;
+  const size_t header = 5 + (single_segment ? 0 : 1) + kDictIdBytes[desc & 3] + fcs_bytes;
+  return f.size() >= header + 3 && (f[header] & 1) != 0; // the first block header's Last_Block bit
+}
+
 // Each thread keeps the blocks it read members from last, checked and decoded
 // as far as asked (an LRU of up to kCachedBlocks blocks and kCachedBytes
 // decoded bytes). A block is checked once per thread while cached; the first
-// member read decodes the block up to that member's end, a later one past it
+// member read decodes a frame of one zstd block whole (the prefix would cost
+// the same: single_block_frame; before, a second member decoded such a block a
+// second time), another frame up to that member's end, a later member past it
 // the whole block, once. A restore reads the members of a block in table
 // order on one thread (core/materialize's work units): a short prefix, then
 // the block once. Random reads of a pack of small objects hit blocks decoded
@@ -502,7 +523,8 @@ void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) 
     return;
   }
   if (end > c.decoded) {
-    uint64_t want = c.decoded == 0 ? end : c.raw.size(); // a second member: the whole block, once
+    // Whole when a prefix costs the same, or for a second member (once).
+    uint64_t want = c.decoded == 0 && !single_block_frame(c.payload) ? end : c.raw.size();
     try {
       decompress_prefix(c.payload, std::span<uint8_t>(c.raw.data(), want), c.dict,
                         path() + ": block at offset " + std::to_string(r.offset));

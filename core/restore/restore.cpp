@@ -77,8 +77,9 @@ void refuse_library_in_target(const LibraryIds& lib, int tfd, const std::string&
 
 void check_catalog_names(const Catalog& cat, bool windows_names) {
   if (windows_names) refuse_windows_names(cat);
+  const std::string temp_prefix = std::string(".tmp") + kStateName;
   for (auto& n : cat.nodes)
-    if (n.path == kStateName || n.path.rfind(std::string(".tmp") + kStateName, 0) == 0)
+    if (n.path == kStateName || n.path.starts_with(temp_prefix))
       throw Error("catalog uses the reserved name '" + n.path + "'");
 }
 
@@ -267,8 +268,18 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   }
 
   if (!stats.failures.empty()) return stats; // state stays incomplete: the next restore repairs
+  // The fence is taken after the last change to the tree; writing the state
+  // (which changes only the target's root, always read) and touching the
+  // catalog overlap its wait, which ends before the restore returns (or
+  // throws) and unlocks the target: every change made after that has a ctime
+  // at or above it.
+  const CtimeFence fence = take_ctime_fence();
+  struct WaitFence {
+    const CtimeFence& f;
+    ~WaitFence() { wait_ctime_fence(f); }
+  } wait_fence{fence};
   st.complete = true;
-  st.fence_ns = ctime_fence();
+  st.fence_ns = fence.value;
   write_state(tfd.get(), target, st);
   lib.touch_used(catalog_name);
   return stats;

@@ -24,8 +24,14 @@ CatalogShape::CatalogShape(const Catalog& cat) : slots(dir_slots(cat)) {
   for (size_t s = 1; s < child_begin.size(); s++) child_begin[s] += child_begin[s - 1];
   std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
   for (size_t i = 0; i < n; i++) child_node[fill[slots.parent[i]]++] = uint32_t(i);
+  // A child's leaf follows its directory's path and a '/' (decode checked
+  // every parent is the directory before it): no search for the last '/'.
   child_leaf.resize(n);
-  for (size_t k = 0; k < n; k++) child_leaf[k] = leaf_of(cat.nodes[child_node[k]].path);
+  for (size_t k = 0; k < n; k++) {
+    const std::string& path = cat.nodes[child_node[k]].path;
+    const uint32_t slot = slots.parent[child_node[k]];
+    child_leaf[k] = std::string_view(path).substr(slot == 0 ? 0 : cat.nodes[slots.dir_nodes[slot]].path.size() + 1);
+  }
   links.assign(n, 1);
   link_target.assign(n, 0);
   for (size_t i = 0; i < n; i++) {

@@ -16,9 +16,10 @@
 // entry, copied), so a restore neither re-encodes nor re-compresses it, and
 // a reader decodes it only when the next restore's catalog differs.
 //
-// `fence_ns` comes from ctime_fence() after the last write: a file whose ctime
-// is below it has not been changed since hpak wrote it (ctime cannot be set
-// from user space; writes, chmods, renames and links all move it). The
+// `fence_ns` comes from take_ctime_fence() after the last change to the tree
+// (the restore waits for it before it returns): a file whose ctime is below it
+// has not been changed since hpak wrote it (ctime cannot be set from user
+// space; writes, chmods, renames and links all move it). The
 // embedded catalog says what each path held, so switching a space to another
 // environment rewrites only paths whose digest, relocation or mode differ.
 // `complete` is 0 while a restore is under way: after a crash the next

@@ -184,6 +184,25 @@ TEST_CASE("catalog: check_name and check_path") {
   CHECK_FALSE(check_path("a/../b").empty());
   CHECK_FALSE(check_path("..").empty());
   CHECK_FALSE(check_path(std::string(4096, 'a')).empty());
+  // check_path's one-pass check accepts exactly what the component check does
+  // (a path it refuses is checked again, component by component, for the message).
+  CHECK(check_path("a/..b/.c/.../b..").empty());
+  CHECK(check_path(std::string(255, 'n') + "/" + std::string(255, 'm')).empty());
+  std::string deep; // 20 components of 199 bytes, then one of 95: 4,095 bytes
+  for (int i = 0; i < 20; i++) deep += std::string(199, 'd') + "/";
+  CHECK(check_path(deep + std::string(95, 'e')).empty());
+  CHECK_FALSE(check_path(deep + std::string(96, 'e')).empty()); // 4,096 bytes
+  CHECK_FALSE(check_path(std::string(256, 'n')).empty());
+  CHECK_FALSE(check_path("a/" + std::string(256, 'n') + "/b").empty());
+  CHECK_FALSE(check_path(std::string("a/b\0c/d", 7)).empty());
+  CHECK_FALSE(check_path(std::string("\0", 1)).empty());
+  CHECK_FALSE(check_path("a/.").empty());
+  CHECK_FALSE(check_path("a/..").empty());
+  CHECK_FALSE(check_path("./a").empty());
+  CHECK_FALSE(check_path("../a").empty());
+  CHECK_FALSE(check_path("/").empty());
+  CHECK_FALSE(check_path("a/b/").empty());
+  CHECK_FALSE(check_path("a/b//").empty());
 }
 
 TEST_CASE("catalog: path rules are enforced on decode") {
@@ -192,6 +211,11 @@ TEST_CASE("catalog: path rules are enforced on decode") {
     expect_corrupt(make({dir("a"), file("a/..")}), "'..' component");
     expect_corrupt(make({file("../escape")}), "'..' component");
     expect_corrupt(make({dir("a"), file("a/../../x")}), "'..' component");
+  }
+  SUBCASE("a bad component that starts inside the bytes shared with the previous path") {
+    expect_corrupt(make({dir("lib"), file("lib/.-"), file("lib/..")}), "'..' component");
+    expect_corrupt(make({dir("lib"), file("lib/a"), file(std::string("lib/a\0b", 7))}), "NUL byte");
+    expect_corrupt(make({dir("lib"), file("lib/" + std::string(255, 'n')), file("lib/" + std::string(256, 'n'))}), "longer than 255");
   }
   SUBCASE(".") {
     expect_corrupt(make({file(".")}), "'.' component");
@@ -252,6 +276,12 @@ TEST_CASE("catalog: path rules are enforced on decode") {
 
 TEST_CASE("catalog: order, duplicates and parents") {
   SUBCASE("out of order") { expect_corrupt(make({file("b"), file("a")}), "out of order"); }
+  SUBCASE("out of order after a shared prefix (version 3 compares from where the paths differ)") {
+    expect_corrupt(make({dir("lib"), file("lib/ab"), file("lib/aa")}), "out of order");
+    expect_corrupt(make({dir("lib"), dir("lib/a"), file("lib/a-b"), file("lib/a/x")}), "out of order");
+    expect_corrupt(make({dir("lib"), file("lib/abc"), file("lib/ab")}), "out of order");
+    expect_corrupt(make({dir("lib"), file("lib/ab"), file("lib/ab")}), "out of order or repeated");
+  }
   SUBCASE("duplicate path") {
     expect_corrupt(make({file("a"), file("a")}), "out of order or repeated");
     expect_corrupt(make({dir("a"), dir("a")}), "repeated");

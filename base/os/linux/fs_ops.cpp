@@ -247,19 +247,33 @@ static int64_t clock_ns(clockid_t clock) {
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-int64_t ctime_fence() {
-  // A change's ctime is at most the precise time it was made (fine-grained
-  // "multigrain" ctimes included), while the coarse clock lags the precise
-  // one by up to a tick even right after it moves: so wait for the coarse
-  // clock to pass the precise time now, not merely to move (measured: one
-  // coarse step left a ctime 0.6 ms above the fence in 1 of 2,000 tries).
-  const int64_t last = clock_ns(CLOCK_REALTIME);
-  int64_t now;
-  while ((now = clock_ns(CLOCK_REALTIME_COARSE)) <= last) {
-    timespec pause{0, 500000};
+// A change's ctime is at most the precise time it was made (fine-grained
+// "multigrain" ctimes included), so the fence is just above the precise time
+// at the take. A later change's ctime is at least the coarse clock when it is
+// made, which lags the precise clock by up to a tick: so the wait lasts until
+// the coarse clock has passed the take's precise time (measured: waiting for
+// one coarse step alone left a ctime 0.6 ms above the fence in 1 of 2,000
+// tries when the coarse value was the fence).
+CtimeFence take_ctime_fence() {
+  const int64_t mark = clock_ns(CLOCK_REALTIME);
+  return {mark + 1, mark};
+}
+
+void wait_ctime_fence(const CtimeFence& f) {
+  static const int64_t tick = [] {
+    timespec res{};
+    clock_getres(CLOCK_REALTIME_COARSE, &res);
+    int64_t ns = int64_t(res.tv_sec) * 1000000000 + res.tv_nsec;
+    return ns > 0 && ns <= 100000000 ? ns : 4000000;
+  }();
+  int64_t coarse;
+  while ((coarse = clock_ns(CLOCK_REALTIME_COARSE)) <= f.mark) {
+    // Asleep until the coarse clock's next step is due (it steps by `tick`
+    // from its value now), then in short steps: no 0.5 ms overshoot.
+    int64_t left = coarse + tick - clock_ns(CLOCK_REALTIME);
+    timespec pause{0, long(std::clamp<int64_t>(left, 50000, tick))};
     nanosleep(&pause, nullptr);
   }
-  return now;
 }
 
 } // namespace hpak

@@ -92,13 +92,17 @@ int64_t now_100ns(bool precise) {
 
 // A file's ChangeTime is taken from a clock that may lag the precise one by a
 // tick (Windows: up to 15.6 ms; under Wine, Linux's coarse clock): the fence is
-// just above the precise time now, returned once the precise clock is 20 ms
-// past it, so every change after the call has a ChangeTime at or above it.
-int64_t ctime_fence() {
+// just above the precise time at the take, and the wait lasts until the precise
+// clock is 20 ms past it, so every change after the wait has a ChangeTime at
+// or above it.
+CtimeFence take_ctime_fence() {
   const int64_t last = now_100ns(true);
-  while (now_100ns(true) <= last + 200000) Sleep(1);
   os::TimeSpec ts = os::win::timespec_of(last + 1);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  return {int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec, last};
+}
+
+void wait_ctime_fence(const CtimeFence& f) {
+  while (now_100ns(true) <= f.mark + 200000) Sleep(1);
 }
 
 } // namespace hpak
