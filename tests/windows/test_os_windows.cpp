@@ -13,6 +13,9 @@
 #include "base/os/file.hpp"
 #include "base/os/fs_ops.hpp"
 #include "base/os/sys.hpp"
+#include "base/os/windows/win.hpp"
+
+#include <aclapi.h>
 
 using namespace hpak;
 
@@ -307,4 +310,54 @@ TEST_CASE("windows os: copy_range is block cloning; a volume that cannot clone a
   REQUIRE(os::fstat(out.get(), st) == 0);
   CHECK(st.st_size == 4);                             // not extended
   CHECK(os::seek(out.get(), 0, SEEK_CUR) == 4);       // nor moved
+}
+
+namespace {
+
+// Replaces the DACL of the file open as `fd` (nullptr: no DACL at all); the Windows error, 0 on success.
+DWORD set_dacl(int fd, PACL dacl) {
+  return SetSecurityInfo(os::win::handle_of(fd), SE_FILE_OBJECT, DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+                         nullptr, nullptr, dacl, nullptr);
+}
+
+// A DACL of one allow ACE: `rights` for the well-known SID `type`. Freed with LocalFree.
+PACL dacl_allowing(WELL_KNOWN_SID_TYPE type, DWORD rights) {
+  BYTE sid[SECURITY_MAX_SID_SIZE];
+  DWORD n = sizeof sid;
+  REQUIRE(CreateWellKnownSid(type, nullptr, sid, &n));
+  EXPLICIT_ACCESSW ea{};
+  ea.grfAccessPermissions = rights;
+  ea.grfAccessMode = SET_ACCESS;
+  ea.Trustee.TrusteeForm = TRUSTEE_IS_SID;
+  ea.Trustee.ptstrName = reinterpret_cast<LPWSTR>(sid);
+  PACL acl = nullptr;
+  REQUIRE(SetEntriesInAclW(1, &ea, nullptr, &acl) == ERROR_SUCCESS);
+  return acl;
+}
+
+} // namespace
+
+TEST_CASE("windows os: not_private_why reads the owner and DACL: this user's directory passes; a NULL DACL and a write ACE for Everyone are named") {
+  TempDir t;
+  Fd dir(os::open_path(t.path.c_str(), O_RDONLY | O_DIRECTORY));
+  REQUIRE(dir);
+  CHECK(os::not_private_why(dir.get(), 077) == "");
+  put(t.path + "/f", "x");
+  Fd f(os::open_path((t.path + "/f").c_str(), O_RDONLY));
+  REQUIRE(f);
+  CHECK(os::not_private_why(f.get(), 077) == "");
+  // What can be set through the handle (Wine keeps a file's security descriptor in an extended attribute).
+  Fd w(os::open_path((t.path + "/f").c_str(), O_RDWR));
+  REQUIRE(w);
+  PACL everyone_reads = dacl_allowing(WinWorldSid, GENERIC_READ);
+  REQUIRE(set_dacl(w.get(), everyone_reads) == ERROR_SUCCESS);
+  LocalFree(everyone_reads);
+  CHECK(os::not_private_why(f.get(), 077) == "");
+  PACL everyone_writes = dacl_allowing(WinWorldSid, FILE_APPEND_DATA);
+  REQUIRE(set_dacl(w.get(), everyone_writes) == ERROR_SUCCESS);
+  LocalFree(everyone_writes);
+  std::string why = os::not_private_why(f.get(), 077);
+  CHECK(why.find("(S-1-1-0) may write it (its DACL allows it)") != std::string::npos);
+  REQUIRE(set_dacl(w.get(), nullptr) == ERROR_SUCCESS);
+  CHECK(os::not_private_why(f.get(), 077) == "it has no DACL (anyone may do anything to it)");
 }
