@@ -1,6 +1,7 @@
 #include "core/pack/pack_trust.hpp"
 
 #include <cctype>
+#include <cstring>
 #include <cstdlib>
 
 #include "base/os/sys.hpp"
@@ -40,12 +41,16 @@ std::string identity(const os::FileStat& st) {
 
 // A directory of this user's, closed to everyone else (os::not_private_why:
 // on Windows, by its owner and DACL), created if missing; never through a link.
-bool private_dir(const std::string& p) {
-  if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
+// Otherwise false, with why (naming it) in `why` when given.
+bool private_dir(const std::string& p, std::string* why) {
+  auto no = [&](const std::string& w) { return why && (*why = "'" + p + "' " + w, false); };
+  if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return no(std::string("cannot be made: ") + std::strerror(errno));
   Fd fd(os::open_path(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   os::FileStat st;
-  return fd && os::fstat(fd.get(), st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == os::euid() &&
-         os::not_private_why(fd.get(), 077).empty();
+  if (!fd || os::fstat(fd.get(), st) != 0 || !S_ISDIR(st.st_mode)) return no("is not a directory hpak can open");
+  if (st.st_uid != os::euid()) return no("is not this user's");
+  std::string other = os::not_private_why(fd.get(), 077);
+  return other.empty() || no("is not private: " + other);
 }
 
 // An absolute path: "/..." on Linux; "C:\...", "C:/..." or "\\server\..." on Windows.
@@ -97,7 +102,7 @@ void warn(const std::string& message) {
   if (sink_ref()) sink_ref()(message);
 }
 
-std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf) {
+std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf, std::string* why) {
   std::string base;
   const char* xdg = getenv(xdg_var);
   const char* home = getenv("HOME");
@@ -121,7 +126,7 @@ std::string user_private_dir(const char* xdg_var, const char* home_fallback, con
   }
   if (os::mkdir_path(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
   std::string dir = base + "/hpak";
-  if (!private_dir(dir) || !private_dir(dir + "/" + leaf)) return {};
+  if (!private_dir(dir, why) || !private_dir(dir + "/" + leaf, why)) return {};
   return dir + "/" + leaf;
 }
 

@@ -56,7 +56,8 @@ std::string trust_cache_dir();
 // this user and writable by no other SID). On Windows HOME and XDG_* count only
 // as drive or UNC paths (a Unix "/home/..." passed in by Wine does not), and the
 // home is USERPROFILE.
-std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf);
+// `why`: when "" is returned for a directory that is not private, which one and why.
+std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf, std::string* why = nullptr);
 
 class PackTrust {
 public:
