@@ -75,11 +75,26 @@ std::string foreign_writer(PACL dacl, PSID me) {
   return "";
 }
 
+// A handle of the same file with READ_CONTROL (hpak's opens do not ask for it):
+// ReOpenFile, an open relative to the handle with no name, never by path.
+struct Reopened {
+  HANDLE h;
+  explicit Reopened(HANDLE of)
+      : h(ReOpenFile(of, READ_CONTROL, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                     FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT)) {}
+  ~Reopened() {
+    if (h != INVALID_HANDLE_VALUE) CloseHandle(h);
+  }
+};
+
 } // namespace
 
 std::string not_private_why(int fd, Mode) {
-  HANDLE h = win::handle_of(fd);
-  if (h == INVALID_HANDLE_VALUE) return "it is not open";
+  HANDLE of = win::handle_of(fd);
+  if (of == INVALID_HANDLE_VALUE) return "it is not open";
+  Reopened r(of);
+  if (r.h == INVALID_HANDLE_VALUE) return "it cannot be opened to read its security descriptor (Windows error " + std::to_string(GetLastError()) + ")";
+  HANDLE h = r.h;
   PSID owner = nullptr;
   PACL dacl = nullptr;
   PSECURITY_DESCRIPTOR sd = nullptr;
