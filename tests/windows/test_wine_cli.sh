@@ -296,6 +296,21 @@ if [ -x "$linux_hpak" ]; then
     fail "Linux fetch and restore of the Wine publish"
   fi
   same_tree "... which Linux fetches and restores (manifest)" "$src" "$W/linux-fetched-t"
+  if [ -f "$W/alice" ]; then
+    # fetch --allowed-signers: a root signed on Linux accepted, its generation kept in
+    # the private directory restore uses; refused while Everyone may write it.
+    "$linux_hpak" -q publish -k "$W/alice" "$W/linuxlib" "$W/www-signed/" >/dev/null
+    export XDG_STATE_HOME="Z:$W/fstate"
+    hpak signedfetch -q fetch --allowed-signers "$W/allowed_signers" "$W/www-signed" env --into "$W/signed-fetched" || true
+    expect_eq "fetch --allowed-signers under Wine of a root signed on Linux exits 0 ($(head -c 200 "$W/signedfetch.err"))" 0 "$(cat "$W/signedfetch.rc")"
+    expect_eq "... generation 2 (the library's second publish) remembered in the private directory" 2 "$(cat "$W"/fstate/hpak/generations/remote-library-* 2>/dev/null)"
+    chmod o+w "$W/fstate/hpak/generations"
+    hpak openfetch -q fetch --allowed-signers "$W/allowed_signers" "$W/www-signed" env --into "$W/signed-fetched2" || true
+    expect_eq "... with the generations directory writable by Everyone: exit 2" 2 "$(cat "$W/openfetch.rc")"
+    check "... saying why ($(cat "$W/openfetch.err"))" grep -qF "no private directory for the generations seen ('Z:$W/fstate/hpak/generations' is not private: 'Everyone' (S-1-1-0) may write it" "$W/openfetch.err"
+    chmod o-w "$W/fstate/hpak/generations"
+    unset XDG_STATE_HOME
+  fi
   # Names Windows cannot hold (core/restore/windows_names.hpp, always on for hpak.exe): refused in
   # one line before anything is created.
   mkdir -p "$W/names" && printf 'a\n' >"$W/names/Makefile" && printf 'b\n' >"$W/names/makefile"
