@@ -43,7 +43,10 @@ std::string identity(const os::FileStat& st) {
 // on Windows, by its owner and DACL), created if missing; never through a link.
 // Otherwise false, with why (naming it) in `why` when given.
 bool private_dir(const std::string& p, std::string* why) {
-  auto no = [&](const std::string& w) { return why && (*why = "'" + p + "' " + w, false); };
+  auto no = [&](const std::string& w) {
+    if (why) *why = "'" + p + "' " + w;
+    return false;
+  };
   if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return no(std::string("cannot be made: ") + std::strerror(errno));
   Fd fd(os::open_path(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   os::FileStat st;
