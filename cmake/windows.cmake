@@ -53,7 +53,7 @@ add_link_options(-static -static-libgcc -static-libstdc++)
 # The rooms (cmake/rooms.cmake, as on Linux) but mount, with the libraries above; the os room takes base/os/windows
 # instead of base/os/linux.
 set(HPAK_BASE_LIBS hpak_win_zstd hpak_win_xxhash OpenSSL::Crypto ws2_32 crypt32 bcrypt Threads::Threads)
-set(HPAK_OS_LIBS ntdll)
+set(HPAK_OS_LIBS ntdll advapi32) # advapi32: GetSecurityInfo (base/os/windows/acl.cpp), GetUserNameW
 set(HPAK_OS_DIR windows)
 set(HPAK_JSON hpak_win_json)
 set(HPAK_CURL hpak_win_curl)

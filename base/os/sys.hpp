@@ -177,6 +177,17 @@ inline Pid pid();
 inline int host_name(char* buf, size_t size);
 // The login name and home directory of `uid` (passwd database); false when it has none.
 bool user_of(Uid uid, std::string* name, std::string* home);
+// Why someone other than this user (and root) could change the open file `fd`,
+// in a few words ("it belongs to 'bob' (uid 1001)", "group or others may write
+// it"), or "" when no one else can. Linux: its owner is not this user or root,
+// or its mode has a bit of `others_bits` (022: no one else may write; 077: no
+// one else may do anything). Windows (issue 30; base/os/windows/acl.cpp): its
+// owner is not this user, Administrators or SYSTEM, it has no DACL (anyone may
+// do anything), or an allow ACE of its DACL gives another SID a right to
+// change it or what it holds (write, append, delete, delete a child, write its
+// attributes or extended attributes, WRITE_DAC, WRITE_OWNER, GENERIC_WRITE,
+// GENERIC_ALL); `others_bits`' read bits have no Windows form (never checked).
+std::string not_private_why(int fd, Mode others_bits);
 
 } // namespace hpak::os
 

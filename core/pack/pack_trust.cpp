@@ -1,5 +1,7 @@
 #include "core/pack/pack_trust.hpp"
 
+#include <cctype>
+#include <cstring>
 #include <cstdlib>
 
 #include "base/os/sys.hpp"
@@ -37,11 +39,29 @@ std::string identity(const os::FileStat& st) {
          std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
-// A directory of this user's, closed to everyone else, created if missing.
-bool private_dir(const std::string& p) {
-  if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return false;
+// A directory of this user's, closed to everyone else (os::not_private_why:
+// on Windows, by its owner and DACL), created if missing; never through a link.
+// Otherwise false, with why (naming it) in `why` when given.
+bool private_dir(const std::string& p, std::string* why) {
+  auto no = [&](const std::string& w) {
+    if (why) *why = "'" + p + "' " + w;
+    return false;
+  };
+  if (os::mkdir_path(p.c_str(), 0700) != 0 && errno != EEXIST) return no(std::string("cannot be made: ") + std::strerror(errno));
+  Fd fd(os::open_path(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   os::FileStat st;
-  return os::lstat_path(p.c_str(), st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == os::euid() && (st.st_mode & 077) == 0;
+  if (!fd || os::fstat(fd.get(), st) != 0 || !S_ISDIR(st.st_mode)) return no("is not a directory hpak can open");
+  if (st.st_uid != os::euid()) return no("is not this user's");
+  std::string other = os::not_private_why(fd.get(), 077);
+  return other.empty() || no("is not private: " + other);
+}
+
+// An absolute path: "/..." on Linux; "C:\...", "C:/..." or "\\server\..." on Windows.
+bool absolute(const char* p) {
+  if (!p || !p[0]) return false;
+  if (!os::kWindowsNames) return p[0] == '/';
+  auto sep = [](char c) { return c == '/' || c == '\\'; };
+  return (sep(p[0]) && sep(p[1])) || (std::isalpha(static_cast<unsigned char>(p[0])) && p[1] == ':' && sep(p[2]));
 }
 
 // The remembered verdict: "ok", "bad <why>", or "" (none, or not this user's file).
@@ -85,14 +105,14 @@ void warn(const std::string& message) {
   if (sink_ref()) sink_ref()(message);
 }
 
-std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf) {
+std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf, std::string* why) {
   std::string base;
   const char* xdg = getenv(xdg_var);
   const char* home = getenv("HOME");
   std::string home_dir;
-  if (home && home[0] == '/') home_dir = home;
-  else if (std::string pw_home; os::user_of(os::euid(), nullptr, &pw_home) && pw_home[0] == '/') home_dir = pw_home;
-  if (xdg && xdg[0] == '/') {
+  if (absolute(home)) home_dir = home;
+  else if (std::string pw_home; os::user_of(os::euid(), nullptr, &pw_home) && absolute(pw_home.c_str())) home_dir = pw_home;
+  if (absolute(xdg)) {
     base = xdg;
   } else if (!home_dir.empty()) {
     base = home_dir;
@@ -109,7 +129,7 @@ std::string user_private_dir(const char* xdg_var, const char* home_fallback, con
   }
   if (os::mkdir_path(base.c_str(), 0700) != 0 && errno != EEXIST) return {};
   std::string dir = base + "/hpak";
-  if (!private_dir(dir) || !private_dir(dir + "/" + leaf)) return {};
+  if (!private_dir(dir, why) || !private_dir(dir + "/" + leaf, why)) return {};
   return dir + "/" + leaf;
 }
 

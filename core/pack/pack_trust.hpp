@@ -52,8 +52,12 @@ void warn(const std::string& message);
 std::string trust_cache_dir();
 // $XDG_VAR/hpak/LEAF, or ~/FALLBACK/hpak/LEAF (".cache", ".local/state"),
 // created 0700; "" unless hpak/ and LEAF are directories owned by this user
-// and closed to group and others.
-std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf);
+// and closed to group and others (os::not_private_why: on Windows, owned by
+// this user and writable by no other SID). On Windows HOME and XDG_* count only
+// as drive or UNC paths (a Unix "/home/..." passed in by Wine does not), and the
+// home is USERPROFILE.
+// `why`: when "" is returned for a directory that is not private, which one and why.
+std::string user_private_dir(const char* xdg_var, const char* home_fallback, const std::string& leaf, std::string* why = nullptr);
 
 class PackTrust {
 public:

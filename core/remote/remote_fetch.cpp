@@ -120,8 +120,9 @@ void make_dirs(const std::string& p, bool shared) {
 // identity for a version 2 root (the same library from any URL), per URL for
 // a version 1 root (which has no identity).
 std::string generation_state(const RemoteRoot& root, const std::string& url_shown) {
-  std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations");
-  if (dir.empty()) throw Error("refusing root of '" + url_shown + "': no private directory for the generations seen (set XDG_STATE_HOME)");
+  std::string why;
+  std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations", &why);
+  if (dir.empty()) throw Error("refusing root of '" + url_shown + "': no private directory for the generations seen (" + (why.empty() ? "" : why + "; ") + "set XDG_STATE_HOME)");
   if (root.version >= 2) return dir + "/remote-library-" + root.library;
   return dir + "/remote-" + to_hex(sha256(ByteSpan(reinterpret_cast<const uint8_t*>(url_shown.data()), url_shown.size())));
 }

@@ -232,8 +232,9 @@ Digest enforce_name_policy(const Library& lib, const std::string& name, const st
   if (!sn->verdict.ok) throw Error("refusing catalog '" + name + "' of library " + lib_shown + ": " + sn->verdict.why);
   const NameStatement& st = sn->statement;
   // Rollback: never a generation below the highest seen for this library and name.
-  std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations");
-  if (dir.empty()) throw Error("refusing catalog '" + name + "': no private directory for the generations seen (set XDG_STATE_HOME)");
+  std::string why;
+  std::string dir = user_private_dir("XDG_STATE_HOME", ".local/state", "generations", &why);
+  if (dir.empty()) throw Error("refusing catalog '" + name + "': no private directory for the generations seen (" + (why.empty() ? "" : why + "; ") + "set XDG_STATE_HOME)");
   std::string state = dir + "/" + st.library + "-" + name;
   uint64_t seen = 0;
   os::FileStat sst;

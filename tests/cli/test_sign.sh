@@ -99,6 +99,14 @@ grep -qx "name env" "$work/stmt" || fail "the statement does not name the name"
 
 run r1 restore --allowed-signers "$allowed" "$lib" env "$work/t1"
 expect_rc r1 0
+# The generations seen live in a directory no one else may write: one others
+# may write is refused in one line naming it and why, nothing restored.
+chmod o+w "$XDG_STATE_HOME/hpak/generations"
+run openstate restore --allowed-signers "$allowed" "$lib" env "$work/t1o"
+expect_rc openstate 2
+one_line_error openstate "no private directory for the generations seen \\('.*/hpak/generations' is not private: group or others may write it; set XDG_STATE_HOME\\)"
+[ ! -e "$work/t1o" ] || fail "openstate created its target"
+chmod o-w "$XDG_STATE_HOME/hpak/generations"
 run vl verify --allowed-signers "$allowed" "$lib"
 expect_rc vl 0
 grep -q "env: good, generation 1, signed by 'alice@example.com' ($(fp alice))" "$work/vl.out" || fail "vl: $(out vl)"

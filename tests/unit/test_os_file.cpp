@@ -161,3 +161,18 @@ TEST_CASE("os::dup: a close-on-exec descriptor of the same open file (offset sha
   CHECK(base_name("a/b/c") == "c");
   CHECK(base_name("a\\b") == "a\\b"); // a backslash is a name's character on Linux
 }
+
+TEST_CASE("os::not_private_why: this user's file passes; a group or other bit of the mask is named") {
+  TempDir t("private");
+  write_text(t / "f", "x");
+  Fd fd(::open((t / "f").c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  REQUIRE(::fchmod(fd.get(), 0600) == 0);
+  CHECK(os::not_private_why(fd.get(), 077) == "");
+  REQUIRE(::fchmod(fd.get(), 0644) == 0);
+  CHECK(os::not_private_why(fd.get(), 022) == "");
+  CHECK(os::not_private_why(fd.get(), 077) == "group or others may use it");
+  REQUIRE(::fchmod(fd.get(), 0602) == 0);
+  CHECK(os::not_private_why(fd.get(), 022) == "group or others may write it");
+  CHECK(os::not_private_why(-1, 022).find("it cannot be examined") == 0);
+}

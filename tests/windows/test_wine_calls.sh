@@ -17,25 +17,13 @@
 # files as the bigger one over DIRS more directories, gives the calls per
 # directory the same way: at most 4 (one create whose handle is kept, its
 # time set through it, a close), exactly one NtCreateFile.
-set -uo pipefail
-export LC_ALL=C
-exe=$(realpath "${1:?usage: $0 HPAK_EXE [SMALL BIG [DIRS]]}")
+suite=test_wine_calls
+# shellcheck source=tests/windows/wine_lib.sh
+source "$(dirname "$0")/wine_lib.sh" # exe, wine, W, fail/pass, finish (its $2 default is not used here)
 small=${2:-25}
 big=${3:-50}
 extra_dirs=${4:-20}
-wine=${WINE:-$(command -v wine64 || echo /usr/lib/wine/wine64)}
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
-W=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/hpak-wine-calls-XXXXXX")")
-failures=0
-cleanup() {
-  if [ "$failures" -eq 0 ]; then chmod -R u+rwx "$W" 2>/dev/null || true; rm -rf "$W"; else echo "test_wine_calls: kept $W"; fi
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-pass() { echo "ok: $*"; }
 
 # shellcheck source=tests/windows/call_trees.sh
 source "$(dirname "$0")/call_trees.sh"
@@ -144,8 +132,4 @@ else
   fail "restored tree differs: $(head -3 "$W/modes.diff" | tr '\n' ' ')"
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "test_wine_calls: $failures failure(s)"
-  exit 1
-fi
-echo "test_wine_calls: all passed"
+finish

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/windows/wine_lib.sh — what the Wine suites share (sourced by
-# tests/windows/test_wine_cli.sh and test_wine_hostile.sh): the arguments
+# tests/windows/test_wine_cli.sh, test_wine_hostile.sh and test_wine_calls.sh): the arguments
 # (HPAK_EXE [LINUX_HPAK]), a work directory $W (kept when a check failed),
 # the counted checks, `hpak NAME ARGS...` (hpak.exe under Wine, its output in
 # $W/NAME.out/.err/.rc) and a manifest of a tree.
