@@ -71,24 +71,12 @@ struct CatalogReader {
   Bytes stored, raw;
 };
 
-// A descriptor of the file `p` maps, opened by name (empty when the name is
-// gone or now names another file: then the mapping is read instead).
-Fd open_mapped_file(const PackReader& p) {
-  os::FileStat st{};
-  try {
-    Fd fd = open_regular_if_exists(p.path(), Follow::NoLinks, kAnySize, &st);
-    if (fd && st.st_dev == p.map().stat().st_dev && st.st_ino == p.map().stat().st_ino) return fd;
-  } catch (const Error&) { // gone or replaced since it was mapped: the mapping is still the file
-  }
-  return Fd();
-}
-
 // The descriptor of `p` for reader `cr` (-1: none, read through the mapping).
 int pack_fd(CatalogReader& cr, const PackReader* p) {
   auto it = std::find_if(cr.open.begin(), cr.open.end(), [&](const auto& o) { return o.first == p; });
   if (it != cr.open.end()) return it->second.get();
   if (cr.open.size() == CatalogReader::kOpenPacks) cr.open.erase(cr.open.begin());
-  cr.open.emplace_back(p, open_mapped_file(*p));
+  cr.open.emplace_back(p, p->open_same_file(Follow::NoLinks));
   return cr.open.back().second.get();
 }
 
@@ -257,7 +245,7 @@ FlatDigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& 
 // copied from the mapping when the file cannot be opened again.
 class PackHeaders {
 public:
-  explicit PackHeaders(const PackReader& p) : p_(p), fd_(open_mapped_file(p)) {}
+  explicit PackHeaders(const PackReader& p) : p_(p), fd_(p.open_same_file(Follow::NoLinks)) {}
   const PackReader& pack() const { return p_; }
   // The `out.size()` bytes at `offset` (false: the pack ends before).
   bool read(uint64_t offset, std::span<uint8_t> out) const {

@@ -115,9 +115,17 @@ public:
     else if (!stale.empty()) rep_.notes.push_back(stale);
   }
 
-  // 2. Every catalog: name file, catalog object, every object it needs.
+  // 2. Every catalog: name file, catalog object, every object it needs. The
+  // library's lookups and its catalog reads go through the packs' mappings (a
+  // lookup reads an entry's header there, and the kernel maps up to 64 KiB
+  // around it): the pages a catalog's check mapped are unmapped after it, so
+  // what this step holds of the packs is one catalog's worth, not every page
+  // the library's objects touch (173 MiB of a 1 GiB library at K = 1,000).
   void check_catalogs() {
-    for (auto& name : lib_.catalog_names()) check_catalog(name);
+    for (auto& name : lib_.catalog_names()) {
+      check_catalog(name);
+      for (const PackReader* p : lib_.packs()) p->map().release(0, p->bytes().size());
+    }
   }
 
   // Lost or not: an intact copy in a visible pack keeps the data.
