@@ -335,11 +335,21 @@ std::vector<const PackReader*> Library::packs() const {
 
 std::string Library::check_catalog_name(const std::string& name) { return catalog_name_problem(name); }
 
-std::vector<std::string> Library::catalog_names() const {
+namespace {
+std::vector<std::string> names_in(const store::Layout& layout) {
   std::vector<std::string> out;
-  for (auto& n : store::list_dir(layout_.catalogs_dir()))
-    if (check_catalog_name(n).empty()) out.push_back(n);
+  for (auto& n : store::list_dir(layout.catalogs_dir()))
+    if (Library::check_catalog_name(n).empty()) out.push_back(n);
   return out;
+}
+} // namespace
+
+std::vector<std::string> Library::catalog_names() const { return names_in(layout_); }
+
+std::vector<std::string> Library::catalog_names_at(const std::string& root) {
+  store::Layout layout(root);
+  store::read_marker(layout); // not a library: the error Library's constructor gives
+  return names_in(layout);
 }
 
 std::optional<Digest> Library::catalog_digest(const std::string& name) const {
