@@ -65,11 +65,7 @@ void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out) {
 }
 
 void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, const std::string& what) {
-  unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
-  if (declared == ZSTD_CONTENTSIZE_ERROR) throw Error(what + ": not a zstd frame");
-  if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != out.size())
-    throw Error(what + ": zstd frame declares " + std::to_string(declared) + " bytes, entry declares " +
-                std::to_string(out.size()));
+  zstd_check_frame_size(in, out.size(), what);
   size_t n;
   if (dict) n = ZSTD_decompress_usingDDict(dctx(), out.data(), out.size(), in.data(), in.size(), dict->ddict());
   else n = ZSTD_decompressDCtx(dctx(), out.data(), out.size(), in.data(), in.size());
@@ -81,37 +77,49 @@ uint32_t zstd_frame_dict_id(ByteSpan frame) { return ZSTD_getDictID_fromFrame(fr
 
 void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict, const std::string& what,
                             const std::function<void(ByteSpan)>& sink) {
+  bool given = false;
+  zstd_decompress_chunks([&] { return given ? ByteSpan() : (given = true, in); }, expected, dict, what, sink);
+}
+
+void zstd_check_frame_size(ByteSpan frame_start, uint64_t expected, const std::string& what) {
+  unsigned long long declared = ZSTD_getFrameContentSize(frame_start.data(), frame_start.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR) throw Error(what + ": not a zstd frame");
+  if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != expected)
+    throw Error(what + ": zstd frame declares " + std::to_string(declared) + " bytes, entry declares " + std::to_string(expected));
+}
+
+namespace {
+// The dictionary a streaming decompression referenced, dropped however it ends.
+struct DictRef {
+  ZSTD_DCtx* d;
+  ~DictRef() { ZSTD_DCtx_refDDict(d, nullptr); }
+};
+} // namespace
+
+void zstd_decompress_chunks(const std::function<ByteSpan()>& next, uint64_t expected, const ZstdDict* dict, const std::string& what,
+                            const std::function<void(ByteSpan)>& sink) {
   ZSTD_DCtx* d = dctx();
   ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
   ZSTD_DCtx_refDDict(d, dict ? dict->ddict() : nullptr);
+  DictRef ref{d};
   Bytes& buf = per_thread([] { return Bytes{}; }); // reused: 4 MiB per thread, allocated once
   buf.resize(4u << 20);
-  ZSTD_inBuffer ib{in.data(), in.size(), 0};
+  ByteSpan chunk = next();
+  ZSTD_inBuffer ib{chunk.data(), chunk.size(), 0};
   uint64_t total = 0;
-  size_t ret = 1;
   while (true) {
     ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
-    ret = ZSTD_decompressStream(d, &ob, &ib);
-    if (ZSTD_isError(ret)) {
-      ZSTD_DCtx_refDDict(d, nullptr);
-      throw Error(what + ": zstd: " + ZSTD_getErrorName(ret));
-    }
+    size_t ret = ZSTD_decompressStream(d, &ob, &ib);
+    if (ZSTD_isError(ret)) throw Error(what + ": zstd: " + ZSTD_getErrorName(ret));
     total += ob.pos;
-    if (total > expected) {
-      ZSTD_DCtx_refDDict(d, nullptr);
-      throw Error(what + ": decompresses to more than the declared " + std::to_string(expected) + " bytes");
-    }
+    if (total > expected) throw Error(what + ": decompresses to more than the declared " + std::to_string(expected) + " bytes");
     if (ob.pos) sink(ByteSpan(buf.data(), ob.pos));
     if (ret == 0) break;
-    if (ib.pos == ib.size && ob.pos < ob.size) {
-      ZSTD_DCtx_refDDict(d, nullptr);
-      throw Error(what + ": truncated zstd frame");
-    }
+    if (ib.pos == ib.size && (chunk = next()).size() > 0) ib = ZSTD_inBuffer{chunk.data(), chunk.size(), 0};
+    if (ib.pos == ib.size && ob.pos < ob.size) throw Error(what + ": truncated zstd frame");
   }
-  ZSTD_DCtx_refDDict(d, nullptr);
-  if (ib.pos != ib.size) throw Error(what + ": trailing bytes after zstd frame");
-  if (total != expected)
-    throw Error(what + ": decompressed to " + std::to_string(total) + " bytes, expected " + std::to_string(expected));
+  if (ib.pos != ib.size || next().size() > 0) throw Error(what + ": trailing bytes after zstd frame");
+  if (total != expected) throw Error(what + ": decompressed to " + std::to_string(total) + " bytes, expected " + std::to_string(expected));
 }
 
 namespace {

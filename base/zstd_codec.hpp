@@ -53,6 +53,14 @@ uint32_t zstd_frame_dict_id(ByteSpan frame);
 // `sink` with consecutive chunks; fails if the total differs from `expected`.
 void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict, const std::string& what,
                             const std::function<void(ByteSpan)>& sink);
+// The same over a frame that arrives in pieces: `next` gives the next piece
+// of the frame (empty once there is no more), each valid until the next call;
+// the same checks and messages.
+void zstd_decompress_chunks(const std::function<ByteSpan()>& next, uint64_t expected, const ZstdDict* dict, const std::string& what,
+                            const std::function<void(ByteSpan)>& sink);
+// zstd_decompress's first checks, on the first bytes of a frame: that it is
+// one, and that its declared size (when it declares one) is `expected`.
+void zstd_check_frame_size(ByteSpan frame_start, uint64_t expected, const std::string& what);
 
 // Streaming compression of an object too large to hold in memory, as one
 // standard zstd frame of exactly `size` bytes, through zstd's own worker

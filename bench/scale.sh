@@ -97,18 +97,9 @@ print(json.dumps(d))' "$WORK/m.json" "$k" "$op" "$(lib_bytes)" "$(lib_packs)" "$
 }
 
 # same_figures DRY.json REAL.json: "yes" when every figure but the timings
-# (and a young pack's age) is equal, else the first that differs.
-same_figures() {
-  python3 - "$1" "$2" <<'EOF'
-import json, re, sys
-dry, real = (json.load(open(p)) for p in sys.argv[1:3])
-for doc in (dry, real):
-    for p in doc.get("packs", []):
-        p["why"] = re.sub(r"\(\d+ s old\)", "(N s old)", p["why"])
-diff = [k for k in sorted(set(dry) | set(real)) if k not in ("dry_run", "seconds", "copy_seconds") and dry.get(k) != real.get(k)]
-print("yes" if not diff else "no (" + ", ".join(f"{k}: {dry.get(k)} / {real.get(k)}" for k in diff[:3]) + ")")
-EOF
-}
+# (and a young pack's age) is equal, else the first that differ
+# (bench/gc_same_figures.py, which tests/cli/test_gc_threads.sh uses too).
+same_figures() { python3 "$here/gc_same_figures.py" "$1" "$2" || true; }
 
 checkpoint() {
   local k=$1 gone=$((($1 + 1) / 2))

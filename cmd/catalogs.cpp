@@ -94,12 +94,12 @@ int run(const Options& o) {
     return rc;
   }
   if (o.args.size() != 1) throw Error("usage: hpak catalogs LIB");
-  Library lib(o.args[0]);
-  log_library(lib);
-  if (o.names) {
-    for (auto& name : lib.catalog_names()) printf("%s\n", name.c_str());
+  if (o.names) { // the names only: the library's packs and indexes are not loaded
+    for (auto& name : Library::catalog_names_at(o.args[0])) printf("%s\n", name.c_str());
     return kExitOk;
   }
+  Library lib(o.args[0]);
+  log_library(lib);
   for (auto& name : lib.catalog_names()) print_summary(o, summarize_catalog(lib, name));
   return kExitOk;
 }

@@ -78,6 +78,9 @@ public:
   // Named catalogs.
   static std::string check_catalog_name(const std::string& name); // "" if valid
   std::vector<std::string> catalog_names() const;
+  // The same for the library at `root`, without loading it (no pack or index
+  // is opened: what `catalogs --names` prints, for shell completion).
+  static std::vector<std::string> catalog_names_at(const std::string& root);
   std::optional<Digest> catalog_digest(const std::string& name) const;
   // A catalog entry's bytes as stored in its pack (to keep a copy without
   // re-encoding it).

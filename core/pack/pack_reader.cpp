@@ -687,55 +687,6 @@ Digest PackReader::content_digest(ByteSpan stored, const IndexRecord& r) const {
   return sha.finish();
 }
 
-namespace {
-// pread(2) of exactly out.size() bytes at `offset` (retrying short reads and
-// EINTR); false when the file ends first.
-bool pread_exact(int fd, std::span<uint8_t> out, uint64_t offset, const std::string& what) {
-  size_t done = 0;
-  while (done < out.size()) {
-    long n = os::pread(fd, out.data() + done, out.size() - done, os::Off(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("unable to read '" + what + "'");
-    if (n == 0) return false;
-    done += size_t(n);
-  }
-  return true;
-}
-} // namespace
-
-// The header read first (a v2 record leaves the stored length to it), then
-// the stored bytes; each check is the one checked_stored and read make.
-ByteSpan PackReader::read_pread(int fd, const IndexRecord& rr, Bytes& stored, Bytes& raw) const {
-  if (rr.member != kNoMember) throw Error("internal error: read_pread of a block member: " + what(rr));
-  const uint64_t size = map_.size();
-  if (rr.offset > size || size - rr.offset < kEntryHeaderSize) throw corrupt(path(), rr.offset, "entry lies outside the pack");
-  uint8_t hb[kEntryHeaderSize];
-  if (!pread_exact(fd, hb, rr.offset, path())) throw corrupt(path(), rr.offset, "entry lies outside the pack (the file is shorter)");
-  const EntryHeader h = decode_entry_header(ByteSpan(hb, sizeof hb), path(), rr.offset);
-  IndexRecord r = rr;
-  if (version_ == kPackVersion2 && r.stored_len == 0 && r.stored_xxh == 0) r.stored_len = h.stored_len, r.stored_xxh = h.stored_xxh;
-  if (h.digest != r.digest || h.kind != r.kind || h.codec != r.codec || h.stored_len != r.stored_len || h.raw_len != r.raw_len ||
-      h.stored_xxh != r.stored_xxh)
-    throw corrupt(path(), r.offset, "entry header does not match the index");
-  if (r.stored_len > size - r.offset - kEntryHeaderSize) throw corrupt(path(), r.offset, "entry lies outside the pack");
-  if (r.codec != Codec::Raw && r.raw_len / 131072 > r.stored_len + 1)
-    throw corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(r.stored_len) + " stored bytes");
-  stored.resize(r.stored_len);
-  if (!pread_exact(fd, stored, r.offset + kEntryHeaderSize, path()))
-    throw corrupt(path(), r.offset, "entry lies outside the pack (the file is shorter)");
-  if (xxh64(stored) != r.stored_xxh) throw corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
-  if (r.codec == Codec::Raw) {
-    if (r.stored_len != r.raw_len)
-      throw corrupt(path(), r.offset, "raw object " + to_hex(r.digest) + " has " + std::to_string(r.stored_len) + " stored bytes for " + std::to_string(r.raw_len));
-    raw = stored;
-  } else {
-    raw.resize(r.raw_len);
-    zstd_decompress(stored, raw, dict_for(stored, r), what(r));
-  }
-  if (sha256(raw) != r.digest) throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
-  return raw;
-}
-
 Bytes PackReader::stored_copy_checked(const IndexRecord& rr) const {
   if (rr.member != kNoMember) throw Error("internal error: stored bytes of a block member: " + what(rr));
   IndexRecord r = complete(rr);

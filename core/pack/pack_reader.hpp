@@ -135,6 +135,25 @@ public:
   // several threads uses (gc's mark), where faulting pages in and unmapping
   // them again costs more than the copy.
   ByteSpan read_pread(int fd, const formats::IndexRecord& r, Bytes& stored, Bytes& raw) const;
+  // The entries and blocks a pass reads whole with pread; a larger entry is
+  // read in pieces (check_pread).
+  static constexpr uint64_t kPreadWhole = 4ull << 20;
+  // An entry checked as read_pread checks it, with every check and message
+  // of read(), holding at most kPreadWhole bytes in each buffer: an entry
+  // larger than that is read twice in pieces of 1 MiB (its stored checksum,
+  // then its content's SHA-256 as it decodes). Returns the record completed.
+  // What verify reads every object with: no page of the pack is mapped.
+  formats::IndexRecord check_pread(int fd, const formats::IndexRecord& r, Bytes& stored, Bytes& raw) const;
+  // A v2 block read with pread into `buf` and checked as checked_block checks
+  // it (the Block's spans point into `buf`); its header's lengths are checked
+  // against the file before its table and payload are read.
+  Block block_pread(int fd, uint64_t offset, Bytes& buf) const;
+  // A descriptor of the file mapped, opened by its name; empty when the name
+  // is gone or now names another file (another device or inode).
+  Fd open_same_file(Follow follow) const;
+  // Bytes [offset, offset + len) of the file read with pread into `buf`, 1 MiB
+  // at a time, each piece handed to `f` (an error if the file ends first).
+  void pread_range(int fd, uint64_t offset, uint64_t len, Bytes& buf, const std::function<void(ByteSpan)>& f) const;
 
   // Catalog records in pack order (mirror copies included).
   std::vector<formats::IndexRecord> catalog_records() const;
@@ -179,6 +198,11 @@ private:
   MemberAt cached_member(const formats::IndexRecord& r) const; // checks r against its (cached) block
   static uint64_t new_id();
   const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
+  // pack_pread.cpp's steps.
+  formats::IndexRecord pread_header(int fd, const formats::IndexRecord& r) const;
+  ByteSpan read_pread_body(int fd, const formats::IndexRecord& r, Bytes& stored, Bytes& raw) const;
+  void check_sizes(const formats::IndexRecord& r) const;
+  void check_pread_pieces(int fd, const formats::IndexRecord& r, Bytes& buf) const;
 
   MappedFile map_;
   MappedFile idx_map_;

@@ -32,18 +32,10 @@ held_objects() {
     records "$p" | awk '{ print $1 }'
   done | LC_ALL=C sort -u
 }
-# same_json A.json B.json: every field equal but the timings.
+# same_json A.json B.json: every field equal but the timings (bench/gc_same_figures.py, which bench/scale.sh uses too).
 same_json() {
-  python3 - "$1" "$2" <<'EOF'
-import json, re, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for doc in (a, b):
-    for p in doc.get("packs", []):
-        p["why"] = re.sub(r"\(\d+ s old\)", "(N s old)", p["why"])
-bad = [f"{k}: {a.get(k)!r} / {b.get(k)!r}" for k in sorted(set(a) | set(b)) if k not in ("seconds", "copy_seconds") and a.get(k) != b.get(k)]
-if bad:
-    sys.exit("\n".join(bad))
-EOF
+  local out
+  out=$(python3 "$root/bench/gc_same_figures.py" "$1" "$2") || { echo "$out" >&2; return 1; }
 }
 # damage_copy PACK OFFSET STORED_LEN: flips a byte in the middle of that entry's stored bytes.
 damage_copy() { flip "$1" $(($2 + 72 + $3 / 2)); }

@@ -679,3 +679,55 @@ TEST_CASE("pack reader: read_pread returns what read() returns, with the same ch
   ByteSpan again = r.read_pread(fd.get(), *first, stored, raw);
   CHECK(Bytes(again.begin(), again.end()) == w.objs[0].raw);
 }
+
+// Flips the byte at `at` of `path`.
+static void flip_byte(const std::string& path, off_t at) {
+  Fd f(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  REQUIRE(f);
+  uint8_t b = 0;
+  REQUIRE(::pread(f.get(), &b, 1, at) == 1);
+  b ^= 0x5a;
+  pwrite_all(f.get(), ByteSpan(&b, 1), at, path);
+}
+
+TEST_CASE("pack reader: check_pread reads an entry above kPreadWhole in pieces, with read()'s results and messages") {
+  fx::TempDir dir("prpieces");
+  const std::string pack = dir / "big.hpak";
+  fx::Rng rng(7);
+  Bytes text = fx::make_content(rng, 9u << 20, true), noise = fx::make_content(rng, 5u << 20, false);
+  {
+    int fd = ::open(pack.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    PackWriter pw(fd, pack, 3, kPackVersion);
+    Bytes stored;
+    zstd_compress(text, 3, nullptr, stored);
+    pw.append(Kind::Blob, Codec::Zstd, sha256(text), text.size(), stored);
+    pw.append(Kind::Blob, Codec::Raw, sha256(noise), noise.size(), noise);
+    pw.finish();
+    ::close(fd);
+  }
+  PackReader r(pack, /*use_index_file=*/false);
+  Fd fd = r.open_same_file(Follow::Links);
+  REQUIRE(fd);
+  Bytes stored, raw;
+  auto zrec = r.find(sha256(text)), rrec = r.find(sha256(noise));
+  REQUIRE(zrec);
+  REQUIRE(rrec);
+  CHECK(r.check_pread(fd.get(), *zrec, stored, raw).raw_len == text.size());
+  CHECK(r.check_pread(fd.get(), *rrec, stored, raw).stored_len == noise.size());
+  CHECK(stored.capacity() <= PackReader::kPreadWhole); // what it held: pieces, not the entries
+  CHECK(raw.capacity() <= PackReader::kPreadWhole);
+  // A stored byte flipped in each: the stored checksum fails, as read() says.
+  flip_byte(pack, off_t(zrec->offset + kEntryHeaderSize + zrec->stored_len / 2));
+  flip_byte(pack, off_t(rrec->offset + kEntryHeaderSize + rrec->stored_len - 1));
+  for (const IndexRecord& rec : {*zrec, *rrec}) {
+    std::string by_read;
+    try {
+      r.read(rec);
+    } catch (const Corrupt& e) {
+      by_read = e.what();
+    }
+    CHECK(by_read.find("fail their checksum") != std::string::npos);
+    CHECK_THROWS_WITH_AS(r.check_pread(fd.get(), rec, stored, raw), by_read.c_str(), Corrupt);
+  }
+}
