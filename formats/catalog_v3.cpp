@@ -155,7 +155,7 @@ void read_paths(ByteReader& r, Catalog& c, const std::string& where) {
     Node& n = c.nodes[i];
     const size_t plen = size_t(plens[i]);
     n.path.resize(plen + suffix.size()); // one allocation; both parts copied in
-    std::memcpy(n.path.data(), prev.data(), plen);
+    if (plen) std::memcpy(n.path.data(), prev.data(), plen); // prev is empty (data() may be null) before the first path
     if (!suffix.empty()) std::memcpy(n.path.data() + plen, suffix.data(), suffix.size());
     placer.place(c.nodes, i, n, where, at, plen);
     placer.added(n, i);
