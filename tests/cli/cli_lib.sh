@@ -32,8 +32,20 @@ need_tool() {
 }
 need_tool python3
 work=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/hpak-$test_name-XXXXXX")")
+# The script's background jobs and their children, stopped: a test that fails
+# while one waits (a flock holder looping until a release file) must not leave
+# it running, holding ctest's output pipe open until ctest's timeout.
+stop_jobs() {
+  local pid child
+  for pid in $(jobs -p); do
+    for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do kill "$child" 2>/dev/null; done
+    kill "$pid" 2>/dev/null
+  done
+  return 0
+}
 cli_cleanup() {
   local status=$?
+  stop_jobs
   if [ "$status" -eq 0 ] || [ "$status" -eq 125 ]; then # passed or skipped
     chmod -R u+rwx "$work" 2>/dev/null || true
     rm -rf "$work"

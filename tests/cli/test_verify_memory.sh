@@ -60,7 +60,12 @@ expect_rc verify-lib 0
 big=$(sha256sum "$src/big.bin" | cut -d' ' -f1)
 off=$("$hpak" index "$base/big.hpak" --show --no-write | awk -v d="$big" '$1 == d { print $4 }')
 [ -n "$off" ] || fail "the 200 MiB object is not in the pack's index"
-printf '\x5a' | dd of="$base/big.hpak" bs=1 seek=$((off + 72 + (100 << 20))) conv=notrunc status=none
+# The byte's complement: never the byte already there (random data holds any value).
+pos=$((off + 72 + (100 << 20)))
+was=$(od -A n -t u1 -j "$pos" -N 1 "$base/big.hpak" | tr -d ' ')
+# shellcheck disable=SC2059 # the format is the octal escape of the new byte
+printf "\\$(printf '%03o' $((was ^ 255)))" | dd of="$base/big.hpak" bs=1 seek="$pos" conv=notrunc status=none
+[ "$(od -A n -t u1 -j "$pos" -N 1 "$base/big.hpak" | tr -d ' ')" = $((was ^ 255)) ] || fail "the byte at $pos was not flipped"
 measure verify-bad verify "$base/big.hpak"
 expect_rc verify-bad 1
 grep -q "$big" "$work/verify-bad.out" || fail "verify did not name the damaged object: $(head -c 2000 "$work/verify-bad.out")"
