@@ -10,6 +10,9 @@
 # flipped in the large object is still named, with its path.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 bound_kb=$((64 * 1024))
+# A sanitizer build's own memory (shadow, quarantine, a binary of 100+ MiB mapped)
+# is ~100-150 MiB: the bound is then 256 MiB, still below the pack it reads.
+if [[ $(ldd "$hpak" 2>/dev/null) =~ lib(a|t|ub)san ]]; then bound_kb=$((256 * 1024)); fi
 
 base=$work
 if [ -w /dev/shm ]; then
