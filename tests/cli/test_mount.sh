@@ -209,12 +209,14 @@ diff "$work/restored.manifest" "$work/mt.manifest" >/dev/null && ok "HPAK_MOUNT_
 umount_ok mt "$mnt"
 
 # One thread answers a lone reader's requests (the default): 300 lookups one after the other (names that do
-# not exist, each a request) wake the server's threads; the busiest must take at least 90% of the wakes. In
+# not exist, each a request) wake the server's threads; the busiest must take at least 90% of the wakes. The
+# reader pauses 1 ms between lookups so that each one finds the server asleep (without the pause a slow server
+# still busy with its last reply takes the next request without a wake: 98 wakes of 300 in one CI run). In
 # libfuse's multi-threaded loop (the default before) the kernel hands them to its idle threads in turn.
 busiest_share() { # SERVER_PID: the busiest thread's share (%) of the voluntary switches during 300 lookups
   local pid=$1
   python3 - "$pid" "$mnt" <<'PY'
-import glob, os, sys
+import glob, os, sys, time
 pid, mnt = sys.argv[1], sys.argv[2]
 def switches():
     out = {}
@@ -226,6 +228,7 @@ def switches():
 before = switches()
 for i in range(300):
     os.path.exists(os.path.join(mnt, f"no-such-name-{i}"))
+    time.sleep(0.001)
 after = switches()
 d = [after[k] - before.get(k, 0) for k in after]
 print(100 * max(d) // max(1, sum(d)), sum(d))
