@@ -216,6 +216,18 @@ bool write_full(int fd, ByteSpan data) {
   return true;
 }
 
+long pread_full(int fd, std::span<uint8_t> out, uint64_t offset) {
+  size_t got = 0;
+  while (got < out.size()) {
+    long n = os::pread(fd, out.data() + got, out.size() - got, os::Off(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  return long(got);
+}
+
 void write_all(int fd, ByteSpan data, const std::string& what) {
   if (!write_full(fd, data)) throw_errno("unable to write '" + what + "'");
 }

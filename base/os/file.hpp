@@ -119,6 +119,10 @@ Bytes read_file(const std::string& path);
 Bytes read_fd(int fd, const std::string& what); // to EOF
 // Writes all of `data` (retrying short writes and EINTR); false with errno set on error.
 bool write_full(int fd, ByteSpan data);
+// Reads out.size() bytes at `offset` (retrying short reads and EINTR): the
+// count read, less than out.size() only where the file ends; -1 with errno set
+// on an error.
+long pread_full(int fd, std::span<uint8_t> out, uint64_t offset);
 void write_all(int fd, ByteSpan data, const std::string& what);
 void pwrite_all(int fd, ByteSpan data, os::Off off, const std::string& what);
 bool path_exists(const std::string& path);

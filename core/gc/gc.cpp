@@ -256,13 +256,8 @@ public:
       std::memcpy(out.data(), p_.bytes().data() + offset, out.size());
       return true;
     }
-    for (size_t done = 0; done < out.size();) {
-      long n = os::pread(fd_.get(), out.data() + done, out.size() - done, os::Off(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false; // cut short or unreadable: counted as damaged
-      done += size_t(n);
-    }
-    return true;
+    // cut short or unreadable: counted as damaged
+    return pread_full(fd_.get(), out, offset) == long(out.size());
   }
   bool mapped() const { return !fd_; }
 

@@ -138,14 +138,9 @@ namespace {
 
 // Reads exactly out.size() bytes at `off`, or throws naming the pack.
 void pread_exactly(int fd, std::span<uint8_t> out, uint64_t off, const std::string& what) {
-  size_t got = 0;
-  while (got < out.size()) {
-    long n = os::pread(fd, out.data() + got, out.size() - got, os::Off(off + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("unable to read '" + what + "'");
-    if (n == 0) throw Error("'" + what + "' ends inside an object it indexes");
-    got += size_t(n);
-  }
+  const long n = pread_full(fd, out, off);
+  if (n < 0) throw_errno("unable to read '" + what + "'");
+  if (size_t(n) < out.size()) throw Error("'" + what + "' ends inside an object it indexes");
 }
 
 // A pack another user can write (PackReader::checks_every_read): each chunk is

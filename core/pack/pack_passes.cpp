@@ -72,14 +72,9 @@ HashedFile hash_file(int rootfd, const std::string& rel, const std::string& show
 }
 
 ByteSpan LargeFile::read_at(uint64_t at, size_t len, Bytes& buf) const {
-  size_t got = 0;
-  while (got < len) {
-    long n = os::pread(fd, buf.data() + got, len - got, os::Off(at + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("unable to read '" + shown + "'");
-    if (n == 0) throw Error("'" + shown + "' shrank while being packed");
-    got += size_t(n);
-  }
+  const long n = pread_full(fd, std::span<uint8_t>(buf.data(), len), at);
+  if (n < 0) throw_errno("unable to read '" + shown + "'");
+  if (size_t(n) < len) throw Error("'" + shown + "' shrank while being packed");
   return ByteSpan(buf.data(), len);
 }
 

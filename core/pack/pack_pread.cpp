@@ -20,15 +20,9 @@ namespace {
 // pread(2) of exactly out.size() bytes at `offset` (retrying short reads and
 // EINTR); false when the file ends first.
 bool pread_exact(int fd, std::span<uint8_t> out, uint64_t offset, const std::string& what) {
-  size_t done = 0;
-  while (done < out.size()) {
-    long n = os::pread(fd, out.data() + done, out.size() - done, os::Off(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw_errno("unable to read '" + what + "'");
-    if (n == 0) return false;
-    done += size_t(n);
-  }
-  return true;
+  const long n = pread_full(fd, out, offset);
+  if (n < 0) throw_errno("unable to read '" + what + "'");
+  return size_t(n) == out.size();
 }
 
 constexpr uint64_t kPreadPiece = 1u << 20;

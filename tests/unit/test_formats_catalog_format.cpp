@@ -176,13 +176,10 @@ TEST_CASE("catalog: check_name and check_path") {
   CHECK_FALSE(check_name(std::string("a\0b", 3)).empty());
   CHECK_FALSE(check_name("a/b").empty());
   CHECK(check_path("a/b/c").empty());
-  CHECK_FALSE(check_path("").empty());
-  CHECK_FALSE(check_path("/a").empty());
-  CHECK_FALSE(check_path("a//b").empty());
-  CHECK_FALSE(check_path("a/").empty());
-  CHECK_FALSE(check_path("a/./b").empty());
-  CHECK_FALSE(check_path("a/../b").empty());
-  CHECK_FALSE(check_path("..").empty());
+  for (const std::string bad : {"", "/a", "a//b", "a/", "a/./b", "a/../b", "..", "a/.", "a/..", "./a", "../a", "/", "a/b/", "a/b//"}) {
+    INFO("path '" << bad << "'");
+    CHECK_FALSE(check_path(bad).empty());
+  }
   CHECK_FALSE(check_path(std::string(4096, 'a')).empty());
   // check_path's one-pass check accepts exactly what the component check does
   // (a path it refuses is checked again, component by component, for the message).
@@ -196,13 +193,6 @@ TEST_CASE("catalog: check_name and check_path") {
   CHECK_FALSE(check_path("a/" + std::string(256, 'n') + "/b").empty());
   CHECK_FALSE(check_path(std::string("a/b\0c/d", 7)).empty());
   CHECK_FALSE(check_path(std::string("\0", 1)).empty());
-  CHECK_FALSE(check_path("a/.").empty());
-  CHECK_FALSE(check_path("a/..").empty());
-  CHECK_FALSE(check_path("./a").empty());
-  CHECK_FALSE(check_path("../a").empty());
-  CHECK_FALSE(check_path("/").empty());
-  CHECK_FALSE(check_path("a/b/").empty());
-  CHECK_FALSE(check_path("a/b//").empty());
 }
 
 TEST_CASE("catalog: path rules are enforced on decode") {

@@ -134,18 +134,13 @@ Bytes DirBackend::read_whole(const GetRequest& r, int fd) {
 Bytes DirBackend::read_range(const GetRequest& r, int fd) {
   const std::string path = where(r.name);
   Bytes out(r.length);
-  size_t got = 0;
-  while (got < out.size()) {
-    long n = os::pread(fd, out.data() + got, out.size() - got, os::Off(r.offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) read_failed(path, SystemError("unable to read '" + path + "': " + strerror(errno), errno));
-    if (n == 0) {
-      std::string why = "the file ends at byte " + std::to_string(r.offset + got) + ", inside the range asked for";
-      throw RemoteProtocol(path, why,
-                           "unable to read '" + path + "' (bytes " + std::to_string(r.offset) + "-" +
-                               std::to_string(r.offset + r.length - 1) + "): " + why);
-    }
-    got += size_t(n);
+  const long n = pread_full(fd, out, r.offset);
+  if (n < 0) read_failed(path, SystemError("unable to read '" + path + "': " + strerror(errno), errno));
+  if (size_t(n) < out.size()) {
+    std::string why = "the file ends at byte " + std::to_string(r.offset + uint64_t(n)) + ", inside the range asked for";
+    throw RemoteProtocol(path, why,
+                         "unable to read '" + path + "' (bytes " + std::to_string(r.offset) + "-" +
+                             std::to_string(r.offset + r.length - 1) + "): " + why);
   }
   return out;
 }

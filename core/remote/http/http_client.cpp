@@ -125,13 +125,9 @@ struct HttpClient::Spool {
     Bytes out;
     if (end > size || start > end) return out;
     out.resize(end - start);
-    size_t got = 0;
-    while (got < out.size()) {
-      long n = os::pread(fd.get(), out.data() + got, out.size() - got, os::Off(start + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw_errno("unable to read a temporary file");
-      got += size_t(n);
-    }
+    const long n = pread_full(fd.get(), out, start);
+    if (n < 0) throw_errno("unable to read a temporary file");
+    if (size_t(n) < out.size()) throw Error("a temporary file ended at byte " + std::to_string(start + uint64_t(n)) + " of " + std::to_string(size));
     return out;
   }
 };
