@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "core/pack/pack_reader.hpp"
@@ -88,11 +89,20 @@ BlockPlan plan_blocks(const IndexView& idx) {
   return plan;
 }
 
-// What the object pass found: per record, why it is bad ("" when intact).
+// What the object pass found: why each bad record is bad (by its position in
+// the index; a record not listed is intact). Kept sparse: a pack of 10^7
+// objects costs nothing here while it is intact.
 struct ObjectChecks {
-  std::vector<std::string> errors;
+  std::map<uint64_t, std::string> errors;
+  std::mutex errors_mu; // the pass's threads add to `errors`
   std::atomic<uint64_t> raw{0}, stored{0};
   bool trailer_ok = true;
+
+  void fail(uint64_t i, std::string why) {
+    std::lock_guard lock(errors_mu);
+    errors[i] = std::move(why);
+  }
+  bool intact(uint64_t i) const { return !errors.count(i); }
 };
 
 // What one thread of the pass reads into, reused from object to object: no
@@ -115,15 +125,15 @@ void check_block(const PackReader& pack, int fd, const std::vector<uint64_t>& re
     for (uint64_t i : recs) {
       IndexRecord r = idx.record_at(i);
       if (r.member >= bl.members.size() || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len)
-        out.errors[i] = "block member at offset " + std::to_string(off) + " does not match the index";
+        out.fail(i, "block member at offset " + std::to_string(off) + " does not match the index");
       else if (sha256(ByteSpan(all_raw).subspan(starts[r.member], r.raw_len)) != r.digest)
-        out.errors[i] = "content of " + to_hex(r.digest) + " in the block at offset " + std::to_string(off) + " does not match its name";
+        out.fail(i, "content of " + to_hex(r.digest) + " in the block at offset " + std::to_string(off) + " does not match its name");
       else
         out.raw += r.raw_len;
     }
     out.stored += block_item_size(bl.header);
   } catch (const Error& e) {
-    for (uint64_t i : recs) out.errors[i] = e.what();
+    for (uint64_t i : recs) out.fail(i, e.what());
   }
 }
 
@@ -135,7 +145,7 @@ void check_entry(const PackReader& pack, int fd, uint64_t i, ReadBuffers& b, Obj
     out.raw += r.raw_len;
     out.stored += r.stored_len;
   } catch (const Error& e) {
-    out.errors[i] = e.what();
+    out.fail(i, e.what());
   }
 }
 
@@ -175,7 +185,6 @@ void hash_range(const PackReader& pack, int fd, uint64_t from, uint64_t to, Byte
 // that start in the window.
 void check_objects(const PackReader& pack, int fd, const VerifyOptions& opts, ObjectChecks& out) {
   const IndexView& idx = pack.index();
-  out.errors.assign(idx.count(), std::string());
   BlockPlan plan = plan_blocks(idx);
   const std::vector<std::pair<uint64_t, uint64_t>> tasks = object_tasks(idx, plan);
   std::atomic<uint64_t> done{0};
@@ -223,25 +232,59 @@ void check_footer_count(const PackReader& pack, VerifyReport& rep) {
   }
 }
 
-// Bad objects from the object pass, and which digests have an intact copy.
-// Counts the distinct blobs. Returns where each bad digest is in rep.bad_objects.
-DigestMap<size_t> collect_bad_objects(const IndexView& idx, const std::vector<std::string>& errors, DigestSet& good, VerifyReport& rep) {
-  for (uint64_t i = 0; i < idx.count(); i++)
-    if (errors[i].empty()) good.insert(idx.digest_at(i));
+// The records of `idx` that hold the digest at position `first` (the index is
+// sorted by digest: they follow one another), as [first, end).
+uint64_t run_end(const IndexView& idx, uint64_t first) {
+  uint64_t end = first + 1;
+  while (end < idx.count() && idx.digest_at(end) == idx.digest_at(first)) end++;
+  return end;
+}
+
+// Whether a record of [first, end) is intact.
+bool run_has_intact(const ObjectChecks& checks, uint64_t first, uint64_t end) {
+  for (uint64_t i = first; i < end; i++)
+    if (checks.intact(i)) return true;
+  return false;
+}
+
+// Whether a record of [first, end) holds a blob (a file's bytes may also be a
+// catalog's).
+bool run_has_blob(const IndexView& idx, uint64_t first, uint64_t end) {
+  for (uint64_t i = first; i < end; i++)
+    if (idx.record_at(i).kind == Kind::Blob) return true;
+  return false;
+}
+
+// Whether the pack holds an intact copy of `d`.
+bool has_intact(const IndexView& idx, const ObjectChecks& checks, const Digest& d) {
+  auto first = idx.find(d);
+  return first && run_has_intact(checks, *first, run_end(idx, *first));
+}
+
+// Bad objects from the object pass (lost when no record of the same digest is
+// intact), and the distinct blobs counted; the index is walked in digest
+// order, one run of equal digests at a time, so nothing here grows with the
+// pack. Returns where each bad digest is in rep.bad_objects.
+DigestMap<size_t> collect_bad_objects(const IndexView& idx, const ObjectChecks& checks, VerifyReport& rep) {
   DigestMap<size_t> bad_at;
-  DigestSet counted;
-  for (uint64_t i = 0; i < idx.count(); i++) {
-    IndexRecord r = idx.record_at(i);
-    if (r.kind == Kind::Blob && counted.insert(r.digest).second) rep.objects++;
-    if (errors[i].empty()) continue;
-    BadObject b;
-    b.digest = to_hex(r.digest);
-    b.kind = kind_name(r.kind);
-    b.offset = r.offset;
-    b.why = errors[i];
-    b.lost = !good.count(r.digest);
-    bad_at.emplace(r.digest, rep.bad_objects.size());
-    rep.bad_objects.push_back(std::move(b));
+  for (uint64_t first = 0; first < idx.count();) {
+    const uint64_t end = run_end(idx, first);
+    rep.objects += run_has_blob(idx, first, end);
+    const bool lost = !run_has_intact(checks, first, end);
+    for (uint64_t i = first; i < end; i++) {
+      auto bad = checks.errors.find(i);
+      if (bad == checks.errors.end()) continue;
+      IndexRecord r = idx.record_at(i);
+      BadObject b;
+      b.digest = to_hex(r.digest);
+      b.kind = kind_name(r.kind);
+      b.offset = r.offset;
+      b.why = bad->second;
+      b.lost = lost;
+      bad_at.emplace(r.digest, rep.bad_objects.size());
+      rep.bad_objects.push_back(std::move(b));
+    }
+    first = end;
   }
   return bad_at;
 }
@@ -294,12 +337,12 @@ Catalog read_catalog(const PackReader& pack, int fd, const IndexRecord& r, ReadB
 }
 
 // Catalogs: each one with an intact copy is validated, and its files checked.
-void check_catalogs(const PackReader& pack, int fd, const DigestSet& good, DigestMap<size_t>& bad_at, bool standalone, VerifyReport& rep) {
+void check_catalogs(const PackReader& pack, int fd, const ObjectChecks& checks, DigestMap<size_t>& bad_at, bool standalone, VerifyReport& rep) {
   DigestSet cats_done;
   ReadBuffers b;
   for (auto& r : catalog_records(pack.index())) {
     if (cats_done.count(r.digest)) continue;
-    if (!good.count(r.digest)) continue;
+    if (!has_intact(pack.index(), checks, r.digest)) continue;
     Catalog c;
     try {
       c = read_catalog(pack, fd, r, b);
@@ -317,9 +360,21 @@ void check_catalogs(const PackReader& pack, int fd, const DigestSet& good, Diges
   if (rep.catalogs == 0 && standalone) add_problem(rep, ProblemKind::NoCatalog, "no readable catalog in the pack");
 }
 
+// What the pack holds, for PackDigests.
+PackDigests held_digests(const IndexView& idx, const ObjectChecks& checks) {
+  PackDigests out;
+  for (uint64_t first = 0; first < idx.count();) {
+    const uint64_t end = run_end(idx, first);
+    if (run_has_intact(checks, first, end)) out.intact.push_back(idx.digest_at(first));
+    if (run_has_blob(idx, first, end)) out.blobs.push_back(idx.digest_at(first));
+    first = end;
+  }
+  return out;
+}
+
 } // namespace
 
-VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
+VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts, PackDigests* held) {
   // A pack that is not standalone is in a library: a symlink there is refused.
   Follow follow = opts.standalone ? Follow::Links : Follow::NoLinks;
   PackReader pack(path, /*use_index_file=*/false, true, follow);
@@ -337,9 +392,9 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts) {
   rep.raw_bytes = checks.raw;
   rep.stored_bytes = checks.stored;
 
-  DigestSet good;
-  DigestMap<size_t> bad_at = collect_bad_objects(pack.index(), checks.errors, good, rep);
-  check_catalogs(pack, fd.get(), good, bad_at, opts.standalone, rep);
+  DigestMap<size_t> bad_at = collect_bad_objects(pack.index(), checks, rep);
+  check_catalogs(pack, fd.get(), checks, bad_at, opts.standalone, rep);
+  if (held) *held = held_digests(pack.index(), checks);
   return rep;
 }
 

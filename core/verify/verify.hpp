@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.hpp"
 #include "base/progress.hpp"
 
 namespace hpak {
@@ -85,6 +86,12 @@ struct VerifyOptions {
 
 // Throws Error only when the file cannot be examined at all (unreadable, not
 // an HPAK pack, unsupported version); damage is reported, not thrown.
-VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts);
+// The digests a verified pack holds (each sorted, each once): those with an
+// intact copy in it, and those of its blobs (intact or not). A library verify
+// asks for them instead of scanning the pack a second time.
+struct PackDigests {
+  std::vector<Digest> intact, blobs;
+};
+VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts, PackDigests* held = nullptr);
 
 } // namespace hpak

@@ -54,10 +54,22 @@ std::vector<std::string> list_pack_files(const store::Layout& layout, LibraryVer
   return pack_files;
 }
 
+// Sorted vectors, not hash sets, hold what this step keeps per object: 32
+// bytes a digest (a DigestSet took about 80), so a library of 10^7 objects
+// costs its digests once per pack and once merged, nothing more.
+bool holds(const std::vector<Digest>& sorted, const Digest& d) { return std::binary_search(sorted.begin(), sorted.end(), d); }
+
+// Sorts and drops repeats.
+void sort_unique(std::vector<Digest>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  v.shrink_to_fit();
+}
+
 struct PackSeen {
   std::string name;
   bool visible = false;
-  DigestSet good; // digests with an intact copy in this pack
+  std::vector<Digest> intact; // sorted: the digests with an intact copy in this pack
 };
 
 // One library pack verified end to end, with the digests it holds intact and
@@ -73,17 +85,10 @@ PackChecked check_pack(const std::string& path, const std::string& name, const V
   vo.standalone = false;
   PackChecked out;
   out.seen.name = name;
-  out.report = verify_pack(path, vo);
-  PackReader scan(path, /*use_index_file=*/false, true, Follow::NoLinks); // the entries verify saw
-  DigestSet lost_here;
-  for (auto& b : out.report.bad_objects)
-    if (b.lost) lost_here.insert(*digest_from_hex(b.digest));
-  const IndexView& idx = scan.index();
-  for (uint64_t i = 0; i < idx.count(); i++) {
-    Digest d = idx.digest_at(i);
-    if (!lost_here.count(d)) out.seen.good.insert(d);
-    if (idx.record_at(i).kind == Kind::Blob) out.blobs.push_back(d);
-  }
+  PackDigests held;
+  out.report = verify_pack(path, vo, &held);
+  out.seen.intact = std::move(held.intact);
+  out.blobs = std::move(held.blobs);
   return out;
 }
 
@@ -102,8 +107,12 @@ public:
     std::vector<std::string> pack_files = list_pack_files(lib_.layout(), rep_);
     lib_.refresh();
     for (const PackReader* p : lib_.packs()) visible_[base_of(p->path())] = p;
-    for (auto& name : pack_files) check_one_pack(dir + "/" + name, name, opts);
-    rep_.objects = blobs_visible_.size();
+    std::vector<Digest> blobs_visible;
+    for (auto& name : pack_files) check_one_pack(dir + "/" + name, name, opts, blobs_visible);
+    sort_unique(blobs_visible);
+    rep_.objects = blobs_visible.size();
+    sort_unique(intact_visible_);
+    status_intact_.assign(intact_visible_.size(), kUnknown);
   }
 
   // 1b. The multi-pack index against the packs' own indexes: a bad one is
@@ -143,7 +152,7 @@ public:
   }
 
 private:
-  void check_one_pack(const std::string& path, const std::string& name, const VerifyOptions& opts) {
+  void check_one_pack(const std::string& path, const std::string& name, const VerifyOptions& opts, std::vector<Digest>& blobs_visible) {
     PackChecked pc;
     try {
       pc = check_pack(path, name, opts);
@@ -155,8 +164,8 @@ private:
     pc.seen.visible = is_visible(path, name);
     merge_bad_copies(pc.report, name);
     if (pc.seen.visible) {
-      intact_visible_.insert(pc.seen.good.begin(), pc.seen.good.end());
-      blobs_visible_.insert(pc.blobs.begin(), pc.blobs.end());
+      intact_visible_.insert(intact_visible_.end(), pc.seen.intact.begin(), pc.seen.intact.end());
+      blobs_visible.insert(blobs_visible.end(), pc.blobs.begin(), pc.blobs.end());
     }
     rep_.raw_bytes += pc.report.raw_bytes;
     rep_.packs.push_back(std::move(pc.report));
@@ -203,7 +212,7 @@ private:
   std::vector<std::string> intact_in(const Digest& d, bool want_visible) const {
     std::vector<std::string> out;
     for (auto& ps : seen_)
-      if (ps.visible == want_visible && ps.good.count(d)) out.push_back(ps.name);
+      if (ps.visible == want_visible && holds(ps.intact, d)) out.push_back(ps.name);
     return out;
   }
 
@@ -215,8 +224,9 @@ private:
     std::string name = base_of(ref.pack->path());
     for (auto& ps : seen_)
       if (ps.name == name) {
-        if (!ps.good.count(d)) why = "pack '" + name + "' lists it, but verifying that pack found no intact copy";
-        return ps.good.count(d) > 0;
+        const bool intact = holds(ps.intact, d);
+        if (!intact) why = "pack '" + name + "' lists it, but verifying that pack found no intact copy";
+        return intact;
       }
     try {
       ref.pack->read_stream(ref.rec, [](ByteSpan) {});
@@ -229,11 +239,19 @@ private:
 
   // Looked up as a restore would (once per object); a lost object gets an
   // entry saying why.
+  // (Cached: beside intact_visible_ for the objects it holds, in a map for the others, which are damaged or
+  // missing.)
   ObjectStatus status_of(const Digest& d, const char* kind) {
-    auto it = status_.find(d);
-    if (it != status_.end()) return it->second;
-    ObjectStatus s = lookup_status(d, kind);
-    status_.emplace(d, s);
+    auto at = std::lower_bound(intact_visible_.begin(), intact_visible_.end(), d);
+    if (at != intact_visible_.end() && *at == d) {
+      uint8_t& cached = status_intact_[size_t(at - intact_visible_.begin())];
+      if (cached == kUnknown) cached = uint8_t(lookup_status(d, kind, true));
+      return ObjectStatus(cached);
+    }
+    auto it = status_other_.find(d);
+    if (it != status_other_.end()) return it->second;
+    ObjectStatus s = lookup_status(d, kind, false);
+    status_other_.emplace(d, s);
     return s;
   }
 
@@ -242,9 +260,9 @@ private:
     for (const PackReader* p : lib_.packs()) p->map().release(0, p->bytes().size());
   }
 
-  ObjectStatus lookup_status(const Digest& d, const char* kind) {
+  // `intact`: a visible pack holds `d` intact (step 1).
+  ObjectStatus lookup_status(const Digest& d, const char* kind, bool intact) {
     if (++lookups_ % kReleaseEvery == 0) release_packs();
-    bool intact = intact_visible_.count(d) > 0;
     auto ref = lib_.locate(d); // rescans on a miss: packs are published while we verify
     std::string why;
     if (ref && !intact) intact = intact_where_found(*ref, d, why);
@@ -298,16 +316,27 @@ private:
     rep_.catalogs.push_back(std::move(c));
   }
 
+  // The digest of each file a hardlink of the catalog names (a map of the
+  // hardlinks' targets only: most catalogs have none).
+  static std::unordered_map<std::string_view, const Digest*> hardlink_targets(const Catalog& cat) {
+    std::unordered_map<std::string_view, const Digest*> out;
+    for (const Node& n : cat.nodes)
+      if (n.type == NodeType::Hardlink) out.emplace(n.target, nullptr);
+    if (out.empty()) return out;
+    for (const Node& n : cat.nodes)
+      if (auto it = out.find(n.path); n.type == NodeType::File && it != out.end()) it->second = &n.digest;
+    return out;
+  }
+
   // Every object a file or hardlink of the catalog needs.
   void check_catalog_objects(const Catalog& cat, LibraryCatalogReport& c) {
-    std::unordered_map<std::string_view, const Digest*> file_digest;
+    const std::unordered_map<std::string_view, const Digest*> file_digest = hardlink_targets(cat);
     DigestSet counted;
     for (const Node& n : cat.nodes) {
       const Digest* od = nullptr;
       if (n.type == NodeType::File) {
         c.files++;
         od = &n.digest;
-        file_digest.emplace(n.path, od);
       } else if (n.type == NodeType::Hardlink) {
         auto it = file_digest.find(n.target);
         if (it != file_digest.end()) od = it->second;
@@ -325,8 +354,10 @@ private:
   std::map<std::string, const PackReader*> visible_;
   std::vector<PackSeen> seen_;
   DigestMap<size_t> bad_at_;
-  DigestSet intact_visible_, blobs_visible_;
-  DigestMap<ObjectStatus> status_;
+  std::vector<Digest> intact_visible_; // sorted: intact in a visible pack
+  static constexpr uint8_t kUnknown = 0xff;
+  std::vector<uint8_t> status_intact_; // an ObjectStatus per digest of intact_visible_, or kUnknown
+  DigestMap<ObjectStatus> status_other_;
   uint64_t lookups_ = 0;
 };
 

@@ -302,6 +302,22 @@ assert r["bad_objects"] and all(b["missing"] for b in r["bad_objects"]), r["bad_
 assert any("has no pack" in n for n in r["notes"]), r["notes"]
 ' "$W/ve.json"
 
+# Hard links: a damaged object is named at every path that links to it, a link
+# whose name sorts before its file's included.
+mkdir -p "$W/hl/src/sub"
+head -c 5000 /dev/urandom >"$W/hl/src/z-file"
+ln "$W/hl/src/z-file" "$W/hl/src/a-link"
+ln "$W/hl/src/z-file" "$W/hl/src/sub/link"
+"$hpak" -q init "$W/hl/lib" >/dev/null 2>&1
+"$hpak" -q pack "$W/hl/src" --into "$W/hl/lib" --name hl --json >"$W/hl/p.json" 2>&1
+hl_pack=$W/hl/lib/packs/$(json "$W/hl/p.json" pack)
+flip_object_byte "$hl_pack" "$(sha256sum "$W/hl/src/z-file" | cut -c1-64)"
+"$hpak" -q verify "$W/hl/lib" >"$W/hl/v.out" 2>&1
+expect_eq "verify LIB exits 1 on a damaged hard-linked object" 1 $?
+for p in z-file a-link sub/link; do
+  check "verify LIB names hl:$p" grep -qF "breaks hl:$p" "$W/hl/v.out"
+done
+
 # Not a library.
 mkdir -p "$W/plain"
 "$hpak" -q verify "$W/plain" >"$W/vf.out" 2>&1
