@@ -19,4 +19,13 @@ bool is_catalog_name(std::string_view name);
 // characters escaped, a long name shortened: base/error.hpp, quoted()).
 std::string catalog_name_problem(std::string_view name);
 
+// Whether Windows reads `name` as a device: CON, PRN, AUX, NUL, COM1-COM9,
+// LPT1-LPT9 (any case), alone or before a dot ("nul.txt"; spaces before the
+// dot too). Such a file cannot be made or opened by its Win32 name.
+bool is_windows_device_name(std::string_view name);
+// What a new catalog name must also avoid where the library is on Windows:
+// "" or a one-line reason (a device name, or a name ending in a dot, which
+// Win32 drops).
+std::string catalog_name_windows_problem(std::string_view name);
+
 } // namespace hpak::formats

@@ -335,7 +335,7 @@ struct Importer {
       std::get<2>(out[0]) = opts.rename;
     }
     for (auto& t : out) {
-      std::string why = Library::check_catalog_name(std::get<2>(t));
+      std::string why = Library::check_new_catalog_name(std::get<2>(t));
       if (!why.empty()) throw Error(why + " (rename it with --name)");
     }
     return out;

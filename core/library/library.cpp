@@ -336,6 +336,12 @@ std::vector<const PackReader*> Library::packs() const {
 
 std::string Library::check_catalog_name(const std::string& name) { return catalog_name_problem(name); }
 
+std::string Library::check_new_catalog_name(const std::string& name) {
+  std::string why = check_catalog_name(name);
+  if (why.empty() && os::kWindowsNames) why = catalog_name_windows_problem(name);
+  return why;
+}
+
 namespace {
 std::vector<std::string> names_in(const store::Layout& layout) {
   std::vector<std::string> out;
@@ -397,6 +403,8 @@ Catalog Library::load_catalog(const std::string& name, Digest* digest_out, Store
   if (!d) {
     std::string why = check_catalog_name(name);
     if (!why.empty()) throw Error(why);
+    if (why = check_new_catalog_name(name); !why.empty())
+      throw Error(why + ": a library made elsewhere can hold it, but it cannot be read here");
     std::vector<std::pair<size_t, std::string>> close;
     for (auto& n : catalog_names()) {
       size_t dist = edit_distance(name, n);
@@ -417,7 +425,7 @@ Catalog Library::load_catalog(const std::string& name, Digest* digest_out, Store
 }
 
 void Library::set_catalog(const std::string& name, const Digest& d) {
-  std::string why = check_catalog_name(name);
+  std::string why = check_new_catalog_name(name);
   if (!why.empty()) throw Error(why);
   store::write_name_file(layout_, shared_, name, d);
   touch_used(name);

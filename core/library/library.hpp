@@ -77,6 +77,10 @@ public:
 
   // Named catalogs.
   static std::string check_catalog_name(const std::string& name); // "" if valid
+  // A name to create: valid, and on Windows (os::kWindowsNames) not a name Win32
+  // cannot open (a device name, a trailing dot). A library from elsewhere that
+  // holds such a name is still read where it can be.
+  static std::string check_new_catalog_name(const std::string& name);
   std::vector<std::string> catalog_names() const;
   // The same for the library at `root`, without loading it (no pack or index
   // is opened: what `catalogs --names` prints, for shell completion).

@@ -43,7 +43,7 @@ PackResult write_missing(Library& lib, const PackedTree& packed, const DigestSet
 } // namespace
 
 Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
-  std::string why = check_catalog_name(name);
+  std::string why = check_new_catalog_name(name);
   if (!why.empty()) throw Error(why);
   store::check_locks_work(layout(), shared()); // before writing anything: the name is set under publish.lock
   AddResult res;

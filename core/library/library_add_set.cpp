@@ -49,7 +49,7 @@ std::pair<std::string, uint64_t> write_and_publish(Library& lib, const std::vect
 
 Library::AddSetResult Library::add_set(const std::vector<NamedCatalog>& catalogs, const ObjectWriter& write_objects, int level) {
   for (auto& nc : catalogs) {
-    std::string why = check_catalog_name(nc.name);
+    std::string why = check_new_catalog_name(nc.name);
     if (!why.empty()) throw Error(why);
   }
   AddSetResult res;

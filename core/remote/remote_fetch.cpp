@@ -774,7 +774,7 @@ std::string remote_cache_name(const std::string& url, const std::string& name) {
 
 FetchResult fetch(Library& lib, const std::string& url, const std::string& name, const FetchOptions& opts) {
   const remote::RemoteUrl parsed = remote::parse_remote_url(url);
-  std::string why = Library::check_catalog_name(opts.local_name.empty() ? name : opts.local_name);
+  std::string why = Library::check_new_catalog_name(opts.local_name.empty() ? name : opts.local_name);
   if (!why.empty()) throw Error(why);
   remote::BackendOptions how = opts.remote;
   how.http.spool_dir = lib.layout().tmp_dir(); // whole packs of a server that ignores Range

@@ -6,23 +6,11 @@
 #include <unordered_map>
 
 #include "base/error.hpp"
+#include "formats/catalog_name.hpp"
 
 namespace hpak {
 
 namespace {
-
-constexpr std::array<std::string_view, 4> kDevices = {"CON", "PRN", "AUX", "NUL"};
-
-char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; }
-
-bool is_reserved_device(std::string_view name) {
-  std::string stem;
-  for (char c : name.substr(0, name.find('.'))) stem += ascii_upper(c);
-  while (!stem.empty() && stem.back() == ' ') stem.pop_back(); // "NUL .txt" is the device too
-  for (auto d : kDevices)
-    if (stem == d) return true;
-  return stem.size() == 4 && (stem.compare(0, 3, "COM") == 0 || stem.compare(0, 3, "LPT") == 0) && stem[3] >= '1' && stem[3] <= '9';
-}
 
 // Decodes one UTF-8 code point at `i` (advancing it); a malformed byte is
 // returned as itself (0x80-0xFF), which folds to itself.
@@ -84,7 +72,7 @@ std::string windows_component_problem(const std::string& name) {
   }
   if (!name.empty() && (name.back() == '.' || name.back() == ' ') && name != "." && name != "..")
     return std::string("its name ends in ") + (name.back() == '.' ? "a dot" : "a space") + " (Windows drops it)";
-  if (is_reserved_device(name)) return "'" + name + "' is a reserved device name";
+  if (formats::is_windows_device_name(name)) return "'" + name + "' is a reserved device name";
   return "";
 }
 

@@ -5,7 +5,8 @@
 #   - names Windows cannot hold (reserved device names, a trailing dot or
 #     space, ':' and '\' in a name), in packs and libraries made by the Linux
 #     hpak: restore and unpack refuse each in one line naming the path, exit 2,
-#     the target not even created;
+#     the target not even created; a new catalog named so is refused by
+#     pack --into before anything is stored;
 #   - a directory of the target replaced by a link to a directory outside it
 #     (Wine shows a Unix symlink to a directory as a reparse point by name,
 #     as a junction is): a dirty restore never writes through it (it removes the
@@ -53,6 +54,23 @@ if [ -x "$linux_hpak" ]; then
   check "... a name ending in a dot" grep -q "ends in a dot" "$W/restore-n-dot.err"
   check "... an alternate data stream" grep -q "holds ':' (an alternate data stream)" "$W/restore-n-colon.err"
   check "... a separator" grep -q "holds '\\\\' (a separator)" "$W/restore-n-backslash.err"
+  # A catalog name Windows cannot open is refused before anything is stored (it used to fail at the name's
+  # publication, "Input/output error", with the pack already written).
+  mkdir -p "$W/cn-src" && printf 'x\n' >"$W/cn-src/f"
+  hpak cn-init init "$W/cn-lib"
+  for name in con NUL.txt com1 env.; do
+    hpak "cn-$name" pack "$W/cn-src" --into "$W/cn-lib" --name "$name" || true
+    expect_eq "pack --into --name $name exits 2" 2 "$(cat "$W/cn-$name.rc")"
+    expect_eq "... in one line" 1 "$(wc -l <"$W/cn-$name.err")"
+  done
+  check "... saying it is a device name" grep -qF "hpak: error: catalog name 'con' is a Windows device name" "$W/cn-con.err"
+  check "... or that Windows drops its dot" grep -qF "hpak: error: catalog name 'env.' ends in a dot, which Windows drops" "$W/cn-env..err"
+  check "... and nothing was stored" test -z "$(find "$W/cn-lib/packs" "$W/cn-lib/catalogs" -mindepth 1)"
+  # Made on Linux, where the name is valid: listed, and unreadable in one line that says why.
+  "$linux_hpak" -q pack "$W/cn-src" --into "$W/cn-lib" --name con >/dev/null || fail "the Linux hpak could not add 'con'"
+  hpak cn-restore restore "$W/cn-lib" con "$W/cn-target" || true
+  expect_eq "restore of a Linux library's catalog 'con' exits 2" 2 "$(cat "$W/cn-restore.rc")"
+  check "... saying why, in one line" grep -qxF "hpak: error: catalog name 'con' is a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, also before a dot): a library made elsewhere can hold it, but it cannot be read here" "$W/cn-restore.err"
 elif [ "${CI:-}" = true ]; then
   fail "no Linux hpak at $linux_hpak (CI=true: the names must be tested; scripts/build.sh builds it)"
 else
