@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/os/fs_ops.hpp"
 #include "base/os/machine.hpp"
 #include "base/os/sys.hpp"
 
@@ -221,6 +222,27 @@ TreeInfo scan_tree(const std::string& root) {
   return t;
 }
 
+#if defined(_WIN32)
+// Windows: the os seam's removal (hpak restore's: handle-relative, a read-only
+// attribute cleared first); libstdc++'s remove_all under mingw-w64 did not
+// return on the bench's work directory under Wine.
+void remove_tree(const std::string& path) {
+  fs::path p(path);
+  std::string parent = p.parent_path().string(), leaf = p.filename().string();
+  int fd = os::open_path(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return;
+    throw std::runtime_error("cannot remove '" + path + "': " + std::strerror(errno));
+  }
+  try {
+    remove_entry(fd, leaf, path);
+  } catch (const std::exception& e) {
+    os::close(fd);
+    throw std::runtime_error(std::string("cannot remove '") + path + "': " + e.what());
+  }
+  os::close(fd);
+}
+#else
 void remove_tree(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return;
@@ -230,15 +252,13 @@ void remove_tree(const std::string& path) {
   for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_directory(ec) && !it->is_symlink(ec)) os::chmod_path(it->path().string().c_str(), 0700);
-#if defined(_WIN32)
-    else if (!it->is_symlink(ec)) os::chmod_path(it->path().string().c_str(), 0600); // Windows: a read-only file is not deleted
-#endif
   }
   os::chmod_path(path.c_str(), 0700);
   ec.clear();
   fs::remove_all(path, ec);
   if (ec) throw std::runtime_error("cannot remove '" + path + "': " + ec.message());
 }
+#endif
 
 std::string read_small_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

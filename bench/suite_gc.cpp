@@ -239,6 +239,7 @@ void suite_gc(Ctx& c) {
     c.rep.rows[idx[0]].metrics.push_back({"packs_outside_midx", double(unc_before)});
     c.rep.rows[idx[1]].metrics.push_back({"packs", double(packs_after)});
     c.rep.rows[idx[1]].metrics.push_back({"packs_outside_midx", double(unc_after)});
+    arms.clear(); // their bodies hold the libraries too: every pack closed before the removal (Windows deletes no open file)
     before_lib.reset();
     after_lib.reset();
     remove_tree(trees);

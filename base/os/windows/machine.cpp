@@ -156,8 +156,10 @@ std::string system_release() {
   auto get_version = ntdll ? reinterpret_cast<RtlGetVersionFn>(reinterpret_cast<void*>(GetProcAddress(ntdll, "RtlGetVersion"))) : nullptr;
   OSVERSIONINFOW v{};
   v.dwOSVersionInfoSize = sizeof v;
-  if (get_version && get_version(&v) == 0)
-    s += " " + std::to_string(v.dwMajorVersion) + "." + std::to_string(v.dwMinorVersion) + "." + std::to_string(v.dwBuildNumber);
+  if (get_version && get_version(&v) == 0) {
+    s += ' ';
+    s += std::to_string(v.dwMajorVersion) + "." + std::to_string(v.dwMinorVersion) + "." + std::to_string(v.dwBuildNumber);
+  }
   SYSTEM_INFO si{};
   GetNativeSystemInfo(&si);
   s += si.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_AMD64 ? " x86_64"
@@ -166,7 +168,10 @@ std::string system_release() {
   // Under Wine, ntdll has wine_get_version: say so (its figures are not Windows').
   using WineVersionFn = const char*(CDECL*)();
   auto wine = ntdll ? reinterpret_cast<WineVersionFn>(reinterpret_cast<void*>(GetProcAddress(ntdll, "wine_get_version"))) : nullptr;
-  if (wine) s += std::string(", Wine ") + wine();
+  if (wine) {
+    s += ", Wine ";
+    s += wine();
+  }
   return s;
 }
 
@@ -190,7 +195,7 @@ Volume volume_of(const std::string& path) {
     v.fstype = win::narrow(fstype);
     char sn[16];
     snprintf(sn, sizeof sn, "%04lX-%04lX", (unsigned long)(serial >> 16), (unsigned long)(serial & 0xffff));
-    v.options = std::string("serial ") + sn + ((flags & FILE_SUPPORTS_BLOCK_REFCOUNTING) ? ", block cloning" : "");
+    v.options = std::string("serial ") + sn + ((flags & 0x08000000) ? ", block cloning" : ""); // FILE_SUPPORTS_BLOCK_REFCOUNTING
   }
   wchar_t guid[MAX_PATH + 1] = {};
   if (GetVolumeNameForVolumeMountPointW(mount, guid, MAX_PATH)) v.device = win::narrow(guid);
