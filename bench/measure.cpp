@@ -37,8 +37,10 @@ Stats stats_of(std::vector<double> v) {
 std::string ProcResult::first_error_line() const {
   std::string last;
   std::istringstream in(err);
-  for (std::string line; std::getline(in, line);)
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back(); // a Windows child's CRLF
     if (!line.empty()) last = line;
+  }
   if (!last.empty()) return last;
   if (status < 0) return "could not start";
   if (status > 128) return "killed by signal " + std::to_string(status - 128);
