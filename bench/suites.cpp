@@ -682,8 +682,10 @@ Report run_bench(const Config& cfg_in, const Log& log) {
   if (c.ceiling.empty()) c.note("hpak-ceiling is not in this build (a POSIX program): no ceiling rows");
   if (c.cp.empty()) c.note("cp is not installed: setup copies are made in-process (std::filesystem::copy), the gc suite has no cp row");
   if (kWindowsBuild)
-    c.note("Windows: each run's wall time includes process creation; CPU times are the child's own (GetProcessTimes, its "
-           "children not added); nothing is synced before the disk runs; under Wine the figures are Wine's, not Windows'");
+    c.note(std::string("Windows: each run's wall time includes process creation; CPU times are the child's own (GetProcessTimes, its "
+                       "children not added)") +
+           (rep.env.kernel.find("Wine") != std::string::npos ? ", none under Wine (its GetProcessTimes of a child gives the caller's)" : "") +
+           "; nothing is synced before the disk runs; under Wine the figures are Wine's, not Windows'");
   if (c.strace.empty()) c.note("strace is not installed: no syscall counts");
   if (c.git.empty()) c.note("git is not installed: no git checkout -f / git status rows");
   if (c.tar.empty() || c.zstd.empty()) c.note("tar or zstd is not installed: no tar --zstd rows");

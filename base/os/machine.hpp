@@ -15,7 +15,9 @@ namespace hpak::os {
 struct ChildUsage {
   int status = -1;        // exit status; 128+N when killed by signal N (Linux); -1 could not start
   double wall_s = 0;      // monotonic clock, just before the start to just after it was reaped
-  double user_s = 0, sys_s = 0; // its CPU seconds (Linux: and its reaped children's, wait4; Windows: its own, GetProcessTimes)
+  // Its CPU seconds (Linux: and its reaped children's, wait4; Windows: its own, GetProcessTimes;
+  // NaN under Wine, whose GetProcessTimes of another process gives the caller's).
+  double user_s = 0, sys_s = 0;
   uint64_t peak_memory_bytes = 0; // Linux: ru_maxrss; Windows: PeakWorkingSetSize (GetProcessMemoryInfo)
 };
 
