@@ -1,16 +1,6 @@
 // bench/measure.cpp — see measure.hpp.
 #include "bench/measure.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sched.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -23,7 +13,9 @@
 #include <sstream>
 #include <stdexcept>
 
-extern char** environ;
+#include "base/os/fs_ops.hpp"
+#include "base/os/machine.hpp"
+#include "base/os/sys.hpp"
 
 namespace hpak::bench {
 
@@ -45,8 +37,10 @@ Stats stats_of(std::vector<double> v) {
 std::string ProcResult::first_error_line() const {
   std::string last;
   std::istringstream in(err);
-  for (std::string line; std::getline(in, line);)
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back(); // a Windows child's CRLF
     if (!line.empty()) last = line;
+  }
   if (!last.empty()) return last;
   if (status < 0) return "could not start";
   if (status > 128) return "killed by signal " + std::to_string(status - 128);
@@ -54,26 +48,30 @@ std::string ProcResult::first_error_line() const {
 }
 
 namespace {
-double mono() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+// Where capture files go when the caller names no directory and TMPDIR is unset.
+std::string default_scratch() {
+#if defined(_WIN32)
+  const char* t = getenv("TEMP");
+  return t ? t : ".";
+#else
+  return "/tmp";
+#endif
 }
 
 std::string slurp_capped(const std::string& path, size_t cap) {
   std::string s;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = os::open_path(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return s;
   char buf[65536];
   for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
+    long n = os::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     size_t take = std::min(size_t(n), cap - std::min(cap, s.size()));
     s.append(buf, take);
     if (s.size() >= cap) break;
   }
-  close(fd);
+  os::close(fd);
   return s;
 }
 } // namespace
@@ -82,46 +80,29 @@ ProcResult run_proc(const std::vector<std::string>& argv, const RunOptions& opts
   ProcResult r;
   if (argv.empty()) return r;
   std::string scratch = opts.scratch;
-  if (scratch.empty()) scratch = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  if (scratch.empty()) scratch = getenv("TMPDIR") ? getenv("TMPDIR") : default_scratch();
   static unsigned counter = 0;
-  std::string base = scratch + "/.hpak-bench-proc-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  std::string out_path = opts.capture_out ? base + ".out" : "/dev/null";
-  std::string err_path = opts.capture_err ? base + ".err" : "/dev/null";
-
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (!opts.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, opts.cwd.c_str());
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-
-  pid_t pid;
-  double t0 = mono();
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
+  std::string base = scratch + "/.hpak-bench-proc-" + std::to_string(os::pid()) + "-" + std::to_string(counter++);
+  std::string out_path = opts.capture_out ? base + ".out" : "";
+  std::string err_path = opts.capture_err ? base + ".err" : "";
+  os::ChildUsage u;
+  if (!os::run_measured(argv, out_path, err_path, opts.cwd, u)) {
     r.status = -1;
-    r.err = std::string("cannot run '") + argv[0] + "': " + std::strerror(rc);
+    r.err = std::string("cannot run '") + argv[0] + "': " + std::strerror(errno);
     return r;
   }
-  int wstatus = 0;
-  rusage ru{};
-  while (wait4(pid, &wstatus, 0, &ru) < 0 && errno == EINTR) {
-  }
-  r.secs = mono() - t0;
-  r.user = double(ru.ru_utime.tv_sec) + double(ru.ru_utime.tv_usec) * 1e-6;
-  r.sys = double(ru.ru_stime.tv_sec) + double(ru.ru_stime.tv_usec) * 1e-6;
-  r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  r.secs = u.wall_s;
+  r.user = u.user_s;
+  r.sys = u.sys_s;
+  r.peak_memory = u.peak_memory_bytes;
+  r.status = u.status;
   if (opts.capture_out) {
     r.out = slurp_capped(out_path, 1 << 20);
-    unlink(out_path.c_str());
+    os::unlink_path(out_path.c_str());
   }
   if (opts.capture_err) {
     r.err = slurp_capped(err_path, 1 << 20);
-    unlink(err_path.c_str());
+    os::unlink_path(err_path.c_str());
   }
   return r;
 }
@@ -145,28 +126,27 @@ std::string shell_join(const std::vector<std::string>& argv) {
 
 // ---- helper binaries ----------------------------------------------------------
 
-std::string self_exe() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  return std::string(buf, size_t(n));
-}
+std::string self_exe() { return os::self_exe(); }
 
 std::string find_tool(const std::string& name) {
-  auto exe_ok = [](const std::string& p) { return access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p); };
+  auto exe_ok = [](const std::string& p) { return os::is_executable(p) && fs::is_regular_file(p); };
+  auto in_dir = [&name, &exe_ok](const std::string& dir) -> std::string {
+    for (const std::string& n : os::program_names(name))
+      if (exe_ok(dir + "/" + n)) return dir + "/" + n;
+    return "";
+  };
   std::string self = self_exe();
   if (!self.empty()) {
     std::string dir = fs::path(self).parent_path().string();
-    for (const std::string& c : {dir + "/" + name, dir + "/bench/" + name})
-      if (exe_ok(c)) return c;
+    for (const std::string& d : {dir, dir + "/bench"})
+      if (std::string c = in_dir(d); !c.empty()) return c;
   }
   const char* path = getenv("PATH");
   if (!path) return "";
   std::istringstream in(path);
-  for (std::string d; std::getline(in, d, ':');) {
+  for (std::string d; std::getline(in, d, os::path_list_separator());) {
     if (d.empty()) continue;
-    std::string c = d + "/" + name;
-    if (exe_ok(c)) return c;
+    if (std::string c = in_dir(d); !c.empty()) return c;
   }
   return "";
 }
@@ -179,96 +159,23 @@ std::string real_path_of(const std::string& p) {
   return ec ? p : r.string();
 }
 
-namespace {
-// /proc/mounts escapes spaces etc. as \040.
-std::string unescape_mount(const std::string& s) {
-  std::string o;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      o += char(std::strtol(s.substr(i + 1, 3).c_str(), nullptr, 8));
-      i += 3;
-    } else {
-      o += s[i];
-    }
-  }
-  return o;
-}
-} // namespace
-
 MountInfo mount_of(const std::string& path) {
-  MountInfo best;
-  best.path = path;
-  std::string rp = real_path_of(path);
-  std::ifstream in("/proc/mounts");
-  size_t best_len = 0;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ls(line);
-    std::string dev, mp, type, opts;
-    if (!(ls >> dev >> mp >> type >> opts)) continue;
-    mp = unescape_mount(mp);
-    bool prefix = rp == mp || mp == "/" || (rp.size() > mp.size() && rp.compare(0, mp.size(), mp) == 0 && rp[mp.size()] == '/');
-    if (prefix && mp.size() >= best_len) {
-      best_len = mp.size();
-      best.mount_point = mp;
-      best.fstype = type;
-      best.device = dev;
-      best.options = opts;
-    }
-  }
-  return best;
+  MountInfo m;
+  m.path = path;
+  os::Volume v = os::volume_of(path);
+  m.mount_point = v.mount_point;
+  m.fstype = v.fstype;
+  m.device = v.device;
+  m.options = v.options;
+  return m;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      auto c = line.find(':');
-      if (c != std::string::npos) {
-        std::string v = line.substr(c + 1);
-        v.erase(0, v.find_first_not_of(' '));
-        return v;
-      }
-    }
-  }
-  return "unknown";
-}
-
-unsigned online_cpus() {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? unsigned(n) : 1;
-}
-
-unsigned usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return online_cpus();
-  int n = CPU_COUNT(&set);
-  return n > 0 ? unsigned(n) : online_cpus();
-}
-
-std::string kernel_release() {
-  utsname u{};
-  if (uname(&u) != 0) return "unknown";
-  return std::string(u.sysname) + " " + u.release + " " + u.machine;
-}
-
-std::vector<double> loadavg() {
-  std::vector<double> v(3, 0.0);
-  std::ifstream in("/proc/loadavg");
-  in >> v[0] >> v[1] >> v[2];
-  return v;
-}
-
-uint64_t mem_total_bytes() {
-  std::ifstream in("/proc/meminfo");
-  for (std::string key; in >> key;) {
-    uint64_t kb = 0;
-    in >> kb;
-    if (key == "MemTotal:") return kb * 1024;
-    in.ignore(1 << 10, '\n');
-  }
-  return 0;
-}
+std::string cpu_model() { return os::cpu_model(); }
+unsigned online_cpus() { return os::online_cpus(); }
+unsigned usable_cpus() { return os::usable_cpus(); }
+std::string kernel_release() { return os::system_release(); }
+std::vector<double> loadavg() { return os::loadavg(); }
+uint64_t mem_total_bytes() { return os::mem_total_bytes(); }
 
 std::string now_iso8601() {
   time_t t = time(nullptr);
@@ -284,19 +191,19 @@ std::string now_iso8601() {
 namespace {
 void scan_rec(const std::string& root, const std::string& rel, TreeInfo& t) {
   std::string abs = rel.empty() ? root : root + "/" + rel;
-  DIR* d = opendir(abs.c_str());
+  os::Dir* d = os::dir_open(abs.c_str());
   if (!d) throw std::runtime_error("cannot read directory '" + abs + "': " + std::strerror(errno));
-  std::vector<std::pair<std::string, unsigned char>> names;
-  while (dirent* e = readdir(d)) {
-    if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
-    names.emplace_back(e->d_name, e->d_type);
+  std::vector<std::string> names;
+  while (const char* e = os::dir_next(d)) {
+    if (!std::strcmp(e, ".") || !std::strcmp(e, "..")) continue;
+    names.emplace_back(e);
   }
-  closedir(d);
+  os::dir_close(d);
   std::sort(names.begin(), names.end());
-  for (auto& [name, type] : names) {
+  for (auto& name : names) {
     std::string r = rel.empty() ? name : rel + "/" + name;
-    struct stat st;
-    if (lstat((root + "/" + r).c_str(), &st) != 0) continue;
+    os::FileStat st;
+    if (os::lstat_path((root + "/" + r).c_str(), st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {
       t.dirs++;
       scan_rec(root, r, t);
@@ -317,6 +224,27 @@ TreeInfo scan_tree(const std::string& root) {
   return t;
 }
 
+#if defined(_WIN32)
+// Windows: the os seam's removal (hpak restore's: handle-relative, a read-only
+// attribute cleared first); libstdc++'s remove_all under mingw-w64 did not
+// return on the bench's work directory under Wine.
+void remove_tree(const std::string& path) {
+  fs::path p(path);
+  std::string parent = p.parent_path().string(), leaf = p.filename().string();
+  int fd = os::open_path(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return;
+    throw std::runtime_error("cannot remove '" + path + "': " + std::strerror(errno));
+  }
+  try {
+    remove_entry(fd, leaf, path);
+  } catch (const std::exception& e) {
+    os::close(fd);
+    throw std::runtime_error(std::string("cannot remove '") + path + "': " + e.what());
+  }
+  os::close(fd);
+}
+#else
 void remove_tree(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return;
@@ -325,13 +253,14 @@ void remove_tree(const std::string& path) {
   // Read-only directories (when not root): make them writable and retry.
   for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_directory(ec) && !it->is_symlink(ec)) chmod(it->path().c_str(), 0700);
+    if (it->is_directory(ec) && !it->is_symlink(ec)) os::chmod_path(it->path().string().c_str(), 0700);
   }
-  chmod(path.c_str(), 0700);
+  os::chmod_path(path.c_str(), 0700);
   ec.clear();
   fs::remove_all(path, ec);
   if (ec) throw std::runtime_error("cannot remove '" + path + "': " + ec.message());
 }
+#endif
 
 std::string read_small_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -348,18 +277,16 @@ void write_file(const std::string& path, const std::string& data) {
 
 std::string make_temp_dir(const std::string& parent, const std::string& prefix) {
   std::string tmpl = parent + "/" + prefix + "XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back(0);
-  if (!mkdtemp(buf.data())) throw std::runtime_error("cannot create a directory in '" + parent + "': " + std::strerror(errno));
-  return buf.data();
+  if (!os::make_temp_dir(tmpl)) throw std::runtime_error("cannot create a directory in '" + parent + "': " + std::strerror(errno));
+  return tmpl;
 }
 
 uint64_t file_size(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+  os::FileStat st;
+  return os::stat_path(path.c_str(), st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
-void sync_all() { sync(); }
+void sync_all() { os::sync_all(); }
 
 // ---- JSON -----------------------------------------------------------------------
 

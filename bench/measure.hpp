@@ -2,13 +2,16 @@
 // hpak_bench): run a command as a subprocess and time it, summarise samples,
 // find the helper binaries, describe the machine, and small tree helpers.
 //
-// Every measured command — hpak itself included (via /proc/self/exe) — is a
-// subprocess started with posix_spawn and timed the same way: CLOCK_MONOTONIC
-// from just before the spawn to just after wait4() returns, so process start,
-// dynamic loading and exit are inside every sample, for hpak and the
-// baselines alike. wait4() also gives the child's user and system CPU time.
-// stdin is /dev/null; stdout and stderr go to files (read back when asked),
-// never to pipes, so a chatty child can never block on a full pipe.
+// Every measured command — hpak itself included (the running executable) — is a
+// subprocess started and timed the same way, through the os seam
+// (os::run_measured, base/os/machine.hpp): the monotonic clock from just before
+// the start to just after the child is reaped, so process start, dynamic
+// loading and exit are inside every sample, for hpak and the baselines alike.
+// Linux: posix_spawn and wait4(), which also gives the child's user and system
+// CPU time; Windows: CreateProcessW, WaitForSingleObject and GetProcessTimes.
+// stdin is the null device; stdout and stderr go to files (read back when
+// asked), never to pipes, so a chatty child can never block on a full pipe.
+// The machine's description comes through the seam too (os::cpu_model, ...).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +32,8 @@ Stats stats_of(std::vector<double> samples); // median of an even count = mean o
 struct ProcResult {
   int status = -1;     // exit status; 128+N when killed by signal N; -1 could not start
   double secs = 0;     // wall time, spawn to reaped
-  double user = 0, sys = 0; // CPU seconds of the child (and its reaped children)
+  double user = 0, sys = 0; // CPU seconds of the child (Linux: and its reaped children)
+  uint64_t peak_memory = 0; // its peak resident set (Linux ru_maxrss; Windows PeakWorkingSetSize), bytes
   std::string out, err;     // captured stdout/stderr (when asked; first 1 MiB)
   bool ok() const { return status == 0; }
   std::string first_error_line() const; // for messages: last non-empty stderr line, or the status
@@ -39,7 +43,7 @@ struct RunOptions {
   std::string cwd;            // "" = inherit
   bool capture_out = true;    // false: stdout to /dev/null
   bool capture_err = true;    // false: stderr to /dev/null
-  std::string scratch;        // directory for the capture files (default: $TMPDIR or /tmp)
+  std::string scratch;        // directory for the capture files (default: $TMPDIR, else /tmp; Windows %TEMP%)
 };
 
 ProcResult run_proc(const std::vector<std::string>& argv, const RunOptions& opts = {});
@@ -48,9 +52,10 @@ std::string shell_join(const std::vector<std::string>& argv);
 std::string shell_quote(const std::string& s);
 
 // ---- helper binaries -------------------------------------------------------
-// The running executable (readlink /proc/self/exe).
+// The running executable (os::self_exe: /proc/self/exe; GetModuleFileNameW).
 std::string self_exe();
-// `name` next to self_exe(), in bench/ beside it, or on PATH; "" if none.
+// `name` next to self_exe(), in bench/ beside it, or on PATH; "" if none
+// (Windows: name.exe first, PATH split at ';').
 std::string find_tool(const std::string& name);
 
 // ---- the machine -----------------------------------------------------------
@@ -61,8 +66,8 @@ MountInfo mount_of(const std::string& path); // longest mount-point prefix of re
 std::string cpu_model();
 unsigned online_cpus();
 unsigned usable_cpus(); // the CPUs this process may run on (sched_getaffinity), as nproc counts them
-std::string kernel_release();
-std::vector<double> loadavg(); // 1, 5, 15 min
+std::string kernel_release(); // "Linux 6.1.0 x86_64"; "Windows 10.0.19045 x86_64[, Wine 8.0]"
+std::vector<double> loadavg(); // 1, 5, 15 min; NaNs on Windows (it has none)
 uint64_t mem_total_bytes();
 std::string now_iso8601();
 

@@ -13,6 +13,14 @@
 
 namespace hpak::bench {
 
+// Whether this is hpak.exe (issue 30): no hpak-rccbase, hpak-ceiling or cp
+// required, no tmpfs by default.
+#if defined(_WIN32)
+constexpr bool kWindowsBuild = true;
+#else
+constexpr bool kWindowsBuild = false;
+#endif
+
 // One arm of an interleaved series: a command timed as a subprocess.
 struct Arm {
   std::string key;                  // the arm's part of the row id: hpak, rcc, ceiling, tar, ...
@@ -55,7 +63,8 @@ public:
   unsigned threads = 1, runs = 1;
   std::string T; // "-j" value as text
 
-  // Tools ("" when not found; hpak, gencorpus, rccbase and ceiling are required).
+  // Tools ("" when not found; hpak, gencorpus, rccbase, ceiling and cp are required,
+  // on Windows only hpak and gencorpus).
   std::string hpak, gencorpus, rccbase, ceiling, tar, zstd, git, strace, sha256sum, xargs, cp, dd;
 
   // Work directories: one per medium (tmpfs, disk); artifacts live on disk.
@@ -76,12 +85,16 @@ public:
   // Artifacts of a profile's corpus, built once (untimed).
   std::string pack_file(const std::string& profile); // hpak pack -o
   std::string library(const std::string& profile, int level = 3); // hpak init LIB --level LEVEL; hpak pack --into LIB --name env
-  std::string rcc_lib(const std::string& profile);   // hpak-rccbase lift
+  std::string rcc_lib(const std::string& profile);   // hpak-rccbase lift ("" without hpak-rccbase)
   std::string tar_zst(const std::string& profile);   // tar --zstd -cf
   uint64_t profile_files(const std::string& profile) const;
 
   // Runs a command that is setup, not measurement; throws on failure.
   ProcResult must(const std::vector<std::string>& argv, const std::string& what, bool capture_out = true);
+  // Setup copies: `cp -a FROM TO` / `cp FROM TO`, or where there is no cp
+  // (Windows) std::filesystem::copy in-process; throw naming `what` on failure.
+  void copy_tree(const std::string& from, const std::string& to, const std::string& what);
+  void copy_file(const std::string& from, const std::string& to, const std::string& what);
 
   // Interleaved series: `runs` reps; rep r runs the arms starting at r mod n.
   // Appends one row per arm (in the order given), id suite.case.medium.key;

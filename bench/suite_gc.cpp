@@ -1,8 +1,6 @@
 // bench/suite_gc.cpp — the gc/repack suite (see suites.hpp): the verbatim
 // copy of a library with 50% garbage (packfs and rcc profiles), and a library
 // of 200 small packs: packs and lookup rate before and after gc.
-#include <unistd.h>
-
 #include <cstring>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "base/os/sys.hpp"
 #include "bench/suite_ctx.hpp"
 #include "core/library/library.hpp"
 #include "base/hash.hpp"
@@ -44,7 +43,7 @@ void gc_series(Ctx& c, const Case& group, const std::string& tmpl, const std::st
   g.argv = [&c, lib](unsigned) { return Argv{c.hpak, "-q", "gc", lib, "--grace", "0", "--json"}; };
   g.prep = [&c, lib, tmpl](unsigned) {
     remove_tree(lib);
-    c.must({c.cp, "-a", tmpl, lib}, "cp -a");
+    c.copy_tree(tmpl, lib, "cp -a");
   };
   g.sample = [copy_secs, jsons](unsigned, const ProcResult& pr, Row& r) {
     double cs = json_or_throw(pr.out, "copy_seconds");
@@ -59,7 +58,7 @@ void gc_series(Ctx& c, const Case& group, const std::string& tmpl, const std::st
   };
   g.notes.push_back("whole command (open, mark, copy, publish, midx, delete); prep: cp -a of the library template (untimed)");
   if (!note.empty()) g.notes.push_back(note);
-  if (bandwidth) {
+  if (bandwidth && !c.cp.empty()) { // no cp (Windows): no bandwidth rows
     std::string biggest;
     uintmax_t size = 0;
     for (auto& e : fs::directory_iterator(tmpl + "/packs"))
@@ -74,7 +73,7 @@ void gc_series(Ctx& c, const Case& group, const std::string& tmpl, const std::st
       a.unit = "bytes";
       a.count = a.bytes = size;
       a.argv = [argv](unsigned) { return argv; };
-      a.prep = [dst](unsigned) { unlink(dst.c_str()); };
+      a.prep = [dst](unsigned) { os::unlink_path(dst.c_str()); };
       a.notes.push_back(std::move(why));
       arms.push_back(std::move(a));
     };
@@ -87,7 +86,7 @@ void gc_series(Ctx& c, const Case& group, const std::string& tmpl, const std::st
                "the disk's own write bandwidth: the same bytes written with O_DIRECT (past the page cache)");
   }
   auto idx = c.series("gc", group, c.art_medium, arms);
-  if (bandwidth) unlink((c.art + "/gc-cp.hpak").c_str());
+  if (bandwidth) os::unlink_path((c.art + "/gc-cp.hpak").c_str());
   const Row& whole = c.rep.rows[idx[0]];
   Row copy;
   copy.id = row_id("gc", group.id, c.art_medium, "copy");
@@ -134,8 +133,8 @@ void suite_gc(Ctx& c) {
     c.log("setup: library with 50% garbage (" + label + ")");
     remove_tree(half);
     remove_tree(tmpl);
-    c.must({c.cp, "-a", src, half}, "cp -a");
-    for (size_t i = 1; i < ti.files.size(); i += 2) unlink((half + "/" + ti.files[i]).c_str());
+    c.copy_tree(src, half, "cp -a");
+    for (size_t i = 1; i < ti.files.size(); i += 2) os::unlink_path((half + "/" + ti.files[i]).c_str());
     c.must({c.hpak, "-q", "pack", src, "--into", tmpl, "--name", "all", "-j", J}, "hpak pack --into");
     c.must({c.hpak, "-q", "pack", half, "--into", tmpl, "--name", "half", "-j", J}, "hpak pack --into");
     c.must({c.hpak, "-q", "catalogs", "rm", tmpl, "all"}, "hpak catalogs rm");
@@ -205,7 +204,7 @@ void suite_gc(Ctx& c) {
     std::string group = std::to_string(npacks) + " small packs";
     gc_series(c, {"small_packs", group}, tmpl,
               "library of " + std::to_string(npacks) + " packs of " + std::to_string(per) + " objects, no garbage");
-    c.must({c.cp, "-a", tmpl, after}, "cp -a");
+    c.copy_tree(tmpl, after, "cp -a");
     c.must({c.hpak, "-q", "gc", after, "--grace", "0"}, "hpak gc");
     auto before_lib = std::make_shared<Library>(tmpl);
     auto after_lib = std::make_shared<Library>(after);
@@ -240,6 +239,7 @@ void suite_gc(Ctx& c) {
     c.rep.rows[idx[0]].metrics.push_back({"packs_outside_midx", double(unc_before)});
     c.rep.rows[idx[1]].metrics.push_back({"packs", double(packs_after)});
     c.rep.rows[idx[1]].metrics.push_back({"packs_outside_midx", double(unc_after)});
+    arms.clear(); // their bodies hold the libraries too: every pack closed before the removal (Windows deletes no open file)
     before_lib.reset();
     after_lib.reset();
     remove_tree(trees);

@@ -1,13 +1,11 @@
 // bench/suite_pack.cpp — the pack / commit suite (see suites.hpp): hpak pack
 // vs tar --zstd -cf on the rcc, smallfile and packfs profiles, and
 // pack --into of a second environment sharing 90% of its files.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
 
+#include "base/os/sys.hpp"
 #include "bench/suite_ctx.hpp"
 
 namespace hpak::bench {
@@ -34,7 +32,7 @@ void suite_pack(Ctx& c) {
     h.key = "hpak";
     h.tool = "hpak pack";
     h.argv = [&c, src, hp, J](unsigned) { return Argv{c.hpak, "-q", "pack", src, "-o", hp, "-l", "3", "-j", J}; };
-    h.prep = [hp, hi](unsigned) { unlink(hp.c_str()), unlink(hi.c_str()); };
+    h.prep = [hp, hi](unsigned) { os::unlink_path(hp.c_str()), os::unlink_path(hi.c_str()); };
     h.sample = [hp, hi](unsigned, const ProcResult& pr, Row& r) {
       set_metric(r, "output_bytes", double(file_size(hp) + file_size(hi)));
       return pr.secs;
@@ -48,7 +46,7 @@ void suite_pack(Ctx& c) {
       t.role = "baseline";
       std::string parent = fs::path(src).parent_path().string(), name = fs::path(src).filename().string();
       t.argv = [&c, tz, parent, name](unsigned) { return Argv{c.tar, "--zstd", "-cf", tz, "-C", parent, name}; };
-      t.prep = [tz](unsigned) { unlink(tz.c_str()); };
+      t.prep = [tz](unsigned) { os::unlink_path(tz.c_str()); };
       t.sample = [tz](unsigned, const ProcResult& pr, Row& r) {
         set_metric(r, "output_bytes", double(file_size(tz)));
         return pr.secs;
@@ -63,9 +61,9 @@ void suite_pack(Ctx& c) {
       double tb = c.rep.rows[idx[1]].metric("output_bytes");
       if (tb > 0) hr.metrics.push_back({"size_vs_tar", hr.metric("output_bytes") / tb});
     }
-    unlink(hp.c_str());
-    unlink(hi.c_str());
-    unlink(tz.c_str());
+    os::unlink_path(hp.c_str());
+    os::unlink_path(hi.c_str());
+    os::unlink_path(tz.c_str());
   }
 
   // ---- a second environment sharing 90% of its files, added to the same library ----
@@ -75,11 +73,11 @@ void suite_pack(Ctx& c) {
     std::string b = c.art + "/env-b";
     if (!fs::exists(b)) {
       c.log("setup: second environment (cp -a, every 10th file changed)");
-      c.must({c.cp, "-a", src, b}, "cp -a");
+      c.copy_tree(src, b, "cp -a");
       std::vector<std::string> change;
       for (size_t i = 0; i < ti.files.size(); i++) {
-        struct stat st;
-        if (i % 10 == 9 && lstat((src + "/" + ti.files[i]).c_str(), &st) == 0 && st.st_nlink == 1) change.push_back(ti.files[i]);
+        os::FileStat st;
+        if (i % 10 == 9 && os::lstat_path((src + "/" + ti.files[i]).c_str(), st) == 0 && st.st_nlink == 1) change.push_back(ti.files[i]);
       }
       Mutation m;
       m.apply(b, change);

@@ -1,9 +1,6 @@
 // bench/suite_read.cpp — the random-read suite (in-process: PackReader::read
 // of N random objects by digest vs open/read/close of the same files) and the
 // verify suite (hpak verify vs sha256sum over the unpacked files).
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "base/os/sys.hpp"
 #include "bench/suite_ctx.hpp"
 #include "core/pack/pack_reader.hpp"
 #include "base/hash.hpp"
@@ -76,15 +74,15 @@ double read_files(const std::vector<std::string>& paths, const ReadSet& s) {
   uint64_t sum = 0;
   double t0 = mono_now();
   for (size_t i = 0; i < paths.size(); i++) {
-    int fd = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = os::open_path(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw std::runtime_error("open " + paths[i] + ": " + std::strerror(errno));
     uint64_t got = 0;
     while (got < s.size[i]) {
-      ssize_t n = read(fd, buf.data() + got, s.size[i] - got);
+      long n = os::read(fd, buf.data() + got, s.size[i] - got);
       if (n <= 0) break;
       got += uint64_t(n);
     }
-    close(fd);
+    os::close(fd);
     sum += got;
   }
   double t = mono_now() - t0;
@@ -116,7 +114,8 @@ void read_formats(Ctx& c, const std::string& p, const std::string& label, const 
   files.key = "files";
   files.tool = "raw fs: open/read/close";
   files.role = "baseline";
-  files.command = "in-process: open(path) + read(size) + close for each file, same order, one thread";
+  files.command = kWindowsBuild ? "in-process: CreateFileW(path) + ReadFile(size) + CloseHandle for each file (os seam), same order, one thread"
+                                : "in-process: open(path) + read(size) + close for each file, same order, one thread";
   auto paths_p = std::make_shared<std::vector<std::string>>(paths);
   files.body = [paths_p, set](unsigned) { return read_files(*paths_p, *set); };
   arms.push_back(std::move(files));
@@ -143,9 +142,9 @@ void suite_read(Ctx& c) {
       if (m != c.art_medium) { // copies on this medium
         tree = c.work[m] + "/read-" + p;
         pk = c.work[m] + "/read-" + p + ".hpak";
-        c.must({c.cp, "-a", src, tree}, "cp -a");
-        c.must({c.cp, pack_path, pk}, "cp");
-        c.must({c.cp, index_path_for(pack_path), index_path_for(pk)}, "cp");
+        c.copy_tree(src, tree, "cp -a");
+        c.copy_file(pack_path, pk, "cp");
+        c.copy_file(index_path_for(pack_path), index_path_for(pk), "cp");
       }
       auto reader = std::make_shared<PackReader>(pk);
       auto paths = std::make_shared<std::vector<std::string>>();
@@ -163,7 +162,8 @@ void suite_read(Ctx& c) {
       arms[2].key = "files";
       arms[2].tool = "raw fs: open/read/close";
       arms[2].role = "baseline";
-      arms[2].command = "in-process: open(path) + read(size) + close for each file, same order, one thread";
+      arms[2].command = kWindowsBuild ? "in-process: CreateFileW(path) + ReadFile(size) + CloseHandle for each file (os seam), same order, one thread"
+                                      : "in-process: open(path) + read(size) + close for each file, same order, one thread";
       arms[2].body = [paths, set](unsigned) { return read_files(*paths, *set); };
       for (auto& a : arms) a.count = set->rel.size(), a.bytes = set->bytes, a.unit = "reads";
       if (missing)
@@ -171,10 +171,11 @@ void suite_read(Ctx& c) {
       c.series_in("read", {"random_" + label, "random read " + label}, m, arms);
       if (m == c.art_medium) read_formats(c, p, label, src, set, *paths, m);
       if (m != c.art_medium) {
+        arms.clear(); // their bodies hold the reader too
         reader.reset();
         remove_tree(tree);
-        unlink(pk.c_str());
-        unlink(index_path_for(pk).c_str());
+        os::unlink_path(pk.c_str());
+        os::unlink_path(index_path_for(pk).c_str());
       }
     }
   }
@@ -233,7 +234,7 @@ void suite_verify(Ctx& c) {
   }
   c.series("verify", {"", "verify"}, "", arms);
   remove_tree(tree);
-  unlink(list.c_str());
+  os::unlink_path(list.c_str());
 }
 
 } // namespace hpak::bench

@@ -1,12 +1,12 @@
 // bench/suite_restore.cpp — the restore suite (see suites.hpp): fresh,
 // churn, unpack, dirty 0/1/10%, and syscalls per restored file.
-#include <sys/stat.h>
-#include <unistd.h>
-
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
+#include "base/os/sys.hpp"
 #include "bench/suite_ctx.hpp"
 #include "core/pack/pack_reader.hpp"
 #include "base/hash.hpp"
@@ -62,8 +62,8 @@ void suite_restore(Ctx& c) {
   // Files that may be changed for the dirty runs: regular, not hardlinked.
   std::vector<std::string> candidates;
   for (auto& f : ti.files) {
-    struct stat st;
-    if (lstat((src + "/" + f).c_str(), &st) == 0 && st.st_nlink == 1) candidates.push_back(f);
+    os::FileStat st;
+    if (os::lstat_path((src + "/" + f).c_str(), st) == 0 && st.st_nlink == 1) candidates.push_back(f);
   }
 
   // ---- the CPU work of a restore that the ceiling does not do, in-process -------
@@ -130,29 +130,39 @@ void suite_restore(Ctx& c) {
     // ---- fresh: a new directory every run, nothing deleted meanwhile -------------
     {
       auto hd = at("fresh-hpak"), rd = at("fresh-rcc"), cd = at("fresh-ceil");
-      std::vector<Arm> arms(3);
+      std::vector<Arm> arms(1);
       arms[0].key = "hpak";
       arms[0].tool = "hpak restore";
       arms[0].argv = [&c, lib, hd, J](unsigned r) { return Argv{c.hpak, "-q", "restore", lib, "env", hd(r), "-j", J}; };
       arms[0].check = tree_check(ti, hd);
-      arms[1].key = "rcc";
-      arms[1].tool = "rcc-style restore";
-      arms[1].role = "baseline";
-      arms[1].argv = [&c, rl, rd, J](unsigned r) { return Argv{c.rccbase, "restore", rl, rd(r), "-j", J}; };
-      arms[1].check = tree_check(ti, rd);
-      arms[2].key = "ceiling";
-      arms[2].tool = "ceiling (write only)";
-      arms[2].role = "ceiling";
+      if (!c.rccbase.empty()) { // not on Windows: a POSIX program
+        Arm a;
+        a.key = "rcc";
+        a.tool = "rcc-style restore";
+        a.role = "baseline";
+        a.argv = [&c, rl, rd, J](unsigned r) { return Argv{c.rccbase, "restore", rl, rd(r), "-j", J}; };
+        a.check = tree_check(ti, rd);
+        arms.push_back(a);
+      }
       auto walls = std::make_shared<std::vector<double>>();
-      arms[2].argv = [&c, src, cd, J](unsigned r) { return Argv{c.ceiling, src, cd(r), "-j", J}; };
-      arms[2].sample = [walls](unsigned, const ProcResult& pr, Row&) {
-        walls->push_back(pr.secs);
-        double s = std::strtod(pr.out.c_str(), nullptr);
-        if (!(s > 0)) throw std::runtime_error("hpak-ceiling printed no time: " + pr.out.substr(0, 80));
-        return s;
-      };
-      arms[2].check = tree_check(ti, cd);
-      arms[2].notes.push_back("its own write-phase time (tree read into memory first, untimed); hardlinks written as copies");
+      size_t ceiling_arm = 0;
+      if (!c.ceiling.empty()) { // not on Windows: a POSIX program
+        Arm a;
+        a.key = "ceiling";
+        a.tool = "ceiling (write only)";
+        a.role = "ceiling";
+        a.argv = [&c, src, cd, J](unsigned r) { return Argv{c.ceiling, src, cd(r), "-j", J}; };
+        a.sample = [walls](unsigned, const ProcResult& pr, Row&) {
+          walls->push_back(pr.secs);
+          double s = std::strtod(pr.out.c_str(), nullptr);
+          if (!(s > 0)) throw std::runtime_error("hpak-ceiling printed no time: " + pr.out.substr(0, 80));
+          return s;
+        };
+        a.check = tree_check(ti, cd);
+        a.notes.push_back("its own write-phase time (tree read into memory first, untimed); hardlinks written as copies");
+        ceiling_arm = arms.size();
+        arms.push_back(a);
+      }
       // What the gap to the ceiling is made of: the same restore with the
       // SHA-256 check of every object (--verify), and from a library stored
       // uncompressed (-l 0): no decoding at all.
@@ -174,7 +184,7 @@ void suite_restore(Ctx& c) {
       arms.push_back(raw);
       for (auto& a : arms) a.count = files, a.bytes = bytes;
       auto idx = c.series("restore", {"fresh", "fresh"}, m, arms);
-      if (!walls->empty()) c.rep.rows[idx[2]].metrics.push_back({"process_wall_s", stats_of(*walls).median});
+      if (!walls->empty()) c.rep.rows[idx[ceiling_arm]].metrics.push_back({"process_wall_s", stats_of(*walls).median});
       if (!keep_trees) remove_matching(W, "fresh-");
     }
 
@@ -211,11 +221,12 @@ void suite_restore(Ctx& c) {
       std::string hd = W + "/dirty-hpak", rd = W + "/dirty-rcc", gd = W + "/dirty-git";
       c.log("setup: dirty trees on " + m + (c.git.empty() ? "" : " (git add + commit of the corpus)"));
       c.must({c.hpak, "-q", "restore", lib, "env", hd, "-j", J}, "hpak restore");
-      c.must({c.rccbase, "restore", rl, rd, "-j", J}, "hpak-rccbase restore");
-      std::vector<std::string> rcc_links = symlinks_under(rd);
+      bool have_rcc = !c.rccbase.empty();
+      if (have_rcc) c.must({c.rccbase, "restore", rl, rd, "-j", J}, "hpak-rccbase restore");
+      std::vector<std::string> rcc_links = have_rcc ? symlinks_under(rd) : std::vector<std::string>{};
       bool have_git = !c.git.empty();
       if (have_git) {
-        c.must({c.cp, "-a", src, gd}, "cp -a");
+        c.copy_tree(src, gd, "cp -a");
         c.must({c.git, "init", "-q", gd}, "git init");
         c.must({c.git, "-C", gd, "config", "gc.auto", "0"}, "git config");
         c.must({c.git, "-C", gd, "add", "-A"}, "git add");
@@ -225,7 +236,7 @@ void suite_restore(Ctx& c) {
         // git keeps ctimes in whole seconds here: a same-size edit with the mtime
         // put back in the second the index entry was written goes unseen. Start
         // changing files in a later second (a real limit of git, not measured).
-        usleep(1100 * 1000);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
       }
       for (unsigned pct : {0u, 1u, 10u}) {
         size_t k = (candidates.size() * pct + 50) / 100;
@@ -241,19 +252,21 @@ void suite_restore(Ctx& c) {
         h.check = [mh](unsigned, const ProcResult&) { return mh->check(); };
         if (pct == 0) h.notes.push_back("no-op restore: nothing changed since the last restore");
         arms.push_back(h);
-        Arm rc;
-        rc.key = "rcc";
-        rc.tool = "rcc-style restore-over";
-        rc.role = "baseline";
-        rc.argv = [&c, rl, rd, J](unsigned) { return Argv{c.rccbase, "restore", rl, rd, "-j", J}; };
-        rc.prep = [mr, rd, files_for, rcc_links](unsigned r) {
-          mr->apply(rd, files_for(r));
-          for (auto& l : rcc_links) unlink(l.c_str());
-        };
-        rc.check = [mr](unsigned, const ProcResult&) { return mr->check(); };
-        rc.notes.push_back("rewrites every file (hpak-rccbase has no change detection); its " + std::to_string(rcc_links.size()) +
-                           " symlinks are removed before each run (untimed): it recreates them with symlink(2)");
-        arms.push_back(rc);
+        if (have_rcc) {
+          Arm rc;
+          rc.key = "rcc";
+          rc.tool = "rcc-style restore-over";
+          rc.role = "baseline";
+          rc.argv = [&c, rl, rd, J](unsigned) { return Argv{c.rccbase, "restore", rl, rd, "-j", J}; };
+          rc.prep = [mr, rd, files_for, rcc_links](unsigned r) {
+            mr->apply(rd, files_for(r));
+            for (auto& l : rcc_links) os::unlink_path(l.c_str());
+          };
+          rc.check = [mr](unsigned, const ProcResult&) { return mr->check(); };
+          rc.notes.push_back("rewrites every file (hpak-rccbase has no change detection); its " + std::to_string(rcc_links.size()) +
+                             " symlinks are removed before each run (untimed): it recreates them with symlink(2)");
+          arms.push_back(rc);
+        }
         if (have_git) {
           Arm g;
           g.key = "git_checkout";
@@ -315,7 +328,7 @@ void suite_restore(Ctx& c) {
         };
         std::string sh = W + "/strace-hpak", sr = W + "/strace-rcc", su = W + "/strace-unpack", st = W + "/strace-tar";
         count("hpak_fresh", "hpak restore (fresh)", "hpak", {c.hpak, "-q", "restore", lib, "env", sh, "-j", J}, "");
-        count("rcc_fresh", "rcc-style restore (fresh)", "baseline", {c.rccbase, "restore", rl, sr, "-j", J}, "");
+        if (have_rcc) count("rcc_fresh", "rcc-style restore (fresh)", "baseline", {c.rccbase, "restore", rl, sr, "-j", J}, "");
         count("hpak_unpack", "hpak unpack (fresh)", "hpak", {c.hpak, "-q", "unpack", pack, su, "-j", J}, "");
         if (!tz.empty()) {
           fs::create_directories(st);
@@ -337,7 +350,7 @@ void suite_restore(Ctx& c) {
       }
       if (!keep_trees) {
         remove_tree(hd);
-        remove_tree(rd);
+        if (have_rcc) remove_tree(rd);
         if (have_git) remove_tree(gd);
       }
     }
@@ -347,8 +360,8 @@ void suite_restore(Ctx& c) {
       std::string hd = W + "/churn-hpak", rd = W + "/churn-rcc", cd = W + "/churn-ceil";
       c.log("setup: churn trees on " + m);
       c.must({c.hpak, "-q", "restore", lib, "env", hd, "-j", J}, "hpak restore");
-      c.must({c.rccbase, "restore", rl, rd, "-j", J}, "hpak-rccbase restore");
-      c.must({c.ceiling, src, cd, "-j", J}, "hpak-ceiling");
+      if (!c.rccbase.empty()) c.must({c.rccbase, "restore", rl, rd, "-j", J}, "hpak-rccbase restore");
+      if (!c.ceiling.empty()) c.must({c.ceiling, src, cd, "-j", J}, "hpak-ceiling");
       bool disk = m == "disk";
       auto wipe = [disk](std::string d) {
         return [d, disk](unsigned) {
@@ -356,26 +369,34 @@ void suite_restore(Ctx& c) {
           if (disk) sync_all();
         };
       };
-      std::vector<Arm> arms(3);
+      std::vector<Arm> arms(1);
       arms[0].key = "hpak";
       arms[0].tool = "hpak restore";
       arms[0].argv = [&c, lib, hd, J](unsigned) { return Argv{c.hpak, "-q", "restore", lib, "env", hd, "-j", J}; };
       arms[0].prep = wipe(hd);
-      arms[1].key = "rcc";
-      arms[1].tool = "rcc-style restore";
-      arms[1].role = "baseline";
-      arms[1].argv = [&c, rl, rd, J](unsigned) { return Argv{c.rccbase, "restore", rl, rd, "-j", J}; };
-      arms[1].prep = wipe(rd);
-      arms[2].key = "ceiling";
-      arms[2].tool = "ceiling (write only)";
-      arms[2].role = "ceiling";
-      arms[2].argv = [&c, src, cd, J](unsigned) { return Argv{c.ceiling, src, cd, "-j", J}; };
-      arms[2].prep = wipe(cd);
-      arms[2].sample = [](unsigned, const ProcResult& pr, Row&) {
-        double s = std::strtod(pr.out.c_str(), nullptr);
-        if (!(s > 0)) throw std::runtime_error("hpak-ceiling printed no time");
-        return s;
-      };
+      if (!c.rccbase.empty()) {
+        Arm a;
+        a.key = "rcc";
+        a.tool = "rcc-style restore";
+        a.role = "baseline";
+        a.argv = [&c, rl, rd, J](unsigned) { return Argv{c.rccbase, "restore", rl, rd, "-j", J}; };
+        a.prep = wipe(rd);
+        arms.push_back(a);
+      }
+      if (!c.ceiling.empty()) {
+        Arm a;
+        a.key = "ceiling";
+        a.tool = "ceiling (write only)";
+        a.role = "ceiling";
+        a.argv = [&c, src, cd, J](unsigned) { return Argv{c.ceiling, src, cd, "-j", J}; };
+        a.prep = wipe(cd);
+        a.sample = [](unsigned, const ProcResult& pr, Row&) {
+          double s = std::strtod(pr.out.c_str(), nullptr);
+          if (!(s > 0)) throw std::runtime_error("hpak-ceiling printed no time");
+          return s;
+        };
+        arms.push_back(a);
+      }
       for (auto& a : arms) a.count = files, a.bytes = bytes, a.notes.push_back("prep: rm -rf of the previous tree at the same path, then sync (untimed)");
       c.series("restore", {"churn", "churn"}, m, arms);
       remove_matching(W, "churn-");

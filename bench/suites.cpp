@@ -2,12 +2,9 @@
 // directories, corpora and artifacts built once, the interleaved series
 // runner, and the issue-2/3 targets checked at the end. The suites themselves
 // are in suite_*.cpp.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/os/sys.hpp"
 #include "bench/suite_ctx.hpp"
 
 namespace hpak::bench {
@@ -28,10 +26,8 @@ const std::vector<std::string>& all_suites() {
   return s;
 }
 
-double mono_now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+double mono_now() { // CLOCK_MONOTONIC on Linux
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // ---- Ctx ------------------------------------------------------------------------
@@ -54,13 +50,16 @@ Ctx::Ctx(const Config& c, Report& r, const Log& l) : cfg(c), rep(r), log(l) {
   dd = find_tool("dd");
   std::string missing;
   if (hpak.empty()) missing += " hpak";
-  if (rccbase.empty()) missing += " hpak-rccbase";
-  if (ceiling.empty()) missing += " hpak-ceiling";
+  // Windows (issue 30): hpak-rccbase and hpak-ceiling are POSIX programs, not
+  // built there, and cp is no Windows tool: their rows are left out (a note says
+  // so) and copies are made in-process (copy_tree).
+  if (rccbase.empty() && !kWindowsBuild) missing += " hpak-rccbase";
+  if (ceiling.empty() && !kWindowsBuild) missing += " hpak-ceiling";
   if (gencorpus.empty() && cfg.corpus.empty()) missing += " hpak-gencorpus";
-  if (cp.empty()) missing += " cp";
+  if (cp.empty() && !kWindowsBuild) missing += " cp";
   if (!missing.empty())
-    throw std::runtime_error("bench needs" + missing +
-                             " (looked next to " + self_exe() + ", in bench/ beside it and on PATH; build them with scripts/build.sh)");
+    throw std::runtime_error("bench needs" + missing + " (looked next to " + self_exe() + ", in bench/ beside it and on PATH; build them with " +
+                             (kWindowsBuild ? "scripts/build-windows.sh)" : "scripts/build.sh)"));
 
   std::map<std::string, std::string> roots = {{"tmpfs", cfg.tmpfs_root}, {"disk", cfg.disk_root}};
   for (auto& m : cfg.media) {
@@ -145,6 +144,26 @@ ProcResult Ctx::must(const std::vector<std::string>& argv, const std::string& wh
   return r;
 }
 
+void Ctx::copy_tree(const std::string& from, const std::string& to, const std::string& what) {
+  if (!cp.empty()) {
+    must({cp, "-a", from, to}, what);
+    return;
+  }
+  std::error_code ec;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+  if (ec) throw std::runtime_error(what + " failed (copy of '" + from + "' to '" + to + "'): " + ec.message());
+}
+
+void Ctx::copy_file(const std::string& from, const std::string& to, const std::string& what) {
+  if (!cp.empty()) {
+    must({cp, from, to}, what);
+    return;
+  }
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw std::runtime_error(what + " failed (copy of '" + from + "' to '" + to + "'): " + ec.message());
+}
+
 std::string Ctx::corpus(const std::string& profile) {
   auto it = corpora_.find(profile);
   if (it != corpora_.end()) return it->second;
@@ -212,6 +231,7 @@ std::string Ctx::library(const std::string& profile, int level) {
 std::string Ctx::rcc_lib(const std::string& profile) {
   auto it = rcclibs_.find(profile);
   if (it != rcclibs_.end()) return it->second;
+  if (rccbase.empty()) return "";
   std::string src = corpus(profile);
   std::string lib = art + "/rcclib-" + profile;
   log("setup: hpak-rccbase lift " + profile);
@@ -373,23 +393,23 @@ void Mutation::apply(const std::string& root, const std::vector<std::string>& re
   for (size_t i = 0; i < rel.size(); i++) {
     std::string p = root + "/" + rel[i];
     std::string orig = read_small_file(p);
-    int fd = open(p.c_str(), O_WRONLY | O_CLOEXEC);
+    int fd = os::open_path(p.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) throw std::runtime_error("cannot open '" + p + "' to change it: " + std::strerror(errno));
-    struct stat st;
-    fstat(fd, &st);
+    os::FileStat st;
+    os::fstat(fd, st);
     bool ok;
     if (i % 2 == 0 || orig.empty()) { // append: size and mtime change
       static const char tail[] = "\n# changed by hpak bench\n";
-      ok = pwrite(fd, tail, sizeof tail - 1, off_t(orig.size())) == ssize_t(sizeof tail - 1);
+      ok = os::pwrite(fd, tail, sizeof tail - 1, os::Off(orig.size())) == long(sizeof tail - 1);
     } else { // same-size edit, mtime put back: only the ctime tells
       size_t n = std::min<size_t>(8, orig.size());
       std::string edit = orig.substr(0, n);
       for (char& ch : edit) ch = char(ch ^ 0x55);
-      ok = pwrite(fd, edit.data(), n, 0) == ssize_t(n);
-      timespec ts[2] = {st.st_atim, st.st_mtim};
-      ok = ok && futimens(fd, ts) == 0;
+      ok = os::pwrite(fd, edit.data(), n, 0) == long(n);
+      os::TimeSpec ts[2] = {st.st_atim, st.st_mtim};
+      ok = ok && os::set_times(fd, ts) == 0;
     }
-    close(fd);
+    os::close(fd);
     if (!ok) throw std::runtime_error("cannot change '" + p + "': " + std::strerror(errno));
     paths.push_back(p);
     originals.push_back(std::move(orig));
@@ -398,8 +418,8 @@ void Mutation::apply(const std::string& root, const std::vector<std::string>& re
 
 std::string Mutation::check() const {
   for (size_t i = 0; i < paths.size(); i++) {
-    struct stat st;
-    if (lstat(paths[i].c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "'" + paths[i] + "' is missing";
+    os::FileStat st;
+    if (os::lstat_path(paths[i].c_str(), st) != 0 || !S_ISREG(st.st_mode)) return "'" + paths[i] + "' is missing";
     if (read_small_file(paths[i]) != originals[i]) return "'" + paths[i] + "' still differs";
   }
   return "";
@@ -650,14 +670,22 @@ Report run_bench(const Config& cfg_in, const Log& log) {
   }
   rep.env.tools = {
       {"hpak-gencorpus", c.gencorpus.empty() ? "not found" : c.gencorpus},
-      {"hpak-rccbase", c.rccbase},
-      {"hpak-ceiling", c.ceiling},
+      {"hpak-rccbase", c.rccbase.empty() ? "not found" : c.rccbase},
+      {"hpak-ceiling", c.ceiling.empty() ? "not found" : c.ceiling},
       {"tar", tool_version(c.tar, {"--version"}, c.scratch)},
       {"zstd", tool_version(c.zstd, {"--version"}, c.scratch)},
       {"git", tool_version(c.git, {"--version"}, c.scratch)},
       {"strace", tool_version(c.strace, {"-V"}, c.scratch)},
       {"sha256sum", tool_version(c.sha256sum, {"--version"}, c.scratch)},
   };
+  if (c.rccbase.empty()) c.note("hpak-rccbase is not in this build (a POSIX program): no rcc-style rows");
+  if (c.ceiling.empty()) c.note("hpak-ceiling is not in this build (a POSIX program): no ceiling rows");
+  if (c.cp.empty()) c.note("cp is not installed: setup copies are made in-process (std::filesystem::copy), the gc suite has no cp row");
+  if (kWindowsBuild)
+    c.note(std::string("Windows: each run's wall time includes process creation; CPU times are the child's own (GetProcessTimes, its "
+                       "children not added)") +
+           (rep.env.kernel.find("Wine") != std::string::npos ? ", none under Wine (its GetProcessTimes of a child gives the caller's)" : "") +
+           "; nothing is synced before the disk runs; under Wine the figures are Wine's, not Windows'");
   if (c.strace.empty()) c.note("strace is not installed: no syscall counts");
   if (c.git.empty()) c.note("git is not installed: no git checkout -f / git status rows");
   if (c.tar.empty() || c.zstd.empty()) c.note("tar or zstd is not installed: no tar --zstd rows");

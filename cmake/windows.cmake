@@ -2,7 +2,8 @@
 # scripts/build-windows-deps.sh builds into HPAK_WIN_PREFIX (CMAKE_FIND_ROOT_PATH of its toolchain file).
 #
 # What builds for Windows: every room but mount (FUSE), with the os seam's Windows implementation
-# (base/os/windows), hpak.exe from cmd/*.cpp but mount, umount and commit, and the unit tests of base and formats
+# (base/os/windows), hpak.exe from cmd/*.cpp but mount, umount and commit (with hpak bench's engine and
+# hpak-gencorpus.exe), and the unit tests of base and formats
 # as hpak_win_tests.exe, run under Wine by scripts/build-windows.sh with the CLI suite
 # tests/windows/test_wine_cli.sh.
 
@@ -53,7 +54,9 @@ add_link_options(-static -static-libgcc -static-libstdc++)
 # The rooms (cmake/rooms.cmake, as on Linux) but mount, with the libraries above; the os room takes base/os/windows
 # instead of base/os/linux.
 set(HPAK_BASE_LIBS hpak_win_zstd hpak_win_xxhash OpenSSL::Crypto ws2_32 crypt32 bcrypt Threads::Threads)
-set(HPAK_OS_LIBS ntdll advapi32) # advapi32: GetSecurityInfo (base/os/windows/acl.cpp), GetUserNameW
+# advapi32: GetSecurityInfo (base/os/windows/acl.cpp), GetUserNameW, RegGetValueW; psapi: GetProcessMemoryInfo
+# (base/os/windows/machine.cpp, for hpak bench)
+set(HPAK_OS_LIBS ntdll advapi32 psapi)
 set(HPAK_OS_DIR windows)
 set(HPAK_JSON hpak_win_json)
 set(HPAK_CURL hpak_win_curl)
@@ -61,10 +64,9 @@ set(HPAK_ZIP_LIBS hpak_win_zip hpak_win_json)
 set(HPAK_WITH_MOUNT OFF)
 include(${CMAKE_SOURCE_DIR}/cmake/rooms.cmake)
 
-# hpak.exe: every command but mount, umount and commit (FUSE, overlayfs) and bench (bench/measure.cpp runs its helpers with
-# POSIX calls); cmd/commands.cpp leaves them out of the table.
+# hpak.exe: every command but mount, umount and commit (FUSE, overlayfs); cmd/commands.cpp leaves them out of the table.
 file(GLOB HPAK_CMD_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/cmd/*.cpp)
-list(FILTER HPAK_CMD_SRC EXCLUDE REGEX "/cmd/(u?mount|commit|bench)\\.cpp$")
+list(FILTER HPAK_CMD_SRC EXCLUDE REGEX "/cmd/(u?mount|commit)\\.cpp$")
 add_executable(hpak ${HPAK_CMD_SRC})
 target_include_directories(hpak PRIVATE ${CMAKE_SOURCE_DIR})
 target_link_libraries(hpak PRIVATE hpak_core hpak_win_cli hpak_win_json)
@@ -73,6 +75,21 @@ file(CONFIGURE OUTPUT ${HPAK_GEN_DIR}/hpak_version.hpp
      CONTENT "// Generated from project(hpak VERSION ...) in CMakeLists.txt.\n#pragma once\n#define HPAK_VERSION \"@PROJECT_VERSION@\"\n"
      @ONLY)
 target_include_directories(hpak PRIVATE ${HPAK_GEN_DIR})
+
+# hpak bench (issue 30): the suite engine (as bench/CMakeLists.txt builds it on Linux; its processes, clock and machine
+# through the os seam, base/os/machine.hpp) and hpak-gencorpus.exe beside hpak.exe (its files through the os seam).
+# hpak-rccbase and hpak-ceiling are POSIX programs, not built here: bench leaves their rows out.
+add_library(hpak_bench STATIC ${CMAKE_SOURCE_DIR}/bench/measure.cpp ${CMAKE_SOURCE_DIR}/bench/suites.cpp
+            ${CMAKE_SOURCE_DIR}/bench/suite_restore.cpp ${CMAKE_SOURCE_DIR}/bench/suite_pack.cpp
+            ${CMAKE_SOURCE_DIR}/bench/suite_read.cpp ${CMAKE_SOURCE_DIR}/bench/suite_gc.cpp)
+target_include_directories(hpak_bench PUBLIC ${CMAKE_SOURCE_DIR})
+target_link_libraries(hpak_bench PUBLIC hpak_core)
+target_link_libraries(hpak PRIVATE hpak_bench)
+add_executable(hpak-gencorpus ${CMAKE_SOURCE_DIR}/bench/gencorpus.cpp ${CMAKE_SOURCE_DIR}/bench/corpus_content.cpp)
+target_include_directories(hpak-gencorpus PRIVATE ${CMAKE_SOURCE_DIR})
+target_link_libraries(hpak-gencorpus PRIVATE hpak_os)
+target_compile_options(hpak-gencorpus PRIVATE -O2)
+add_dependencies(hpak hpak-gencorpus)
 
 # The unit tests of base and formats, and of the os seam's Windows implementation (tests/windows/test_os_windows.cpp,
 # on the disk of the Wine prefix's TEMP). The catalog test needs a real tree on disk (tests/unit/tree_fixture.hpp,

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "bench/suites.hpp"
+#include "bench/suite_ctx.hpp"
 #include "cmd/command.hpp"
 #include "cmd/json.hpp"
 #include "cmd/output.hpp"
@@ -17,8 +17,25 @@
 namespace hpak::cmd {
 
 namespace {
+// Where the runs go by default. Windows (issue 30) has no tmpfs: the disk runs
+// only, in %TEMP% (a RAM disk can be named with --tmpfs).
+#if defined(_WIN32)
+std::string default_disk() {
+  const char* t = getenv("TEMP");
+  return t ? t : ".";
+}
+constexpr const char* kTmpfsHelp = "Directory on a RAM disk for the tmpfs runs (Windows has no default: name one to run them)";
+constexpr const char* kDiskHelp = "Directory on disk for the disk runs and the artifacts (default %TEMP%)";
+constexpr const char* kMediaHelp = "Where targets go: tmpfs, disk (default disk: Windows has no tmpfs)";
+#else
+std::string default_disk() { return "/var/tmp"; }
+constexpr const char* kTmpfsHelp = "Directory on tmpfs for the tmpfs runs (default /dev/shm)";
+constexpr const char* kDiskHelp = "Directory on disk for the disk runs and the artifacts (default /var/tmp)";
+constexpr const char* kMediaHelp = "Where targets go: tmpfs, disk (default both)";
+#endif
+
 struct Options {
-  std::string corpus, save, tmpfs = "/dev/shm", disk = "/var/tmp";
+  std::string corpus, save, tmpfs = bench::kWindowsBuild ? "" : "/dev/shm", disk = default_disk();
   std::vector<std::string> suites, media;
   unsigned runs = 0, threads = 0;
   bool quick = false, json = false, keep = false;
@@ -34,11 +51,11 @@ Runner setup(CLI::App& app) {
       ->check(CLI::IsMember({"restore", "pack", "read", "verify", "gc"}));
   app.add_option("-r,--runs", o->runs, "Repetitions of each measurement (default 5; 1 with --quick)")->check(CLI::Range(1, 1000));
   app.add_option("-j,--threads", o->threads, "Threads for every tool that takes -j (default: all cores)");
-  app.add_option("--media", o->media, "Where targets go: tmpfs, disk (default both)")
+  app.add_option("--media", o->media, kMediaHelp)
       ->delimiter(',')
       ->check(CLI::IsMember({"tmpfs", "disk"}));
-  app.add_option("--tmpfs", o->tmpfs, "Directory on tmpfs for the tmpfs runs (default /dev/shm)");
-  app.add_option("--disk", o->disk, "Directory on disk for the disk runs and the artifacts (default /var/tmp)");
+  app.add_option("--tmpfs", o->tmpfs, kTmpfsHelp);
+  app.add_option("--disk", o->disk, kDiskHelp);
   app.add_flag("--quick", o->quick, "Tiny corpora, one run: proves the harness works (for the test suite)");
   app.add_flag("--json", o->json, "Print the results as JSON instead of tables");
   app.add_option("--save", o->save, "Also write the JSON results to this file");
@@ -161,8 +178,11 @@ void print_tables(const bench::Report& rep) {
   printf("# hpak bench — %s\n\n", e.started.c_str());
   printf("- machine: %s, %u CPUs online (%u usable by this process), %s, %.1f GiB RAM\n", e.cpu.c_str(), e.cpus, e.cpus_usable,
          e.kernel.c_str(), double(e.mem_bytes) / (1ull << 30));
-  printf("- load average (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end\n", e.load_start[0], e.load_start[1],
-         e.load_start[2], e.load_end[0], e.load_end[1], e.load_end[2]);
+  if (std::isfinite(e.load_start[0]))
+    printf("- load average (1/5/15 min): %.2f %.2f %.2f at the start, %.2f %.2f %.2f at the end\n", e.load_start[0], e.load_start[1],
+           e.load_start[2], e.load_end[0], e.load_end[1], e.load_end[2]);
+  else
+    printf("- load average: none (Windows has no load average)\n");
   for (auto& m : e.media)
     printf("- %s: %s → %s on %s (%s, %s)\n", m.name.c_str(), m.root.c_str(), m.mount.fstype.c_str(), m.mount.mount_point.c_str(),
            m.mount.device.c_str(), m.mount.options.c_str());
@@ -268,10 +288,14 @@ int run(const Options& o) {
   cfg.corpus = o.corpus;
   cfg.suites = o.suites;
   if (!o.media.empty()) cfg.media = o.media;
+  else if (bench::kWindowsBuild) cfg.media = o.tmpfs.empty() ? std::vector<std::string>{"disk"} : std::vector<std::string>{"tmpfs", "disk"};
+  if (bench::kWindowsBuild && o.tmpfs.empty() && std::count(cfg.media.begin(), cfg.media.end(), "tmpfs"))
+    throw Error("Windows has no tmpfs: name a directory for the tmpfs runs with --tmpfs DIR (a RAM disk), or use --media disk");
   cfg.tmpfs_root = o.tmpfs;
   cfg.disk_root = o.disk;
   cfg.quick = o.quick;
-  if (o.quick && o.media.empty()) cfg.media = {"tmpfs"}; // the disk runs are what takes long
+  if (o.quick && o.media.empty()) // the disk runs are what takes long
+    cfg.media = {bench::kWindowsBuild && o.tmpfs.empty() ? "disk" : "tmpfs"};
   cfg.runs = o.runs ? o.runs : (o.quick ? 1 : 5);
   cfg.threads = o.threads;
   cfg.keep = o.keep;

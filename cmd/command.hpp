@@ -44,7 +44,7 @@ struct Command {
 
 const std::vector<const Command*>& commands();
 // Why command `name` is not in this build ("" when it is, or is no command at
-// all): the Windows build leaves out mount, umount, commit and bench.
+// all): the Windows build leaves out mount, umount and commit.
 std::string not_built_here(const std::string& name);
 
 // Options every command sees.

@@ -6,21 +6,17 @@
 namespace hpak::cmd {
 
 extern const Command cmd_pack, cmd_unpack, cmd_verify, cmd_index, cmd_ls, cmd_cat, cmd_init, cmd_restore, cmd_catalogs, cmd_gc, cmd_repair;
-extern const Command cmd_publish, cmd_fetch, cmd_import, cmd_sign;
+extern const Command cmd_publish, cmd_fetch, cmd_import, cmd_sign, cmd_bench;
 #if !defined(_WIN32)
 // Not built for Windows (cmake/windows.cmake): mount, umount and commit (FUSE
-// and overlayfs), bench (its suites run helper processes through POSIX calls,
-// bench/measure.cpp).
-extern const Command cmd_bench, cmd_mount, cmd_umount, cmd_commit;
+// and overlayfs).
+extern const Command cmd_mount, cmd_umount, cmd_commit;
 #endif
 extern const Command cmd_completion; // hidden: shell completion from this table
 
 const std::vector<const Command*>& commands() {
   static const std::vector<const Command*> table = {
-      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat, &cmd_init, &cmd_restore, &cmd_catalogs, &cmd_gc, &cmd_repair,
-#if !defined(_WIN32)
-      &cmd_bench,
-#endif
+      &cmd_pack, &cmd_unpack, &cmd_verify, &cmd_index, &cmd_ls, &cmd_cat, &cmd_init, &cmd_restore, &cmd_catalogs, &cmd_gc, &cmd_repair, &cmd_bench,
       &cmd_publish, &cmd_fetch, &cmd_import, &cmd_sign,
 #if !defined(_WIN32)
       &cmd_mount, &cmd_umount, &cmd_commit,
@@ -34,9 +30,6 @@ std::string not_built_here([[maybe_unused]] const std::string& name) {
 #if defined(_WIN32)
   if (name == "mount" || name == "umount" || name == "commit")
     return "'" + name + "' is not in the Windows build (it needs FUSE and overlayfs: Linux only)";
-  if (name == "bench")
-    return "'bench' is not in the Windows build (its suites run their helpers through POSIX calls); "
-           "time a restore with 'hpak restore --json' (its 'seconds' field) instead";
 #endif
   return "";
 }

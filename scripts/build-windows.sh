@@ -7,7 +7,7 @@
 # The libraries come from scripts/build-windows-deps.sh (built from Debian's
 # source packages into .cache/win64, once; HPAK_WIN_CACHE moves the cache).
 # What builds is said in cmake/windows.cmake: hpak.exe (every room but mount,
-# every command but mount, umount and bench) and the unit tests of base and
+# every command but mount, umount and commit; hpak-gencorpus.exe for its bench) and the unit tests of base and
 # formats, hpak_win_tests.exe; then tests/windows/test_wine_cli.sh drives
 # hpak.exe under Wine (with build/hpak of the checkout, when built, for the
 # Linux <-> Windows compatibility part), tests/windows/test_wine_hostile.sh
