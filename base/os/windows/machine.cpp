@@ -13,25 +13,6 @@ namespace hpak::os {
 
 namespace {
 
-// One argument quoted as the C runtime's command-line parser reads it back
-// (CommandLineToArgvW rules: backslashes double only before a quote).
-std::wstring quoted(const std::wstring& a) {
-  if (!a.empty() && a.find_first_of(L" \t\n\v\"") == std::wstring::npos) return a;
-  std::wstring q = L"\"";
-  size_t slashes = 0;
-  for (wchar_t c : a) {
-    if (c == L'\\') {
-      slashes++;
-      continue;
-    }
-    q.append(c == L'"' ? slashes * 2 + 1 : slashes, L'\\');
-    slashes = 0;
-    q += c;
-  }
-  q.append(slashes * 2, L'\\');
-  return q + L"\"";
-}
-
 // An inheritable handle on `path` ("" = NUL) for the child's stdin (read) or stdout/stderr (write, truncated).
 HANDLE std_handle(const std::string& path, bool write) {
   SECURITY_ATTRIBUTES sa{};
@@ -63,8 +44,7 @@ bool run_measured(const std::vector<std::string>& argv, const std::string& out_p
                   const std::string& cwd, ChildUsage& u) {
   u = ChildUsage{};
   if (argv.empty()) return win::fail(EINVAL), false;
-  std::wstring cmd;
-  for (auto& a : argv) cmd += (cmd.empty() ? L"" : L" ") + quoted(win::widen(a));
+  std::wstring cmd = win::command_line(argv);
   HANDLE in = std_handle("", false), out = std_handle(out_path, true), err = std_handle(err_path, true);
   auto close_std = [&] {
     for (HANDLE h : {in, out, err})

@@ -29,13 +29,18 @@ std::wstring quoted(const std::wstring& a) {
 
 } // namespace
 
+std::wstring win::command_line(const std::vector<std::string>& args) {
+  std::wstring cmd;
+  for (auto& a : args) cmd += (cmd.empty() ? L"" : L" ") + quoted(win::widen(a));
+  return cmd;
+}
+
 // posix_spawnp + waitpid: CreateProcessW (argv[0] looked up in PATH by
 // Windows' rules), this process's environment and standard handles, and
 // WaitForSingleObject; the exit code.
 int run_program(const std::vector<std::string>& args) {
   if (args.empty()) return win::fail(EINVAL);
-  std::wstring cmd;
-  for (auto& a : args) cmd += (cmd.empty() ? L"" : L" ") + quoted(win::widen(a));
+  std::wstring cmd = win::command_line(args);
   STARTUPINFOW si{};
   si.cb = sizeof si;
   PROCESS_INFORMATION pi{};

@@ -14,6 +14,7 @@
 #include <winioctl.h>
 
 #include <string>
+#include <vector>
 
 #include "base/os/sys.hpp"
 
@@ -21,6 +22,9 @@ namespace hpak::os::win {
 
 std::wstring widen(const std::string& s);
 std::string narrow(const std::wstring& s);
+// A CreateProcessW command line: each argument quoted as the C runtime's
+// parser reads it back (CommandLineToArgvW's rules).
+std::wstring command_line(const std::vector<std::string>& args);
 
 // errno for the calling thread's GetLastError (ERROR_FILE_NOT_FOUND -> ENOENT,
 // ERROR_ACCESS_DENIED -> EACCES, ...); sets it and returns -1.
