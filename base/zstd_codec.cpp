@@ -73,6 +73,40 @@ void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, 
   if (n != out.size()) throw Error(what + ": decompressed to " + std::to_string(n) + " bytes, expected " + std::to_string(out.size()));
 }
 
+namespace {
+unsigned window_log_for(uint64_t bytes) {
+  unsigned log = 10;
+  while (log < 27 && (uint64_t(1) << log) < bytes) log++;
+  return log;
+}
+} // namespace
+
+void zstd_compress_against(ByteSpan in, ByteSpan base, int level, Bytes& out) {
+  if (base.size() + in.size() > (uint64_t(1) << 27)) throw Error("internal error: zstd_compress_against over 128 MiB");
+  out.resize(ZSTD_compressBound(in.size()));
+  ZSTD_CCtx* c = cctx();
+  ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, int(window_log_for(base.size() + in.size())));
+  ZSTD_CCtx_setParameter(c, ZSTD_c_enableLongDistanceMatching, 1);
+  ZSTD_CCtx_refPrefix(c, base.data(), base.size());
+  size_t n = ZSTD_compress2(c, out.data(), out.size(), in.data(), in.size());
+  ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+  if (ZSTD_isError(n)) throw Error(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
+  out.resize(n);
+}
+
+void zstd_decompress_against(ByteSpan in, ByteSpan base, std::span<uint8_t> out, const std::string& what) {
+  zstd_check_frame_size(in, out.size(), what);
+  ZSTD_DCtx* d = dctx();
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  ZSTD_DCtx_refPrefix(d, base.data(), base.size());
+  size_t n = ZSTD_decompressDCtx(d, out.data(), out.size(), in.data(), in.size());
+  ZSTD_DCtx_refPrefix(d, nullptr, 0); // a frame that failed midway leaves it referenced: drop it
+  if (ZSTD_isError(n)) throw Error(what + ": zstd: " + ZSTD_getErrorName(n));
+  if (n != out.size()) throw Error(what + ": decompressed to " + std::to_string(n) + " bytes, expected " + std::to_string(out.size()));
+}
+
 uint32_t zstd_frame_dict_id(ByteSpan frame) { return ZSTD_getDictID_fromFrame(frame.data(), frame.size()); }
 
 void zstd_decompress_stream(ByteSpan in, uint64_t expected, const ZstdDict* dict, const std::string& what,

@@ -46,6 +46,14 @@ void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out);
 // `what` in the message if the frame is malformed or its size differs.
 void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, const std::string& what);
 
+// Compresses `in` with `base`'s bytes as its prefix (zstd --patch-from):
+// long-distance matching on, a window covering both. `base.size() +
+// in.size()` must be at most 2^27 bytes. Deterministic.
+void zstd_compress_against(ByteSpan in, ByteSpan base, int level, Bytes& out);
+// Decompresses such a frame with the same `base` into exactly `out.size()`
+// bytes; the same checks and messages as zstd_decompress.
+void zstd_decompress_against(ByteSpan in, ByteSpan base, std::span<uint8_t> out, const std::string& what);
+
 // Dictionary ID the frame was compressed with (0 if none or unreadable).
 uint32_t zstd_frame_dict_id(ByteSpan frame);
 

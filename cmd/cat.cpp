@@ -5,6 +5,7 @@
 
 #include "base/os/sys.hpp"
 #include "cmd/command.hpp"
+#include "core/library/library.hpp"
 #include "cmd/log.hpp"
 #include "core/pack/pack_lookup.hpp"
 #include "base/os/file.hpp"
@@ -28,6 +29,7 @@ Runner setup(CLI::App& app) {
 
 int run(const Options& o) {
   PackReader pack(o.pack);
+  pack.set_base_source(enclosing_library_bases(o.pack)); // a library pack's catalog stored against a base
   log_pack(pack);
   formats::IndexRecord rec = lookup_object(pack, o.what, o.catalog);
   fflush(stdout);

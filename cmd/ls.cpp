@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "cmd/command.hpp"
+#include "core/library/library.hpp"
 #include "cmd/json.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
@@ -58,6 +59,7 @@ void print_json(JsonWriter& w, const formats::Node& n) {
 
 int run(const Options& o) {
   PackReader pack(o.pack);
+  pack.set_base_source(enclosing_library_bases(o.pack)); // a library pack's catalog stored against a base
   log_pack(pack);
   if (o.catalogs) {
     for (auto& n : pack.catalog_names()) printf("%s\n", n.c_str());

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/command.hpp"
+#include "core/library/library.hpp"
 #include "cmd/log.hpp"
 #include "core/mount/fuse_mount.hpp"
 #include "core/mount/workspace.hpp"
@@ -188,6 +189,7 @@ Source open_source(const Options& o, const std::string& real_dir, const std::str
   }
   if (!o.allowed_signers.empty()) throw Error("--allowed-signers is for a library catalog, not a pack");
   s.pack = std::make_unique<PackReader>(o.source);
+  s.pack->set_base_source(enclosing_library_bases(o.source)); // a library pack's catalog stored against a base
   log_pack(*s.pack);
   s.cat = s.pack->load_catalog(o.catalog);
   s.pack_src = std::make_unique<PackSource>(*s.pack);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cmd/command.hpp"
+#include "core/library/library.hpp"
 #include "cmd/log.hpp"
 #include "cmd/output.hpp"
 #include "core/restore/materialize.hpp"
@@ -42,6 +43,7 @@ Runner setup(CLI::App& app) {
 
 int run(const Options& o) {
   PackReader pack(o.pack);
+  pack.set_base_source(enclosing_library_bases(o.pack)); // a library pack's catalog stored against a base
   log_pack(pack);
   formats::Catalog cat = pack.load_catalog(o.catalog);
   PackSource src(pack);

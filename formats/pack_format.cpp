@@ -19,6 +19,7 @@ const char* codec_name(Codec c) {
   case Codec::Raw: return "raw";
   case Codec::Zstd: return "zstd";
   case Codec::ZstdDict: return "zstd-dict";
+  case Codec::ZstdBase: return "zstd-base";
   }
   return "?";
 }
@@ -76,6 +77,13 @@ void encode_entry_header(const EntryHeader& h, uint8_t out[kEntryHeaderSize]) {
 
 static bool valid_kind(uint8_t k) { return k >= 1 && k <= 3; }
 static bool valid_codec(uint8_t c) { return c <= 2; }
+// An entry's codec: ZstdBase only on a catalog, with room for its base's
+// digest and sizes a base-coded catalog can have.
+static bool valid_entry_codec(const uint8_t* b) {
+  if (valid_codec(b[5])) return true;
+  return b[5] == uint8_t(Codec::ZstdBase) && b[4] == uint8_t(Kind::Catalog) && get_u64(b + 8) > kBaseDigestSize &&
+         get_u64(b + 8) <= kBaseCodedMax && get_u64(b + 16) < kBaseCodedMax;
+}
 
 bool looks_like_entry_header(ByteSpan b) {
   if (b.size() < kEntryHeaderSize) return false;
@@ -84,7 +92,7 @@ bool looks_like_entry_header(ByteSpan b) {
   // meets a header decode_entry_header refuses (a raw entry whose sizes differ
   // used to abort the whole scan instead of being skipped as damage).
   return get_u32(b.data() + 64) == header_check(b.data()) && get_u32(b.data() + 68) == 0 && valid_kind(b[4]) &&
-         valid_codec(b[5]) && (b[5] != uint8_t(Codec::Raw) || get_u64(b.data() + 8) == get_u64(b.data() + 16));
+         valid_entry_codec(b.data()) && (b[5] != uint8_t(Codec::Raw) || get_u64(b.data() + 8) == get_u64(b.data() + 16));
 }
 
 EntryHeader decode_entry_header(ByteSpan b, const std::string& where, uint64_t offset) {
@@ -93,7 +101,11 @@ EntryHeader decode_entry_header(ByteSpan b, const std::string& where, uint64_t o
   if (get_u32(b.data() + 64) != header_check(b.data()) || get_u32(b.data() + 68) != 0)
     throw Corrupt(where, offset, "entry header checksum mismatch");
   if (!valid_kind(b[4])) throw Corrupt(where, offset + 4, "unknown entry kind " + std::to_string(b[4]));
-  if (!valid_codec(b[5])) throw Corrupt(where, offset + 5, "unknown entry codec " + std::to_string(b[5]));
+  if (b[5] == uint8_t(Codec::ZstdBase) && b[4] != uint8_t(Kind::Catalog))
+    throw Corrupt(where, offset + 5, "codec zstd-base on an entry that is not a catalog");
+  if (b[5] == uint8_t(Codec::ZstdBase) && !valid_entry_codec(b.data()))
+    throw Corrupt(where, offset + 8, "zstd-base catalog with impossible sizes (its base digest needs 32 stored bytes; at most 128 MiB)");
+  if (!valid_entry_codec(b.data())) throw Corrupt(where, offset + 5, "unknown entry codec " + std::to_string(b[5]));
   EntryHeader h;
   h.kind = Kind(b[4]);
   h.codec = Codec(b[5]);

@@ -134,7 +134,14 @@ constexpr char kEntryMagic[4] = {'H', 'P', 'E', 'n'};
 constexpr char kFooterMagic[4] = {'H', 'P', 'F', 't'};
 
 enum class Kind : uint8_t { Blob = 1, Catalog = 2, Dict = 3 };
-enum class Codec : uint8_t { Raw = 0, Zstd = 1, ZstdDict = 2 };
+// ZstdBase (catalog entries only): the payload is the SHA-256 of a base
+// catalog, then one zstd frame compressed with the base's raw bytes as its
+// prefix (zstd --patch-from). The base is a catalog entry of the same
+// library stored whole (not ZstdBase itself), and the base and the catalog
+// together are at most kBaseCodedMax bytes (a 2^27-byte zstd window).
+enum class Codec : uint8_t { Raw = 0, Zstd = 1, ZstdDict = 2, ZstdBase = 3 };
+constexpr uint64_t kBaseCodedMax = uint64_t(1) << 27;
+constexpr size_t kBaseDigestSize = 32;
 
 const char* kind_name(Kind k);
 const char* codec_name(Codec c);

@@ -136,6 +136,7 @@ void mark_catalog(const Library& lib, const std::string& name, const Digest& d, 
   std::vector<Digest> files;
   try {
     files = catalog_files(lib, d, cr);
+    for (const Digest& b : lib.catalog_bases_of(d)) files.push_back(b); // what its mirror copies need
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
@@ -198,6 +199,7 @@ void mark_workspaces(const Library& lib, FlatDigestSet& live, const GcOptions& o
     Catalog c;
     try {
       c = lib.load_catalog_by_digest(r.digest);
+      for (const Digest& b : lib.catalog_bases_of(r.digest)) live.insert(b);
     } catch (const Error& e) {
       throw Error("the base catalog of workspace '" + r.workspace + "' (root '" + r.file + "') is unreadable (" + e.what() +
                   "); gc aborted, nothing deleted ('hpak umount --discard' of its view removes the root)");

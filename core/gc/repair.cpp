@@ -186,6 +186,7 @@ void move_to_damaged(Library& lib, const PackReader& pack, RepairResult& res) {
 void rewrite_pack(Library& lib, const Damaged& d, const DigestSet& intact_elsewhere, DigestSet& lost, const RepairOptions& opts,
                   RepairResult& res) {
   PackReader scanned(d.pack->path(), /*use_index_file=*/false, true, Follow::NoLinks);
+  scanned.set_base_source([&lib](const Digest& base) { return lib.read_base_catalog(base); });
   // Opened again by its path: it must still be the file judged salvageable.
   const os::FileStat &was = d.pack->map().stat(), &now = scanned.map().stat();
   if (now.st_dev != was.st_dev || now.st_ino != was.st_ino || !salvage_allowed(lib, scanned))

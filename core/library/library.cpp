@@ -72,8 +72,9 @@ namespace {
 
 // The visible packs of `listing`, reusing the readers `old` already holds
 // (packs are immutable).
-void open_packs(const store::Layout& layout, const store::PacksListing& listing, const Library::Loaded* old, bool shared,
+void open_packs(const Library& lib, const store::PacksListing& listing, const Library::Loaded* old, bool shared,
                 bool check_index_trailers, Library::Loaded& l) {
+  const store::Layout& layout = lib.layout();
   std::map<Digest, size_t> old_at;
   if (old)
     for (size_t i = 0; i < old->packs.size(); i++) old_at[old->names[i]] = i;
@@ -91,6 +92,7 @@ void open_packs(const store::Layout& layout, const store::PacksListing& listing,
     }
     try {
       l.packs.push_back(std::make_shared<PackReader>(pack_path, true, check_index_trailers, Follow::NoLinks));
+      l.packs.back()->set_base_source([&lib](const Digest& base) { return lib.read_base_catalog(base); });
       l.names.push_back(name);
       l.trust.push_back(std::make_shared<PackTrust>(*l.packs.back(), shared));
     } catch (const Error& e) {
@@ -223,7 +225,7 @@ void distrust_layers(const Digest& d, size_t at, std::vector<Library::FileId>& d
 void Library::load_locked() const {
   auto l = std::make_unique<Loaded>();
   const store::PacksListing listing = store::list_packs(layout_);
-  open_packs(layout_, listing, loaded_.get(), shared_, check_index_trailers_, *l);
+  open_packs(*this, listing, loaded_.get(), shared_, check_index_trailers_, *l);
   l->midx_files = listing.midx_files(layout_);
   attach_layers(distrusted_midx_, loaded_.get(), *l);
   find_uncovered(*l);
@@ -396,6 +398,39 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
     }
   }
   throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+}
+
+Bytes Library::read_base_catalog(const Digest& d) const {
+  locate(d); // rescans when a pack published since the load holds it
+  std::string first_error;
+  for (const PackReader* p : packs()) {
+    if (!p->index().find(d) || !pack_usable(p)) continue;
+    try {
+      if (auto b = p->read_base_catalog(d)) return std::move(*b);
+    } catch (const Error& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  if (!first_error.empty()) throw Error("base catalog " + to_hex(d) + " is unreadable: " + first_error);
+  throw Error("base catalog " + to_hex(d) + " is missing from library '" + layout_.root() + "'");
+}
+
+std::vector<Digest> Library::catalog_bases_of(const Digest& d) const {
+  std::vector<Digest> out;
+  for (const PackReader* p : packs()) {
+    auto at = p->index().find(d);
+    if (!at || !pack_usable(p)) continue;
+    for (uint64_t i = *at; i < p->index().count() && p->index().digest_at(i) == d; i++) {
+      IndexRecord rec = p->index().record_at(i);
+      if (rec.digest != d || rec.kind != Kind::Catalog || rec.codec != Codec::ZstdBase) continue;
+      try {
+        out.push_back(PackReader::base_of(p->checked_stored(p->complete_or_same(rec))));
+      } catch (const Error&) {
+        // a damaged copy is read from nowhere: it needs no base
+      }
+    }
+  }
+  return out;
 }
 
 Catalog Library::load_catalog(const std::string& name, Digest* digest_out, StoredCatalog* stored_out, bool verify_digest) const {
@@ -680,6 +715,32 @@ std::string Library::midx_problem(std::string* stale_out) const {
 size_t Library::midx_layers() const {
   std::shared_lock lk(mu_);
   return loaded_->layers.size();
+}
+
+std::function<Bytes(const Digest&)> enclosing_library_bases(const std::string& pack_path) {
+  std::string dir;
+  try {
+    dir = dir_name(real_path(pack_path));
+  } catch (const Error&) {
+    return {};
+  }
+  if (hpak::base_name(dir) != "packs") return {};
+  const std::string root = dir_name(dir);
+  try {
+    if (!store::has_marker(store::Layout(root))) return {};
+  } catch (const Error&) {
+    return {};
+  }
+  struct Opened {
+    std::mutex mu;
+    std::unique_ptr<Library> lib;
+  };
+  auto opened = std::make_shared<Opened>();
+  return [opened, root](const Digest& d) {
+    std::lock_guard lk(opened->mu);
+    if (!opened->lib) opened->lib = std::make_unique<Library>(root);
+    return opened->lib->read_base_catalog(d);
+  };
 }
 
 } // namespace hpak

@@ -96,6 +96,14 @@ public:
   // `verify_digest` = false trusts the catalog's name (its stored bytes'
   // checksum is still checked), as a restore does by default.
   formats::Catalog load_catalog_by_digest(const Digest& d, StoredCatalog* stored_out = nullptr, bool verify_digest = true) const;
+  // The raw bytes of catalog `d` as the base of a catalog stored against it
+  // (formats::Codec::ZstdBase): a copy stored whole in any usable pack,
+  // checked against its name. What every pack reader of the library asks.
+  Bytes read_base_catalog(const Digest& d) const;
+  // The catalogs the copies of catalog `d` in usable packs are stored
+  // against (a mirror copy, formats::Codec::ZstdBase): what gc keeps alive
+  // with `d`. A damaged copy needs none.
+  std::vector<Digest> catalog_bases_of(const Digest& d) const;
   // Throws a clear Error naming the close matches if `name` does not exist.
   formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr,
                                 bool verify_digest = true) const;
@@ -124,6 +132,9 @@ public:
     int repairs = 0;       // extra packs written because gc raced the add
     std::vector<std::string> warnings; // after the name was set (the midx could not be rewritten)
   };
+  // The catalogs a new catalog `c` may be stored against (PackOptions::
+  // catalog_bases; formats::Codec::ZstdBase).
+  std::vector<CatalogBase> catalog_bases_for(const formats::Catalog& c) const;
   // `hpak pack DIR --into LIB --name NAME`.
   AddResult add_tree(const std::string& src, const std::string& name, PackOptions opts);
 
@@ -209,5 +220,11 @@ private:
   void load_locked() const;
   std::optional<ObjectRef> locate_past_midx(const Digest& d) const;
 };
+
+// For a pack file read on its own (hpak cat, ls, unpack, verify, mount of a
+// PACK): when it sits in a library's packs/ directory, a base source that
+// opens that library (once, on the first base asked for) and reads the base
+// through it; otherwise empty (the pack's own catalogs only).
+std::function<Bytes(const Digest&)> enclosing_library_bases(const std::string& pack_path);
 
 } // namespace hpak

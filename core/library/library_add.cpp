@@ -1,4 +1,6 @@
 // Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
+#include <algorithm>
+#include <map>
 #include <optional>
 
 #include "base/os/sys.hpp"
@@ -42,6 +44,34 @@ PackResult write_missing(Library& lib, const PackedTree& packed, const DigestSet
 
 } // namespace
 
+// At most three named catalogs stored whole, from the pack that holds most of
+// the objects of `c` the library has (a sample of its files): the catalogs of
+// the environment `c` was most likely made from.
+std::vector<CatalogBase> Library::catalog_bases_for(const Catalog& c) const {
+  std::map<const PackReader*, size_t> votes;
+  size_t i = 0;
+  for_each_file(c, [&](const Node& n) {
+    if (i++ % 8 == 0)
+      if (auto r = locate_loaded(n.digest)) votes[r->pack]++;
+  });
+  if (votes.empty()) return {};
+  const PackReader* top = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  DigestSet named, tried;
+  for (const std::string& name : catalog_names())
+    if (auto d = catalog_digest(name)) named.insert(*d);
+  std::vector<CatalogBase> out;
+  for (const IndexRecord& r : top->catalog_records()) {
+    if (out.size() == 3) break;
+    if (r.codec == Codec::ZstdBase || !named.count(r.digest) || !tried.insert(r.digest).second) continue;
+    try {
+      if (auto raw = top->read_base_catalog(r.digest)) out.push_back({r.digest, std::move(*raw)});
+    } catch (const Error&) {
+      // a damaged copy is no base; the catalog is stored whole
+    }
+  }
+  return out;
+}
+
 Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
   std::string why = check_new_catalog_name(name);
   if (!why.empty()) throw Error(why);
@@ -49,6 +79,7 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   AddResult res;
   opts.name = name;
   opts.have = [this](const Digest& d) { return contains(d); };
+  opts.catalog_bases = [this](const Catalog& c) { return catalog_bases_for(c); };
   PackedTree packed; // its source directory stays open: objects found missing below are read again through it
   {
     AtomicFile tmp(layout().temp_pack("pack"), 0644);
@@ -74,7 +105,9 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
     for (int round = 0;; round++) {
       refresh();
       DigestSet missing;
-      if (!locate_loaded(res.catalog_digest)) missing.insert(res.catalog_digest);
+      // A catalog stored against a base a gc hid is written again whole.
+      if (!locate_loaded(res.catalog_digest) || (packed.catalog_base && !locate_loaded(*packed.catalog_base)))
+        missing.insert(res.catalog_digest);
       for_each_file(packed.catalog, [&](const Node& n) {
         if (!locate_loaded(n.digest)) missing.insert(n.digest);
       });
@@ -85,6 +118,7 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
       std::optional<AtomicFile> tmp;
       PackResult r = write_missing(*this, packed, missing, opts.level, tmp);
       publish_pack(tmp->final_path(), r);
+      if (missing.count(res.catalog_digest)) packed.catalog_base.reset(); // no gc runs while this add holds publish.lock
       res.repairs++;
     }
     // Every object is in a pack published (and synced: publish_pack) by this

@@ -79,12 +79,8 @@ ByteSpan PackReader::read_pread_body(int fd, const IndexRecord& r, Bytes& stored
     throw corrupt(path(), r.offset, "entry lies outside the pack (the file is shorter)");
   if (xxh64(stored) != r.stored_xxh) throw corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
   check_sizes(r);
-  if (r.codec == Codec::Raw) {
-    raw = stored;
-  } else {
-    raw.resize(r.raw_len);
-    zstd_decompress(stored, raw, dict_for(stored, r), what(r));
-  }
+  raw.resize(r.raw_len);
+  decode_stored(stored, r, raw);
   if (sha256(raw) != r.digest) throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
   return raw;
 }
@@ -122,7 +118,8 @@ void PackReader::check_pread_pieces(int fd, const IndexRecord& r, Bytes& buf) co
 
 IndexRecord PackReader::check_pread(int fd, const IndexRecord& rr, Bytes& stored, Bytes& raw) const {
   const IndexRecord r = pread_header(fd, rr);
-  if (r.stored_len <= kPreadWhole && r.raw_len <= kPreadWhole) read_pread_body(fd, r, stored, raw);
+  // A catalog stored against a base (below 128 MiB) is decoded whole with it.
+  if ((r.stored_len <= kPreadWhole && r.raw_len <= kPreadWhole) || r.codec == Codec::ZstdBase) read_pread_body(fd, r, stored, raw);
   else check_pread_pieces(fd, r, stored);
   return r;
 }

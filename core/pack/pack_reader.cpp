@@ -608,6 +608,58 @@ const ZstdDict* PackReader::dict_for(ByteSpan frame, const IndexRecord& r) const
   return it->second.get();
 }
 
+void PackReader::decode_stored(ByteSpan stored, const IndexRecord& r, std::span<uint8_t> out) const {
+  if (r.codec == Codec::Raw) {
+    if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size()); // empty: data() may be null
+    return;
+  }
+  if (r.codec != Codec::ZstdBase) return zstd_decompress(stored, out, dict_for(stored, r), what(r));
+  if (stored.size() <= kBaseDigestSize || r.raw_len >= kBaseCodedMax)
+    throw corrupt(path(), r.offset, "catalog " + to_hex(r.digest) + " stored against a base has impossible sizes");
+  const Digest base = base_of(stored);
+  if (base == r.digest) throw corrupt(path(), r.offset, "catalog " + to_hex(r.digest) + " is stored against itself");
+  Bytes b = base_for(base, r);
+  if (b.size() + r.raw_len > kBaseCodedMax)
+    throw corrupt(path(), r.offset, "catalog " + to_hex(r.digest) + " and its base are larger than 128 MiB together");
+  zstd_decompress_against(stored.subspan(kBaseDigestSize), b, out, what(r) + " (against catalog " + to_hex(base).substr(0, 12) + ")");
+}
+
+Digest PackReader::base_of(ByteSpan stored) {
+  Digest d{};
+  if (stored.size() >= kBaseDigestSize) std::memcpy(d.data(), stored.data(), kBaseDigestSize);
+  return d;
+}
+
+Bytes PackReader::base_for(const Digest& base, const IndexRecord& r) const {
+  if (base_source_) return base_source_(base);
+  if (auto b = read_base_catalog(base)) return std::move(*b);
+  throw corrupt(path(), r.offset, "catalog " + to_hex(r.digest) + " is stored against catalog " + to_hex(base) +
+                ", which this pack does not hold: read it through the library that holds both");
+}
+
+std::optional<Bytes> PackReader::read_base_catalog(const Digest& d) const {
+  std::string first_error;
+  bool chained = false;
+  if (auto at = view_.find(d))
+    for (uint64_t i = *at; i < view_.count() && view_.digest_at(i) == d; i++) {
+      IndexRecord rec = view_.record_at(i);
+      if (rec.digest != d || rec.kind != Kind::Catalog || rec.member != kNoMember) continue;
+      if (rec.codec == Codec::ZstdBase) {
+        chained = true;
+        continue;
+      }
+      try {
+        if (rec.raw_len >= kBaseCodedMax) throw corrupt(path(), rec.offset, "catalog " + to_hex(d) + " is too large to be a base");
+        return read(rec, /*verify_digest=*/true);
+      } catch (const Error& e) {
+        if (first_error.empty()) first_error = e.what();
+      }
+    }
+  if (!first_error.empty()) throw Error(first_error);
+  if (chained) throw Error("base catalog " + to_hex(d) + " in '" + path() + "' is itself stored against another catalog (one level only)");
+  return std::nullopt;
+}
+
 void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool verify) const {
   verify = verify || check_every_read_; // out is private: the bytes hashed are the bytes handed out
   if (r.member != kNoMember) {
@@ -618,11 +670,7 @@ void PackReader::read_into(const IndexRecord& r, std::span<uint8_t> out, bool ve
   }
   ByteSpan stored = checked_stored(r);
   if (out.size() != r.raw_len) throw Error("internal error: buffer size mismatch for " + what(r));
-  if (r.codec == Codec::Raw) {
-    if (!stored.empty()) std::memcpy(out.data(), stored.data(), stored.size()); // empty: data() may be null
-  } else {
-    zstd_decompress(stored, out, dict_for(stored, r), what(r));
-  }
+  decode_stored(stored, r, out);
   check_not_shrunk(r);
   if (verify && sha256(ByteSpan(out.data(), out.size())) != r.digest)
     throw corrupt(path(), r.offset, "content of " + to_hex(r.digest) + " does not match its name");
@@ -667,6 +715,10 @@ void PackReader::read_stream(const IndexRecord& rr, const std::function<void(Byt
       if (check_every_read_) copy.assign(piece.begin(), piece.end()), piece = copy;
       hashing_sink(piece);
     }
+  } else if (r.codec == Codec::ZstdBase) { // a catalog, below 128 MiB
+    Bytes whole(r.raw_len);
+    decode_stored(stored, r, whole);
+    hashing_sink(whole);
   } else {
     zstd_decompress_stream(stored, r.raw_len, dict_for(stored, r), what(r), hashing_sink);
   }
@@ -682,6 +734,11 @@ Digest PackReader::content_digest(ByteSpan stored, const IndexRecord& r) const {
   }
   if (r.raw_len / 131072 > stored.size() + 1)
     throw corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(stored.size()) + " stored bytes");
+  if (r.codec == Codec::ZstdBase) {
+    Bytes whole(r.raw_len);
+    decode_stored(stored, r, whole);
+    return sha256(whole);
+  }
   Sha256 sha;
   zstd_decompress_stream(stored, r.raw_len, dict_for(stored, r), what(r), [&](ByteSpan b) { sha.update(b); });
   return sha.finish();
@@ -721,8 +778,7 @@ Catalog PackReader::load_catalog_copy(const IndexRecord& r, Bytes& stored_out) c
   IndexRecord c = complete(r);
   stored_out = stored_copy_checked(c);
   Bytes raw(c.raw_len);
-  if (c.codec == Codec::Raw) raw = stored_out;
-  else zstd_decompress(stored_out, raw, dict_for(stored_out, c), what(c));
+  decode_stored(stored_out, c, raw);
   return noting_shrink([&] { return decode_catalog(raw, path() + ": catalog " + to_hex(c.digest).substr(0, 12)); });
 }
 

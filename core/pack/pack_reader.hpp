@@ -155,6 +155,18 @@ public:
   // at a time, each piece handed to `f` (an error if the file ends first).
   void pread_range(int fd, uint64_t offset, uint64_t len, Bytes& buf, const std::function<void(ByteSpan)>& f) const;
 
+  // Where a catalog stored against a base (Codec::ZstdBase) finds its base's
+  // raw bytes. By default in this pack only (read_base_catalog); a library
+  // sets one that looks through all of its packs.
+  using BaseSource = std::function<Bytes(const Digest& base)>;
+  void set_base_source(BaseSource s) { base_source_ = std::move(s); }
+  // The base a ZstdBase entry's stored bytes name (their first 32 bytes).
+  static Digest base_of(ByteSpan stored);
+  // Catalog `d` as a base: the first copy of it in this pack stored whole
+  // (not itself against a base), read and checked against its name; nullopt
+  // when this pack holds no such copy. Throws when every copy is damaged.
+  std::optional<Bytes> read_base_catalog(const Digest& d) const;
+
   // Catalog records in pack order (mirror copies included).
   std::vector<formats::IndexRecord> catalog_records() const;
   // The catalog named `name` ("" = the only one). Tries each stored copy.
@@ -198,6 +210,10 @@ private:
   MemberAt cached_member(const formats::IndexRecord& r) const; // checks r against its (cached) block
   static uint64_t new_id();
   const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
+  // An entry's stored bytes (checked) decoded into `out` (r.raw_len bytes),
+  // whatever its codec; a ZstdBase catalog through base_for.
+  void decode_stored(ByteSpan stored, const formats::IndexRecord& r, std::span<uint8_t> out) const;
+  Bytes base_for(const Digest& base, const formats::IndexRecord& r) const;
   // pack_pread.cpp's steps.
   formats::IndexRecord pread_header(int fd, const formats::IndexRecord& r) const;
   ByteSpan read_pread_body(int fd, const formats::IndexRecord& r, Bytes& stored, Bytes& raw) const;
@@ -216,6 +232,7 @@ private:
   std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;
   const uint64_t id_ = new_id(); // keys the per-thread decoded-block cache (pack_reader.cpp)
   bool check_every_read_ = false;
+  BaseSource base_source_;
 };
 
 // A v2 block from `item` (bytes from its header on, `offset` in `where`),

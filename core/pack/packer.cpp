@@ -11,6 +11,7 @@
 #include "base/compress_rule.hpp"
 #include "base/os/file.hpp"
 #include "base/parallel.hpp"
+#include "base/zstd_codec.hpp"
 
 namespace hpak {
 
@@ -128,14 +129,39 @@ void use_dictionary_if_it_pays(const WalkedTree& walked, PackWriter& writer, int
 
 } // namespace
 
-Digest append_catalog(PackWriter& writer, const Catalog& c, int level) {
+namespace {
+// `raw` stored against the best of `bases`, when that beats `alone` by a quarter.
+std::optional<std::pair<Digest, Bytes>> stored_against_base(const Bytes& raw, int level, const std::vector<CatalogBase>& bases,
+                                                            size_t alone) {
+  std::optional<std::pair<Digest, Bytes>> best;
+  for (const CatalogBase& b : bases) {
+    if (level <= 0 || b.raw.size() + raw.size() > kBaseCodedMax || sha256(b.raw) != b.digest) continue;
+    Bytes frame;
+    zstd_compress_against(raw, b.raw, level, frame);
+    if (best && frame.size() + kBaseDigestSize >= best->second.size()) continue;
+    Bytes stored(b.digest.begin(), b.digest.end());
+    stored.insert(stored.end(), frame.begin(), frame.end());
+    best.emplace(b.digest, std::move(stored));
+  }
+  if (best && best->second.size() * 4 > alone * 3) best.reset();
+  return best;
+}
+} // namespace
+
+Digest append_catalog(PackWriter& writer, const Catalog& c, int level, const std::vector<CatalogBase>& bases,
+                      std::optional<Digest>* base_used) {
   Bytes raw = encode_catalog(c, c.version);
   Digest d = sha256(raw);
+  if (writer.contains(d)) return d; // identical catalog already in this pack
   Bytes stored;
   Codec codec = compress_if_smaller(raw, level, stored) ? Codec::Zstd : Codec::Raw;
   if (codec == Codec::Raw) stored = raw;
-  if (writer.contains(d)) return d; // identical catalog already in this pack
   writer.append(Kind::Catalog, codec, d, raw.size(), stored);
+  if (auto against = stored_against_base(raw, level, bases, stored.size())) {
+    codec = Codec::ZstdBase;
+    stored = std::move(against->second);
+    if (base_used) *base_used = against->first;
+  }
   writer.append(Kind::Catalog, codec, d, raw.size(), stored, /*eflags mirror*/ 1, /*allow_duplicate*/ true);
   return d;
 }
@@ -153,7 +179,9 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
   writer.close_block(); // v2: the last block of small objects, before the catalogs
   stats.stored_written += writer.block_bytes() - block_bytes_before;
   PackedTree out;
-  out.catalog_digest = append_catalog(writer, cat, opts.level);
+  std::vector<CatalogBase> bases;
+  if (opts.catalog_bases) bases = opts.catalog_bases(cat);
+  out.catalog_digest = append_catalog(writer, cat, opts.level, bases, &out.catalog_base);
   out.catalog = std::move(cat);
   out.source = std::move(walked.rootfd);
   out.source_root = std::move(walked.root);

@@ -22,10 +22,19 @@
 #include "core/pack/pack_writer.hpp"
 #include "base/os/file.hpp"
 #include "base/progress.hpp"
+#include <optional>
+
 #include "core/pack/relocation.hpp"
 #include "formats/catalog_format.hpp"
 
 namespace hpak {
+
+// A catalog a new catalog may be stored against (formats::Codec::ZstdBase):
+// its digest and raw bytes, already checked against that digest.
+struct CatalogBase {
+  Digest digest{};
+  Bytes raw;
+};
 
 struct PackOptions {
   int level = 3; // zstd level; 0 stores objects uncompressed
@@ -42,6 +51,9 @@ struct PackOptions {
   bool dictionary = false; // train the pack's zstd dictionary when it pays (core/pack/pack_dictionary.hpp); pack -o only
   std::function<bool(const Digest&)> have; // thread-safe; may be empty
   std::function<bool(const std::string& rel)> exclude; // paths to leave out
+  // pack --into: the library's catalogs the new one may be stored against
+  // (append_catalog); may be empty.
+  std::function<std::vector<CatalogBase>(const formats::Catalog&)> catalog_bases;
   Progress progress;
 };
 
@@ -68,14 +80,20 @@ struct PackStats {
 struct PackedTree {
   formats::Catalog catalog;
   Digest catalog_digest{};
+  std::optional<Digest> catalog_base; // the catalog it is stored against, if any
   Fd source;               // the source directory as packed (still open: an add re-reads missing objects through it)
   std::string source_root; // its real path
 };
 PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats);
 
 // Appends a catalog to `writer` twice (a mirror copy, so one bad byte cannot
-// lose the tree) and returns its digest.
-Digest append_catalog(PackWriter& writer, const formats::Catalog& c, int level);
+// lose the tree) and returns its digest. The first copy is stored alone (it
+// reads without any other object: readers take it first); the mirror is
+// stored against the base of `bases` that compresses it best
+// (Codec::ZstdBase) when that takes at most 3/4 of the first copy's bytes,
+// and `base_used` then names that base.
+Digest append_catalog(PackWriter& writer, const formats::Catalog& c, int level, const std::vector<CatalogBase>& bases = {},
+                      std::optional<Digest>* base_used = nullptr);
 
 struct PackFileResult {
   PackStats stats;

@@ -342,7 +342,10 @@ std::optional<Want> locate_remote(const Remote& r, const Digest& d) {
 // Checks one entry of a fetched range (see the header, step 5); returns it
 // with its record completed from its header (a v2 index leaves stored_len and
 // stored_xxh to the pack). `end` bounds the item.
-CheckedItem check_entry(ByteSpan body, uint64_t body_start, const IndexRecord& rec, uint64_t end, const std::string& url) {
+// A catalog stored against a base (`against_base`: only get_catalog asks)
+// is checked against its name by the caller, once its base is at hand.
+CheckedItem check_entry(ByteSpan body, uint64_t body_start, const IndexRecord& rec, uint64_t end, const std::string& url,
+                        bool against_base = false) {
   std::string what = "object " + to_hex(rec.digest) + " from '" + url + "' (offset " + std::to_string(rec.offset) + ")";
   ByteSpan item = body.subspan(rec.offset - body_start, end - rec.offset);
   if (item.size() < kEntryHeaderSize) throw Mismatch(what + " has no room for its entry header: refused, not stored");
@@ -375,8 +378,11 @@ CheckedItem check_entry(ByteSpan body, uint64_t body_start, const IndexRecord& r
       throw Mismatch(what + " does not decompress: refused, not stored");
     }
     got = sha.finish();
+  } else if (rec.codec == Codec::ZstdBase && against_base) {
+    out.stored = stored;
+    return out;
   } else {
-    throw Error(what + " is dictionary-compressed; fetching such objects is not supported");
+    throw Error(what + " is stored with codec " + codec_name(rec.codec) + "; fetching such objects is not supported");
   }
   if (got != rec.digest) throw Mismatch(what + " does not match its name (SHA-256): refused, not stored");
   out.stored = stored;
@@ -624,39 +630,95 @@ void fetch_objects(const Remote& r, const std::vector<Want>& wants, PackSink& si
   }
 }
 
-// The catalog entry (verified) and the decoded catalog.
+// A catalog entry fetched and checked (its SHA-256 too, but for one stored
+// against a base: get_catalog checks that one once decoded).
+struct FetchedEntry {
+  IndexRecord rec;
+  Bytes stored;
+};
+
+// The catalog entry (verified) and the decoded catalog; for a catalog stored
+// against a base, the base's digest, and its entry when the library lacked it.
 struct FetchedCatalog {
   IndexRecord rec;
   Bytes stored;
   Catalog cat;
   bool local = false;
+  std::optional<Digest> base;
+  std::optional<FetchedEntry> base_entry;
 };
 
-FetchedCatalog get_catalog(Library& lib, const Remote& r, const Digest& d, const std::string& name) {
-  FetchedCatalog fc;
-  if (lib.locate(d)) {
-    fc.cat = lib.load_catalog_by_digest(d);
-    fc.local = true;
-    return fc;
-  }
+FetchedEntry fetch_catalog_entry(const Remote& r, const Digest& d, const std::string& name) {
   auto w = locate_remote(r, d);
   if (!w) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is in none of the packs named by '" + r.base + "'");
   if (w->rec.raw_len > (uint64_t(1) << 32))
     throw Error("the index of '" + r.packs[w->pack].url + "' gives catalog '" + name + "' " + std::to_string(w->rec.raw_len) +
                 " bytes; catalogs are at most 4 GiB");
-  std::vector<Range> rg = plan_ranges({*w}, r, FetchOptions{});
   const std::string& url = r.packs[w->pack].url;
+  if (w->rec.member != kNoMember || w->rec.kind != Kind::Catalog)
+    throw Error("catalog '" + name + "' (" + to_hex(d) + ") is not a catalog entry in the index of '" + url + "'");
+  std::vector<Range> rg = plan_ranges({*w}, r, FetchOptions{});
   GetRequest q = range_request(r, rg[0]);
   Bytes body = r.store.get_range(q.name, q.offset, q.length, q.object_size);
-  if (w->rec.member != kNoMember) throw Error("catalog '" + name + "' (" + to_hex(d) + ") is listed inside a block of '" + url + "'; catalogs are entries");
   if (body.size() != q.length) throw Error("'" + url + "' sent " + std::to_string(body.size()) + " bytes for a range of " + std::to_string(q.length));
-  CheckedItem it = check_entry(body, rg[0].start, w->rec, rg[0].end, url);
-  fc.rec = it.rec;
-  fc.stored.assign(it.stored.begin(), it.stored.end());
-  Bytes raw(w->rec.raw_len);
-  if (w->rec.codec == Codec::Zstd) zstd_decompress(fc.stored, raw, nullptr, url);
-  else raw = fc.stored;
-  fc.cat = decode_catalog(raw, url);
+  CheckedItem it = check_entry(body, rg[0].start, w->rec, rg[0].end, url, /*against_base=*/true);
+  return {it.rec, Bytes(it.stored.begin(), it.stored.end())};
+}
+
+// The raw bytes of the base `b` of catalog `name`: the library's copy, or
+// one fetched (a catalog stored whole, checked against its name) and kept
+// in `fc` to be stored with the catalog.
+Bytes base_raw(const Library& lib, const Remote& r, const Digest& b, const std::string& name, FetchedCatalog& fc) {
+  if (lib.locate(b)) try {
+      return lib.read_base_catalog(b);
+    } catch (const Error&) {
+      // unreadable here: fetched below, and stored again
+    }
+  FetchedEntry e = fetch_catalog_entry(r, b, "base of " + name);
+  if (e.rec.codec == Codec::ZstdBase)
+    throw Mismatch("the base of catalog '" + name + "' at '" + r.base + "' is itself stored against another catalog: refused, not stored");
+  if (e.rec.raw_len >= kBaseCodedMax) throw Mismatch("the base of catalog '" + name + "' at '" + r.base + "' is too large to be one");
+  Bytes raw(e.rec.raw_len);
+  if (e.rec.codec == Codec::Zstd) zstd_decompress(e.stored, raw, nullptr, r.base);
+  else raw = e.stored;
+  fc.base_entry = std::move(e);
+  return raw;
+}
+
+FetchedCatalog get_catalog(Library& lib, const Remote& r, const Digest& d, const std::string& name) {
+  FetchedCatalog fc;
+  if (lib.locate(d)) try {
+      Library::StoredCatalog stored;
+      fc.cat = lib.load_catalog_by_digest(d, &stored);
+      if (stored.codec == Codec::ZstdBase) fc.base = PackReader::base_of(stored.bytes);
+      fc.local = true;
+      return fc;
+    } catch (const Error&) {
+      // unreadable here (its base gone, or every copy damaged): fetched again below
+    }
+  FetchedEntry e = fetch_catalog_entry(r, d, name);
+  fc.rec = e.rec;
+  fc.stored = std::move(e.stored);
+  Bytes raw(fc.rec.raw_len);
+  const std::string what = "catalog '" + name + "' from '" + r.base + "'";
+  if (fc.rec.codec == Codec::ZstdBase) {
+    if (fc.stored.size() <= kBaseDigestSize) throw Mismatch(what + " is too short to name its base: refused, not stored");
+    fc.base = PackReader::base_of(fc.stored);
+    if (*fc.base == d) throw Mismatch(what + " is stored against itself: refused, not stored");
+    Bytes b = base_raw(lib, r, *fc.base, name, fc);
+    if (b.size() + raw.size() > kBaseCodedMax) throw Mismatch(what + " and its base are larger than 128 MiB together: refused, not stored");
+    try {
+      zstd_decompress_against(ByteSpan(fc.stored).subspan(kBaseDigestSize), b, raw, what);
+    } catch (const Error&) {
+      throw Mismatch(what + " does not decompress against its base: refused, not stored");
+    }
+    if (sha256(raw) != d) throw Mismatch(what + " does not match its name (SHA-256): refused, not stored");
+  } else if (fc.rec.codec == Codec::Zstd) {
+    zstd_decompress(fc.stored, raw, nullptr, r.base);
+  } else {
+    raw = fc.stored;
+  }
+  fc.cat = decode_catalog(raw, r.base);
   return fc;
 }
 
@@ -715,7 +777,7 @@ void fetch_and_name(Library& lib, const Remote& r, const RemoteCatalogEntry& c, 
   const std::string local = o.local_name.empty() ? name : o.local_name;
   for (int round = 0;; round++) {
     std::vector<Digest> missing = missing_objects(lib, fc.cat, &res);
-    bool need_catalog = !lib.locate_loaded(c.digest);
+    bool need_catalog = !lib.locate_loaded(c.digest) || (fc.base && !lib.locate_loaded(*fc.base));
     if (!missing.empty() || need_catalog) {
       if (round == 5)
         throw Error("catalog '" + local + "' not set: " + std::to_string(missing.size()) +
@@ -723,7 +785,12 @@ void fetch_and_name(Library& lib, const Remote& r, const RemoteCatalogEntry& c, 
       PackSink sink(lib, o.subpack_bytes);
       fetch_objects(r, locate_wants(r, missing, sizes, name), sink, o, res);
       if (need_catalog) {
-        if (fc.local) fc = get_catalog(lib, r, c.digest, name); // a gc took it meanwhile
+        if (fc.local || (fc.base && !fc.base_entry && !lib.locate_loaded(*fc.base)))
+          fc = get_catalog(lib, r, c.digest, name); // a gc took it (or its base) meanwhile
+        if (fc.base_entry) {
+          sink.append(fc.base_entry->rec, fc.base_entry->stored);
+          sink.append(fc.base_entry->rec, fc.base_entry->stored, /*mirror=*/true);
+        }
         sink.append(fc.rec, fc.stored);
         sink.append(fc.rec, fc.stored, /*mirror=*/true);
       }
@@ -732,7 +799,7 @@ void fetch_and_name(Library& lib, const Remote& r, const RemoteCatalogEntry& c, 
     }
     // Set the name only once everything it needs is visible (core/gc/gc.hpp).
     store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/false);
-    if (missing_objects(lib, fc.cat, nullptr).empty() && lib.locate_loaded(c.digest)) {
+    if (missing_objects(lib, fc.cat, nullptr).empty() && lib.locate_loaded(c.digest) && (!fc.base || lib.locate_loaded(*fc.base))) {
       lib.set_catalog(local, c.digest);
       return;
     }

@@ -163,8 +163,9 @@ RestoreState new_state(const Library& lib, const std::string& catalog_name, cons
   st.library = real_path(lib.root());
   st.name = catalog_name;
   st.catalog_digest = digest;
-  // The state keeps the catalog as the library stores it (no re-encoding).
-  if (stored_cat.codec == Codec::ZstdDict) st.set_catalog_raw(encode_catalog(cat, cat.version));
+  // The state keeps the catalog as the library stores it (no re-encoding),
+  // unless that needs more than itself to read: a dictionary or a base.
+  if (stored_cat.codec == Codec::ZstdDict || stored_cat.codec == Codec::ZstdBase) st.set_catalog_raw(encode_catalog(cat, cat.version));
   else st.set_catalog_stored(stored_cat.codec, stored_cat.raw_len, stored_cat.bytes);
   stored_cat.bytes = Bytes();
   return st;

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/library/library.hpp"
 #include "core/pack/pack_reader.hpp"
 #include "core/pack/pack_writer.hpp"
 #include "base/parallel.hpp"
@@ -378,6 +379,7 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts, Pac
   // A pack that is not standalone is in a library: a symlink there is refused.
   Follow follow = opts.standalone ? Follow::Links : Follow::NoLinks;
   PackReader pack(path, /*use_index_file=*/false, true, follow);
+  pack.set_base_source(opts.base_source ? opts.base_source : enclosing_library_bases(path));
   VerifyReport rep;
   rep.pack = path;
   for (auto& d : pack.damage()) add_problem(rep, ProblemKind::EntryDamage, "offset " + std::to_string(d.offset) + ": " + d.why);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,10 @@ struct VerifyOptions {
   // Packs of a library need neither (the library checks references across packs),
   // and are files inside a library: a symlink in their place is refused.
   bool standalone = true;
+  // Where a catalog stored against a base (formats::Codec::ZstdBase) finds
+  // it: a library verify gives its own; by default, the pack itself, then the
+  // library whose packs/ holds the pack file (enclosing_library_bases).
+  std::function<Bytes(const Digest&)> base_source;
   Progress progress;
 };
 

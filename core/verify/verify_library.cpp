@@ -155,7 +155,9 @@ private:
   void check_one_pack(const std::string& path, const std::string& name, const VerifyOptions& opts, std::vector<Digest>& blobs_visible) {
     PackChecked pc;
     try {
-      pc = check_pack(path, name, opts);
+      VerifyOptions vo = opts;
+      vo.base_source = [this](const Digest& d) { return lib_.read_base_catalog(d); };
+      pc = check_pack(path, name, vo);
     } catch (const Error& e) {
       if (!path_exists(path)) rep_.notes.push_back("pack '" + name + "' was removed while being verified (a gc)");
       else rep_.problems.push_back({ProblemKind::PackUnreadable, "pack '" + name + "' cannot be read: " + e.what()});

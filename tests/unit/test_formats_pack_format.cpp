@@ -136,10 +136,23 @@ TEST_CASE("pack format: entry header field checks behind a valid checksum") {
     CHECK_FALSE(looks_like_entry_header(b));
     expect_corrupt([&] { decode_entry_header(b, "p.hpak", 100); }, "unknown entry kind", 104);
   }
-  for (uint8_t c : {3, 255}) {
+  for (uint8_t c : {4, 255}) {
     Bytes b = forge(1, c, 5, 9);
     CHECK_FALSE(looks_like_entry_header(b));
     expect_corrupt([&] { decode_entry_header(b, "p.hpak", 100); }, "unknown entry codec", 105);
+  }
+  // zstd-base (3): a catalog only, with room for its base's digest, below 128 MiB.
+  CHECK(looks_like_entry_header(forge(2, 3, 100, 900)));
+  CHECK_NOTHROW(decode_entry_header(forge(2, 3, 100, 900), "p.hpak", 0));
+  for (uint8_t k : {1, 3}) {
+    Bytes b = forge(k, 3, 100, 900);
+    CHECK_FALSE(looks_like_entry_header(b));
+    expect_corrupt([&] { decode_entry_header(b, "p.hpak", 100); }, "codec zstd-base on an entry that is not a catalog", 105);
+  }
+  for (auto [stored, raw] : {std::pair<uint64_t, uint64_t>{32, 900}, {100, uint64_t(1) << 27}, {(uint64_t(1) << 27) + 1, 900}}) {
+    Bytes b = forge(2, 3, stored, raw);
+    CHECK_FALSE(looks_like_entry_header(b));
+    expect_corrupt([&] { decode_entry_header(b, "p.hpak", 100); }, "zstd-base catalog with impossible sizes", 108);
   }
   expect_corrupt([&] { decode_entry_header(forge(1, 0, 5, 6), "p.hpak", 100); }, "raw entry with stored size != raw size", 108);
   // Non-zero padding is refused even with a checksum over the first 64 bytes.
