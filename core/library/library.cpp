@@ -370,7 +370,7 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
   auto ref = locate(d);
   if (!ref) throw Error("catalog object " + to_hex(d) + " is missing from library '" + layout_.root() + "'");
   // Prefer any intact copy: each pack holds the catalog twice.
-  std::string first_error;
+  std::string errors; // every copy's, one line
   for (const PackReader* p : packs()) {
     auto idx = p->index().find(d);
     if (!idx || !pack_usable(p)) continue;
@@ -393,11 +393,11 @@ Catalog Library::load_catalog_by_digest(const Digest& d, StoredCatalog* stored_o
         }
         return c;
       } catch (const Error& e) {
-        if (first_error.empty()) first_error = e.what();
+        errors += (errors.empty() ? "" : "; ") + std::string(e.what());
       }
     }
   }
-  throw Error("catalog " + to_hex(d) + " is unreadable: " + first_error);
+  throw Error("catalog " + to_hex(d) + " is unreadable: " + errors);
 }
 
 Bytes Library::read_base_catalog(const Digest& d) const {
