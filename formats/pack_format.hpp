@@ -8,7 +8,17 @@
 //                digest:[32] stored_xxh:u64 hdr_xxh:u32 pad:u32(=0)     -- 72 bytes
 //   payload  ::= stored_len bytes (codec raw: the object; zstd: one zstd frame
 //                with its content size; zstd-dict: one frame naming its dictionary
-//                by dictID, the dictionary being a kind=dict entry of the same pack)
+//                by dictID, the dictionary being a kind=dict entry of the same pack;
+//                zstd-base, catalogs only: base:[32] then one zstd frame made with
+//                the raw bytes of catalog `base` as its prefix, zstd --patch-from)
+//   codec    ::= 0 raw | 1 zstd | 2 zstd-dict | 3 zstd-base
+//
+//   zstd-base: 32 < stored_len <= 2^27, raw_len < 2^27, and base's raw_len +
+//   raw_len <= 2^27 (a window of at most 2^27 bytes). The base is a catalog entry
+//   stored raw or zstd (never zstd-base: one level), in the same pack or in
+//   another pack of the same library; it is not the entry's own digest. hpak
+//   writes it only for a catalog's mirror copy (eflags bit 0), so the first copy
+//   reads alone.
 //   footer   ::= "HPFt" version:u32(=1) entry_count:u64 raw_total:u64 reserved:u64 -- 32 bytes
 //   trailer  ::= SHA-256 of every preceding byte                        -- 32 bytes
 //
