@@ -132,11 +132,17 @@ std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogRe
   throw Error("catalog object " + to_hex(d) + " is missing from library '" + lib.root() + "'");
 }
 
+// The live set, and which catalogs' files were marked in it: a catalog can
+// be live only as the base of another's mirror copy (its object kept, not its
+// files) and be named later, when the re-mark must mark its files.
+struct LiveSet : FlatDigestSet {
+  FlatDigestSet catalogs_marked;
+};
+
 void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live, CatalogReader& cr) {
   std::vector<Digest> files;
   try {
     files = catalog_files(lib, d, cr);
-    for (const Digest& b : lib.catalog_bases_of(d)) files.push_back(b); // what its mirror copies need
   } catch (const Error& e) {
     throw Error("catalog '" + name + "' is unreadable (" + e.what() + "); gc aborted, nothing deleted (see 'hpak verify' and 'hpak repair')");
   }
@@ -150,10 +156,18 @@ void mark_catalog(const Library& lib, const std::string& name, const Digest& d, 
 // most of a gc that has little to rewrite.
 unsigned mark_threads(const GcOptions& opts) { return opts.threads ? opts.threads : default_threads(); }
 
-void mark(const Library& lib, const std::vector<std::string>& names, FlatDigestSet& live, unsigned threads, const Progress& progress) {
+void mark(const Library& lib, const std::vector<std::string>& names, LiveSet& live, unsigned threads, const Progress& progress) {
   std::vector<std::pair<const std::string*, Digest>> todo;
-  for (auto& name : names)
-    if (auto d = named_digest(lib, name); d && live.insert(*d)) todo.push_back({&name, *d});
+  for (auto& name : names) {
+    auto d = named_digest(lib, name);
+    if (!d) continue;
+    // The bases its mirror copies are stored against (formats::Codec::ZstdBase),
+    // asked again at the re-mark of a catalog marked before: an add may have
+    // published another copy since, against another base.
+    for (const Digest& b : lib.catalog_bases_of(*d)) live.insert(b);
+    live.insert(*d);
+    if (live.catalogs_marked.insert(*d)) todo.push_back({&name, *d});
+  }
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(todo.size())));
   std::vector<FlatDigestSet> marked(threads);
   std::vector<CatalogReader> readers(threads);
@@ -180,7 +194,7 @@ void remove_gone_roots(const Library& lib, const std::string& lib_real) {
     if (store::workspace_root_gone(r, lib_real)) os::unlink_path(r.file.c_str());
 }
 
-void mark_workspaces(const Library& lib, FlatDigestSet& live, const GcOptions& opts, bool locked) {
+void mark_workspaces(const Library& lib, LiveSet& live, const GcOptions& opts, bool locked) {
   std::vector<store::WorkspaceRoot> found;
   try {
     found = store::read_workspace_roots(lib.layout());
@@ -195,11 +209,12 @@ void mark_workspaces(const Library& lib, FlatDigestSet& live, const GcOptions& o
       gone = true;
       continue;
     }
-    if (!live.insert(r.digest)) continue;
+    for (const Digest& b : lib.catalog_bases_of(r.digest)) live.insert(b);
+    live.insert(r.digest);
+    if (!live.catalogs_marked.insert(r.digest)) continue;
     Catalog c;
     try {
       c = lib.load_catalog_by_digest(r.digest);
-      for (const Digest& b : lib.catalog_bases_of(r.digest)) live.insert(b);
     } catch (const Error& e) {
       throw Error("the base catalog of workspace '" + r.workspace + "' (root '" + r.file + "') is unreadable (" + e.what() +
                   "); gc aborted, nothing deleted ('hpak umount --discard' of its view removes the root)");
@@ -235,8 +250,8 @@ std::vector<std::string> drop_unused(Library& lib, const GcOptions& opts, int64_
 }
 
 // Step 3: the live set, from the names that stay.
-FlatDigestSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
-  FlatDigestSet live;
+LiveSet roots(Library& lib, const GcOptions& opts, int64_t now, GcResult& res) {
+  LiveSet live;
   mark(lib, drop_unused(lib, opts, now, res), live, mark_threads(opts), opts.progress);
   mark_workspaces(lib, live, opts, /*locked=*/false);
   return live;
@@ -489,6 +504,39 @@ private:
     res_.copied_objects += objects;
     res_.copied_bytes += bytes;
   }
+  // A catalog copy stored against a base is copied only with its base live
+  // (the mark saw every copy of the catalog then: Library::catalog_bases_of);
+  // a copy that appeared after, against another base, would be unreadable.
+  // The catalog's other copies go; with none, its pack is kept (pinned).
+  bool base_live(const PackReader& src, const IndexRecord& r, bool& damaged) {
+    try {
+      return live_.count(src.base_named(src.complete(r)));
+    } catch (const Error& e) {
+      damaged_entry("damaged entry not copied: ", e, damaged);
+      return false;
+    }
+  }
+  // In place of a mirror whose base is not live: a whole copy of the same
+  // catalog from `src` again, as the mirror.
+  void mirror_whole(const PackReader& src, const Digest& d, bool& damaged) {
+    const IndexView& v = src.index();
+    auto at = v.find(d);
+    for (uint64_t i = at ? *at : v.count(); i < v.count() && v.digest_at(i) == d; i++) {
+      IndexRecord w = v.record_at(i);
+      if (w.kind != Kind::Catalog || w.codec == Codec::ZstdBase) continue;
+      Bytes checked;
+      try {
+        w = src.complete(w);
+        ByteSpan stored = src.checks_every_read() ? ByteSpan(checked = src.stored_copy_checked(w)) : src.checked_stored(w);
+        w_.append_copy(w, stored, /*mirror=*/true);
+        if (!checked.empty()) w_.wait_hashed();
+        counted(w.stored_len, 0);
+        return;
+      } catch (const Error& e) {
+        damaged_entry("damaged entry not copied: ", e, damaged);
+      }
+    }
+  }
   // A damaged copy is never spread; if no intact copy is written by the
   // end, its pack is kept (pinned_by_damage).
   void damaged_entry(const char* what, const Error& e, bool& damaged) {
@@ -500,6 +548,10 @@ private:
     if (!wanted(r.digest)) return;
     bool mirror = w_.contains(r.digest);
     if (mirror && r.kind != Kind::Catalog) return;
+    if (r.codec == Codec::ZstdBase && !base_live(src, r, damaged)) {
+      if (mirror) mirror_whole(src, r.digest, damaged); // keep two copies
+      return;
+    }
     ByteSpan stored;
     Bytes checked; // another user's pack: a private copy, its SHA-256 checked (core/pack/pack_trust.hpp)
     try {
@@ -689,7 +741,7 @@ FlatDigestSet objects_outside(const Library& lib, const std::set<std::string>& s
 // an identical pack (same content, same name) afterwards creates a new file,
 // which gc never deletes. Returns the packs condemned.
 std::vector<const PackReader*> condemn(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan,
-                                       const Repacked& repacked, FlatDigestSet& live, const GcOptions& opts, GcResult& res) {
+                                       const Repacked& repacked, LiveSet& live, const GcOptions& opts, GcResult& res) {
   std::vector<const PackReader*> out;
   store::PublishLock publishing(lib.layout(), lib.shared(), /*exclusive=*/true);
   lib.refresh();
@@ -870,7 +922,7 @@ bool room_for(const Library& lib, const GcPlan& plan, const std::vector<size_t>&
 // any new pack is written (on a full disk their space may be the room it
 // needs), under the same re-mark and condemn; a dead pack holding the only
 // copy of an object a name set meanwhile needs is kept.
-void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, FlatDigestSet& live, const GcOptions& opts,
+void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, LiveSet& live, const GcOptions& opts,
                   GcResult& res) {
   GcPlan dead;
   dead.packs = plan.packs;
@@ -889,7 +941,7 @@ void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, con
 // outside it are in its kept_objects): copy, publish, re-mark and condemn,
 // delete. False, with nothing changed, when the new pack could not be
 // written for lack of space.
-bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, FlatDigestSet& live, const GcOptions& opts,
+bool rewrite_part(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& part, LiveSet& live, const GcOptions& opts,
                   GcResult& res) {
   const uint64_t objects = res.copied_objects, bytes = res.copied_bytes;
   const size_t warnings = res.warnings.size();
@@ -924,7 +976,7 @@ void leave_for_space(const GcPlan& plan, size_t i, GcResult& res) {
 // time, those with garbage only (a merge or upgrade frees nothing), the
 // cheapest to copy first, so that each frees its garbage before the next
 // needs room. What does not fit is left as it is.
-void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, FlatDigestSet& live,
+void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& rest, LiveSet& live,
                         const GcOptions& opts, GcResult& res) {
   std::vector<size_t> order = rest.sources;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rest.packs[a].live_bytes < rest.packs[b].live_bytes; });
@@ -955,7 +1007,7 @@ GcPlan without_dead(GcPlan&& plan) {
   return rest;
 }
 
-void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, FlatDigestSet& live, const GcOptions& opts,
+void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, LiveSet& live, const GcOptions& opts,
                   GcResult& res) {
   GcPlan rest = without_dead(std::move(plan));
   if (rest.sources.empty()) return;
@@ -1032,7 +1084,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   GcResult res;
   recover_interrupted(lib, opts, res);
   const int64_t now = time(nullptr);
-  FlatDigestSet live = roots(lib, opts, now, res);
+  LiveSet live = roots(lib, opts, now, res);
 
   const std::vector<const PackReader*> packs = lib.packs();
   const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, mark_threads(opts), opts.progress);

@@ -424,7 +424,7 @@ std::vector<Digest> Library::catalog_bases_of(const Digest& d) const {
       IndexRecord rec = p->index().record_at(i);
       if (rec.digest != d || rec.kind != Kind::Catalog || rec.codec != Codec::ZstdBase) continue;
       try {
-        out.push_back(PackReader::base_of(p->checked_stored(p->complete_or_same(rec))));
+        out.push_back(p->base_named(p->complete_or_same(rec)));
       } catch (const Error&) {
         // a damaged copy is read from nowhere: it needs no base
       }

@@ -102,7 +102,8 @@ public:
   Bytes read_base_catalog(const Digest& d) const;
   // The catalogs the copies of catalog `d` in usable packs are stored
   // against (a mirror copy, formats::Codec::ZstdBase): what gc keeps alive
-  // with `d`. A damaged copy needs none.
+  // with `d`. A copy whose header is damaged needs none; its stored bytes are
+  // not checked (PackReader::base_named).
   std::vector<Digest> catalog_bases_of(const Digest& d) const;
   // Throws a clear Error naming the close matches if `name` does not exist.
   formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr,

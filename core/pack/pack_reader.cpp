@@ -581,7 +581,7 @@ std::string PackReader::what(const IndexRecord& r) const {
   return "object " + to_hex(r.digest) + " in '" + path() + "' at offset " + std::to_string(r.offset);
 }
 
-ByteSpan PackReader::checked_stored(const IndexRecord& rr) const {
+ByteSpan PackReader::checked_stored(const IndexRecord& rr, bool check_sum) const {
   if (rr.member != kNoMember) {
     const auto [block, start] = cached_member(rr);
     if (block->codec != Codec::Raw) throw Error("internal error: stored bytes of a member of a compressed block: " + what(rr));
@@ -596,8 +596,15 @@ ByteSpan PackReader::checked_stored(const IndexRecord& rr) const {
       h.raw_len != r.raw_len || h.stored_xxh != r.stored_xxh)
     throw corrupt(path(), r.offset, "entry header does not match the index");
   ByteSpan stored = b.subspan(r.offset + kEntryHeaderSize, r.stored_len);
+  if (!check_sum) return stored;
   if (xxh64(stored) != r.stored_xxh) throw corrupt(path(), r.offset + kEntryHeaderSize, "stored bytes of " + to_hex(r.digest) + " fail their checksum");
   return stored;
+}
+
+Digest PackReader::base_named(const IndexRecord& r) const {
+  ByteSpan stored = checked_stored(r, /*check_sum=*/false);
+  if (r.codec != Codec::ZstdBase || stored.size() <= kBaseDigestSize) throw corrupt(path(), r.offset, "not a catalog stored against a base");
+  return base_of(stored);
 }
 
 const ZstdDict* PackReader::dict_for(ByteSpan frame, const IndexRecord& r) const {

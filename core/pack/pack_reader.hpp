@@ -94,7 +94,11 @@ public:
   // The stored bytes of an entry after checking its header and stored checksum.
   // For a v2 block member: its raw bytes when the block is stored raw (after
   // checking the block), and an error for a compressed block (use read*).
-  ByteSpan checked_stored(const formats::IndexRecord& r) const;
+  ByteSpan checked_stored(const formats::IndexRecord& r, bool check_sum = true) const;
+  // The base a ZstdBase entry names, its header checked against `r` and its
+  // stored bytes not (a damaged entry that names another digest only makes
+  // gc keep that one): what gc keeps alive for it.
+  Digest base_named(const formats::IndexRecord& r) const;
   // A v2 block, checked (header, table, stored checksum), for gc's verbatim
   // copy and for reads of its members.
   struct Block {

@@ -52,8 +52,10 @@ struct Built {
 };
 
 // Writes a pack through PackWriter into a temp file and reads it back.
+// With `mirror_against_first`, each catalog after the first has its mirror
+// stored against the first (Codec::ZstdBase), as pack --into writes it.
 Built build(const std::vector<Catalog>& cats, const std::vector<std::pair<Bytes, bool>>& blobs, bool raw_catalog,
-            const Bytes* dict = nullptr) {
+            const Bytes* dict = nullptr, bool mirror_against_first = false) {
   char tmpl[] = "/tmp/hpak-seed-XXXXXX";
   int fd = mkstemp(tmpl);
   if (fd < 0) throw_errno("mkstemp");
@@ -79,9 +81,22 @@ Built build(const std::vector<Catalog>& cats, const std::vector<std::pair<Bytes,
       w.append(Kind::Blob, Codec::Raw, d, raw.size(), raw);
     }
   }
+  Bytes first_raw;
   for (auto& c : cats) {
     Bytes raw = encode_catalog(c, c.version);
     Digest d = sha256(raw);
+    if (mirror_against_first && !first_raw.empty()) {
+      Bytes stored, frame;
+      zstd_compress(raw, 3, nullptr, stored);
+      w.append(Kind::Catalog, Codec::Zstd, d, raw.size(), stored);
+      zstd_compress_against(raw, first_raw, 3, frame);
+      Digest base = sha256(first_raw);
+      Bytes mirror(base.begin(), base.end());
+      mirror.insert(mirror.end(), frame.begin(), frame.end());
+      w.append(Kind::Catalog, Codec::ZstdBase, d, raw.size(), mirror, 1, true);
+      continue;
+    }
+    if (first_raw.empty()) first_raw = raw;
     if (raw_catalog) {
       w.append(Kind::Catalog, Codec::Raw, d, raw.size(), raw);
       w.append(Kind::Catalog, Codec::Raw, d, raw.size(), raw, 1, true);
@@ -194,6 +209,7 @@ int main(int argc, char** argv) {
     Built raw = build({a}, blobs, true);
     Built zst = build({a}, blobs, false);
     Built two = build({a, b}, blobs, true);
+    Built based = build({a, b}, blobs, false, nullptr, /*mirror_against_first=*/true);
     Catalog a1 = a;
     a1.version = 1; // no relocation kinds: a restore classifies from the objects
     Built old = build({a1}, blobs, true);
@@ -225,7 +241,7 @@ int main(int argc, char** argv) {
     struct {
       const char* name;
       const Built* b;
-    } all[] = {{"raw-catalog", &raw}, {"zstd-catalog", &zst}, {"two-catalogs", &two}, {"dict", &dic}, {"raw-catalog-v1", &old}};
+    } all[] = {{"raw-catalog", &raw}, {"zstd-catalog", &zst}, {"two-catalogs", &two}, {"mirror-against-base", &based}, {"dict", &dic}, {"raw-catalog-v1", &old}};
     for (auto& s : all) {
       put("fuzz_unpack", std::string(s.name) + ".hpak", s.b->pack);
       put("fuzz_pack_entry", std::string(s.name) + ".hpak", s.b->pack);
