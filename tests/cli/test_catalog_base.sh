@@ -9,7 +9,8 @@
 #    with its base gone too, restore fails (exit 2) in one line naming both
 #    copies' faults, the missing base among them;
 #  - `catalogs rm` of the base's name then a full gc keeps the base (the
-#    mirror still restores with the first copy damaged);
+#    mirror still restores with the first copy damaged); a base whose name
+#    sorts after its catalog's keeps its files at gc;
 #  - a pack file of the library read on its own (ls) finds the base through
 #    the library it sits in;
 #  - fetch from a published library: into an empty cache, and into one that
@@ -108,6 +109,16 @@ H verify L2 >/dev/null || fail "verify after gc failed"
 flip_first_copy L2 b
 H restore L2 b T4 >/dev/null || fail "b's mirror did not restore after gc: its base was dropped"
 same_tree B T4
+
+# A base whose name sorts after the catalog stored against it: gc marks its
+# files all the same (it is live as a base and as a name).
+H init LZ
+H pack A --into LZ --name z >/dev/null
+H pack B --into LZ --name b >/dev/null
+H gc --grace 0 --full LZ >/dev/null
+H restore LZ z T7 >/dev/null || fail "z, the base of b, lost objects at gc"
+same_tree A T7
+H verify LZ >/dev/null || fail "verify after gc of a library whose base sorts last failed"
 
 # A pack file of the library read on its own finds the base through its library.
 cp -a L L3
