@@ -238,6 +238,9 @@ struct PackSpec {
   std::vector<Blob> blobs;
   std::vector<Bytes> catalogs;          // raw catalog bytes, each stored twice
   std::optional<uint64_t> catalog_raw_len; // lie about the catalog's size
+  // Both copies of each catalog stored against this base (codec zstd-base):
+  // the digest named, and the bytes the frame is made against.
+  std::optional<std::pair<Digest, Bytes>> catalog_against;
   bool write_index = false;
   // Format 2: blocks written verbatim (header fields as given, checksums
   // computed), before the blobs. Cases without blocks stay format 1.
@@ -271,11 +274,21 @@ PackResult write_pack(const std::string& name, const PackSpec& spec) {
     for (auto& b : spec.blobs) pw.append(b.kind, b.codec, b.digest, b.raw_len, b.stored, 0, true);
     for (auto& raw : spec.catalogs) {
       Bytes stored;
-      zstd_compress(raw, 3, nullptr, stored);
+      Codec codec = Codec::Zstd;
       Digest d = sha256(raw);
+      if (spec.catalog_against) {
+        codec = Codec::ZstdBase;
+        const Digest& base = spec.catalog_against->first;
+        Bytes frame;
+        zstd_compress_against(raw, spec.catalog_against->second, 3, frame);
+        stored.assign(base == Digest{} ? d.begin() : base.begin(), base == Digest{} ? d.end() : base.end()); // zero: itself
+        stored.insert(stored.end(), frame.begin(), frame.end());
+      } else {
+        zstd_compress(raw, 3, nullptr, stored);
+      }
       uint64_t raw_len = spec.catalog_raw_len ? *spec.catalog_raw_len : raw.size();
-      pw.append(Kind::Catalog, Codec::Zstd, d, raw_len, stored, 0, true);
-      pw.append(Kind::Catalog, Codec::Zstd, d, raw_len, stored, 1, true);
+      pw.append(Kind::Catalog, codec, d, raw_len, stored, 0, true);
+      pw.append(Kind::Catalog, codec, d, raw_len, stored, 1, true);
     }
     res = pw.finish();
   }
@@ -640,6 +653,23 @@ int main(int argc, char** argv) {
     s.catalogs = {raw_catalog(cat({file("a", kHello)}))};
     write_pack("dict-garbage.hpak", s);
     note("dict-garbage.hpak", "verify=1 ls=0 unpack=2", "a dictionary entry that is not a dictionary; an object claims to use one");
+  }
+  {
+    // Catalogs stored against a base (codec zstd-base), both copies: a base
+    // the pack does not hold, the catalog itself, a blob of the pack.
+    PackSpec s;
+    s.blobs = {blob(kHello)};
+    s.catalogs = {raw_catalog(cat({file("a", kHello)}))};
+    const Bytes other = raw_catalog(cat({file("b", kHello)}));
+    s.catalog_against = std::make_pair(sha256(other), other);
+    write_pack("catalog-base-missing.hpak", s);
+    note("catalog-base-missing.hpak", "verify=1 ls=2 unpack=2", "the catalog is stored against a catalog the pack does not hold");
+    s.catalog_against = std::make_pair(Digest{}, other);
+    write_pack("catalog-base-self.hpak", s);
+    note("catalog-base-self.hpak", "verify=1 ls=2 unpack=2", "the catalog is stored against itself");
+    s.catalog_against = std::make_pair(sha256(kHello), kHello);
+    write_pack("catalog-base-blob.hpak", s);
+    note("catalog-base-blob.hpak", "verify=1 ls=2 unpack=2", "the catalog is stored against a blob of the pack");
   }
   {
     PackSpec s;
