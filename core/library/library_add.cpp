@@ -57,8 +57,11 @@ std::vector<CatalogBase> Library::catalog_bases_for(const Catalog& c) const {
   if (votes.empty()) return {};
   const PackReader* top = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   DigestSet named, tried;
-  for (const std::string& name : catalog_names())
-    if (auto d = catalog_digest(name)) named.insert(*d);
+  for (const std::string& name : catalog_names()) try {
+      if (auto d = catalog_digest(name)) named.insert(*d);
+    } catch (const Error&) {
+      // junk under catalogs/ (a FIFO, a malformed file) names no base; verify reports it
+    }
   std::vector<CatalogBase> out;
   for (const IndexRecord& r : top->catalog_records()) {
     if (out.size() == 3) break;
