@@ -48,7 +48,7 @@ flip_first_copy() { # LIB NAME: one byte of the payload of NAME's first (whole) 
   local d p off
   d=$(digest_of "$1" "$2")
   p=$(pack_with "$1" "$d")
-  off=$(catalog_entries "$p" | awk -v d="$d" '$4 == d { print $1; exit }')
+  off=$(catalog_entries "$p" | awk -v d="$d" '$4 == d && !done { print $1; done = 1 }')
   chmod u+w "$p"
   printf '\xff' | dd of="$p" bs=1 seek=$((off + 72 + 40)) conv=notrunc status=none
 }
