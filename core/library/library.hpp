@@ -86,6 +86,8 @@ public:
   // is opened: what `catalogs --names` prints, for shell completion).
   static std::vector<std::string> catalog_names_at(const std::string& root);
   std::optional<Digest> catalog_digest(const std::string& name) const;
+  // The same, nullopt for junk under catalogs/ instead of an Error.
+  std::optional<Digest> catalog_digest_or_none(const std::string& name) const;
   // A catalog entry's bytes as stored in its pack (to keep a copy without
   // re-encoding it).
   struct StoredCatalog {
@@ -133,9 +135,11 @@ public:
     int repairs = 0;       // extra packs written because gc raced the add
     std::vector<std::string> warnings; // after the name was set (the midx could not be rewritten)
   };
-  // The catalogs a new catalog `c` may be stored against (PackOptions::
-  // catalog_bases; formats::Codec::ZstdBase).
-  std::vector<CatalogBase> catalog_bases_for(const formats::Catalog& c) const;
+  // The catalogs a new catalog `c`, to be named `name`, may have its mirror
+  // stored against (PackOptions::catalog_bases; formats::Codec::ZstdBase).
+  std::vector<CatalogBase> catalog_bases_for(const formats::Catalog& c, const std::string& name) const;
+  // The pack holding most of a sample of `c`'s objects (catalog_bases_for).
+  const PackReader* pack_holding_most(const formats::Catalog& c) const;
   // `hpak pack DIR --into LIB --name NAME`.
   AddResult add_tree(const std::string& src, const std::string& name, PackOptions opts);
 

@@ -1,5 +1,6 @@
 // Library::add_tree: `hpak pack DIR --into LIB --name NAME`.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -44,35 +45,54 @@ PackResult write_missing(Library& lib, const PackedTree& packed, const DigestSet
 
 } // namespace
 
-// At most three named catalogs stored whole, from the pack that holds most of
-// the objects of `c` the library has (a sample of its files): the catalogs of
-// the environment `c` was most likely made from.
-std::vector<CatalogBase> Library::catalog_bases_for(const Catalog& c) const {
+// At most three catalogs to store `c`'s mirror against (PackOptions::
+// catalog_bases): the catalog `name` names now (the environment's previous
+// version), then the named catalogs of the pack that holds most of the
+// objects of `c` the library has (a sample of its files), latest first: the
+// catalogs of the environment `c` was most likely made from.
+std::vector<CatalogBase> Library::catalog_bases_for(const Catalog& c, const std::string& name) const {
+  std::vector<CatalogBase> out;
+  DigestSet tried;
+  auto take = [&](const Digest& d, const std::function<std::optional<Bytes>()>& read) {
+    if (out.size() == 3 || !tried.insert(d).second) return;
+    try {
+      if (auto raw = read()) out.push_back({d, std::move(*raw)});
+    } catch (const Error&) {
+      // a damaged or missing copy is no base; the mirror is stored whole
+    }
+  };
+  if (auto same = catalog_digest_or_none(name)) take(*same, [&] { return std::optional<Bytes>(read_base_catalog(*same)); });
+  if (const PackReader* top = pack_holding_most(c)) {
+    DigestSet named;
+    for (const std::string& n : catalog_names())
+      if (auto d = catalog_digest_or_none(n)) named.insert(*d);
+    std::vector<IndexRecord> recs = top->catalog_records();
+    for (auto r = recs.rbegin(); r != recs.rend(); ++r)
+      if (r->codec != Codec::ZstdBase && named.count(r->digest)) take(r->digest, [&] { return top->read_base_catalog(r->digest); });
+  }
+  return out;
+}
+
+// The pack holding most of a sample (one file in eight) of `c`'s objects.
+const PackReader* Library::pack_holding_most(const Catalog& c) const {
   std::map<const PackReader*, size_t> votes;
   size_t i = 0;
   for_each_file(c, [&](const Node& n) {
     if (i++ % 8 == 0)
       if (auto r = locate_loaded(n.digest)) votes[r->pack]++;
   });
-  if (votes.empty()) return {};
-  const PackReader* top = std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-  DigestSet named, tried;
-  for (const std::string& name : catalog_names()) try {
-      if (auto d = catalog_digest(name)) named.insert(*d);
-    } catch (const Error&) {
-      // junk under catalogs/ (a FIFO, a malformed file) names no base; verify reports it
-    }
-  std::vector<CatalogBase> out;
-  for (const IndexRecord& r : top->catalog_records()) {
-    if (out.size() == 3) break;
-    if (r.codec == Codec::ZstdBase || !named.count(r.digest) || !tried.insert(r.digest).second) continue;
-    try {
-      if (auto raw = top->read_base_catalog(r.digest)) out.push_back({r.digest, std::move(*raw)});
-    } catch (const Error&) {
-      // a damaged copy is no base; the catalog is stored whole
-    }
+  if (votes.empty()) return nullptr;
+  return std::max_element(votes.begin(), votes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+}
+
+// catalog_digest, with junk under catalogs/ (a FIFO, a malformed file) read as
+// no name: it names no base (verify reports it).
+std::optional<Digest> Library::catalog_digest_or_none(const std::string& name) const {
+  try {
+    return catalog_digest(name);
+  } catch (const Error&) {
+    return std::nullopt;
   }
-  return out;
 }
 
 Library::AddResult Library::add_tree(const std::string& src, const std::string& name, PackOptions opts) {
@@ -82,7 +102,7 @@ Library::AddResult Library::add_tree(const std::string& src, const std::string& 
   AddResult res;
   opts.name = name;
   opts.have = [this](const Digest& d) { return contains(d); };
-  opts.catalog_bases = [this](const Catalog& c) { return catalog_bases_for(c); };
+  opts.catalog_bases = [this, name](const Catalog& c) { return catalog_bases_for(c, name); };
   PackedTree packed; // its source directory stays open: objects found missing below are read again through it
   {
     AtomicFile tmp(layout().temp_pack("pack"), 0644);

@@ -131,11 +131,13 @@ void use_dictionary_if_it_pays(const WalkedTree& walked, PackWriter& writer, int
 
 namespace {
 // `raw` stored against the best of `bases`, when that beats `alone` by a quarter.
-std::optional<std::pair<Digest, Bytes>> stored_against_base(const Bytes& raw, int level, const std::vector<CatalogBase>& bases,
-                                                            size_t alone) {
+// (Never against itself: re-adding a tree the library holds, objects lost
+// since, writes its catalog again with the same digest.)
+std::optional<std::pair<Digest, Bytes>> stored_against_base(const Bytes& raw, const Digest& self, int level,
+                                                            const std::vector<CatalogBase>& bases, size_t alone) {
   std::optional<std::pair<Digest, Bytes>> best;
   for (const CatalogBase& b : bases) {
-    if (level <= 0 || b.raw.size() + raw.size() > kBaseCodedMax || sha256(b.raw) != b.digest) continue;
+    if (level <= 0 || b.digest == self || b.raw.size() + raw.size() > kBaseCodedMax || sha256(b.raw) != b.digest) continue;
     Bytes frame;
     zstd_compress_against(raw, b.raw, level, frame);
     if (best && frame.size() + kBaseDigestSize >= best->second.size()) continue;
@@ -157,7 +159,7 @@ Digest append_catalog(PackWriter& writer, const Catalog& c, int level, const std
   Codec codec = compress_if_smaller(raw, level, stored) ? Codec::Zstd : Codec::Raw;
   if (codec == Codec::Raw) stored = raw;
   writer.append(Kind::Catalog, codec, d, raw.size(), stored);
-  if (auto against = stored_against_base(raw, level, bases, stored.size())) {
+  if (auto against = stored_against_base(raw, d, level, bases, stored.size())) {
     codec = Codec::ZstdBase;
     stored = std::move(against->second);
     if (base_used) *base_used = against->first;

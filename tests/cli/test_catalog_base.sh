@@ -10,7 +10,8 @@
 #    copies' faults, the missing base among them;
 #  - `catalogs rm` of the base's name then a full gc keeps the base (the
 #    mirror still restores with the first copy damaged); a base whose name
-#    sorts after its catalog's keeps its files at gc;
+#    sorts after its catalog's keeps its files at gc; an environment updated
+#    under its name is stored against its previous catalog;
 #  - a pack file of the library read on its own (ls) finds the base through
 #    the library it sits in;
 #  - fetch from a published library: into an empty cache, and into one that
@@ -119,6 +120,25 @@ H gc --grace 0 --full LZ >/dev/null
 H restore LZ z T7 >/dev/null || fail "z, the base of b, lost objects at gc"
 same_tree A T7
 H verify LZ >/dev/null || fail "verify after gc of a library whose base sorts last failed"
+
+# An environment updated under its name, in a library merged into one pack
+# with later, unrelated catalogs: the mirror is stored against the name's
+# previous catalog.
+make_tree X2 200 10
+make_tree X3 200 11
+H init LN
+H pack A --into LN --name e >/dev/null
+de=$(digest_of LN e)
+H pack X --into LN --name x1 >/dev/null
+H pack X2 --into LN --name x2 >/dev/null
+H pack X3 --into LN --name x3 >/dev/null
+H gc --grace 0 --full LN >/dev/null
+H pack B --into LN --name e >/dev/null
+dn=$(digest_of LN e)
+base_n=$(catalog_entries "$(pack_with LN "$dn")" | awk -v d="$dn" '$4 == d && $2 == 3 { print $5 }')
+[ "$base_n" = "$de" ] || fail "e's new mirror is stored against '$base_n', not e's previous catalog $de"
+H restore LN e T8 >/dev/null
+same_tree B T8
 
 # A pack file of the library read on its own finds the base through its library.
 cp -a L L3

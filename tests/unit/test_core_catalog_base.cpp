@@ -8,6 +8,7 @@
 
 #include "core/pack/pack_reader.hpp"
 #include "core/pack/pack_writer.hpp"
+#include "core/pack/packer.hpp"
 #include "base/zstd_codec.hpp"
 #include "tree_fixture.hpp"
 
@@ -159,5 +160,100 @@ TEST_CASE("catalog stored against a base: hostile bases are refused") {
     PackReader p(b.path); // no .hidx: a scan, which takes the header for damage
     CHECK_FALSE(p.index().find(b.y));
     CHECK_FALSE(p.damage().empty());
+  }
+}
+
+namespace {
+
+// A catalog of `n` files; with `seed` != 1, every 10th file's content differs.
+Catalog files_catalog(const std::string& name, uint64_t seed, int n = 2000) {
+  Catalog c;
+  c.name = name;
+  for (int i = 0; i < n; i++) {
+    Node f;
+    f.type = NodeType::File;
+    f.mode = 0644;
+    char path[32];
+    snprintf(path, sizeof path, "lib/f%05d.py", i);
+    f.path = path;
+    std::string content = "content " + std::to_string(i) + (seed != 1 && i % 10 == 0 ? " v" + std::to_string(seed) : "");
+    f.digest = sha256(Bytes(content.begin(), content.end()));
+    f.size = content.size();
+    c.nodes.push_back(f);
+  }
+  Node lib;
+  lib.type = NodeType::Dir;
+  lib.mode = 0755;
+  lib.path = "lib";
+  c.nodes.insert(c.nodes.begin(), lib);
+  return c;
+}
+
+CatalogBase base_of_catalog(const Catalog& c) {
+  Bytes raw = encode_catalog(c, c.version);
+  return {sha256(raw), raw};
+}
+
+// The codecs of the copies of `d` in the pack at `path`, in pack order.
+std::vector<Codec> copies(const std::string& path, const Digest& d, const PackReader::BaseSource& bases = {}) {
+  PackReader p(path);
+  p.set_base_source(bases);
+  std::vector<Codec> out;
+  for (const IndexRecord& r : p.catalog_records())
+    if (r.digest == d) {
+      out.push_back(r.codec);
+      CHECK(sha256(p.read(r)) == d); // every copy reads, the mirror through its base
+    }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("append_catalog: the mirror against a base when it pays, never against itself") {
+  fx::TempDir dir;
+  const Catalog a = files_catalog("a", 1), b = files_catalog("b", 2), other = files_catalog("x", 1, 300);
+  const CatalogBase base = base_of_catalog(a);
+  auto write = [&](const std::string& name, const Catalog& c, const std::vector<CatalogBase>& bases, std::optional<Digest>* used) {
+    std::string path = dir / name;
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    Digest d;
+    {
+      PackWriter w(fd, path, 3);
+      d = append_catalog(w, c, 3, bases, used);
+      w.finish();
+    }
+    ::close(fd);
+    return std::make_pair(path, d);
+  };
+  SUBCASE("a similar base: the first copy alone, the mirror against it") {
+    std::optional<Digest> used;
+    auto [path, d] = write("b.hpak", b, {base_of_catalog(other), base}, &used);
+    REQUIRE(used);
+    CHECK(*used == base.digest); // the best of the candidates
+    CHECK(copies(path, d, [&](const Digest& x) {
+            REQUIRE(x == base.digest);
+            return base.raw;
+          }) == std::vector<Codec>{Codec::Zstd, Codec::ZstdBase});
+  }
+  SUBCASE("itself as a candidate (the same catalog added again): both copies alone") {
+    std::optional<Digest> used;
+    auto [path, d] = write("a.hpak", a, {base}, &used);
+    CHECK(d == base.digest);
+    CHECK_FALSE(used);
+    CHECK(copies(path, d) == std::vector<Codec>{Codec::Zstd, Codec::Zstd});
+  }
+  SUBCASE("an unrelated base does not pay: both copies alone") {
+    std::optional<Digest> used;
+    auto [path, d] = write("x.hpak", b, {base_of_catalog(other)}, &used);
+    CHECK_FALSE(used);
+    CHECK(copies(path, d) == std::vector<Codec>{Codec::Zstd, Codec::Zstd});
+  }
+  SUBCASE("a candidate whose bytes are not its digest's is no base") {
+    CatalogBase lying = base;
+    lying.raw.back() ^= 1;
+    std::optional<Digest> used;
+    write("lie.hpak", b, {lying}, &used);
+    CHECK_FALSE(used);
   }
 }
