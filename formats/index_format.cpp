@@ -109,7 +109,8 @@ IndexView::IndexView(ByteSpan b, std::string where, bool check_trailer) : bytes_
       continue;
     }
     if (r[32] < 1 || r[32] > 3) throw Corrupt(where_, off + 32, "bad kind in index record");
-    if (r[33] > 3) throw Corrupt(where_, off + 33, "bad codec in index record");
+    if (r[33] > 3 || (r[33] == uint8_t(Codec::ZstdBase) && r[32] != uint8_t(Kind::Catalog)))
+      throw Corrupt(where_, off + 33, "bad codec in index record");
     // Entries lie between the header and the footer. Computed so that no term
     // can wrap: `pack_size_ - 64` once underflowed for a pack_size below 64 and
     // let records point anywhere.
@@ -127,7 +128,8 @@ void IndexView::check_record2(const uint8_t* r, uint64_t off) const {
   uint64_t eoff = get_u64(r), raw = get_u64(r + 8);
   uint32_t member = get_u32(r + 16);
   if (r[20] < 1 || r[20] > 3) throw Corrupt(where_, off + 20, "bad kind in index record");
-  if (r[21] > 3) throw Corrupt(where_, off + 21, "bad codec in index record");
+  if (r[21] > 3 || (r[21] == uint8_t(Codec::ZstdBase) && r[20] != uint8_t(Kind::Catalog)))
+    throw Corrupt(where_, off + 21, "bad codec in index record"); // zstd-base: catalogs only
   if (get_u16(r + 22) != 0) throw Corrupt(where_, off + 22, "reserved index record bytes are not zero");
   uint64_t entries_end = pack_size_ >= kPackMinSize ? pack_size_ - kFooterSize - kTrailerSize : 0;
   size_t hdr = member == kNoMember ? kEntryHeaderSize : kBlockHeaderSize;

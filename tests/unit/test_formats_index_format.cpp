@@ -274,6 +274,11 @@ TEST_CASE("index: damage is refused") {
     b[records_at(n) + 33] = 4; // 3 is zstd-base (catalogs)
     reseal(b);
     expect_corrupt(b, "bad codec");
+    b = good;
+    b[records_at(n) + 32] = uint8_t(Kind::Blob);
+    b[records_at(n) + 33] = uint8_t(Codec::ZstdBase); // zstd-base on a blob
+    reseal(b);
+    expect_corrupt(b, "bad codec");
   }
   SUBCASE("record points outside the pack") {
     for (auto [field, value] : std::vector<std::pair<int, uint64_t>>{{0, 0},
