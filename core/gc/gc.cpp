@@ -552,6 +552,10 @@ private:
       if (mirror) mirror_whole(src, r.digest, damaged); // keep two copies
       return;
     }
+    if (r.codec == Codec::ZstdDict) {
+      copy_member(src, r, damaged); // its dictionary stays behind: stored again without one
+      return;
+    }
     ByteSpan stored;
     Bytes checked; // another user's pack: a private copy, its SHA-256 checked (core/pack/pack_trust.hpp)
     try {
@@ -577,6 +581,8 @@ private:
   // its raw bytes are live and none of its members is already written;
   // otherwise only its live members, each into the writer's own blocks (the
   // only recompression gc does). A v1 writer takes them as single entries.
+  // A block made with a dictionary (pack -o) is never copied verbatim: gc's
+  // packs carry no dictionary, so its live members are stored again.
   void copy_block(const PackReader& src, std::span<const IndexRecord> recs, bool& damaged) {
     bool any_wanted = false;
     for (auto& r : recs) any_wanted |= wanted(r.digest) && !w_.contains(r.digest);
@@ -595,7 +601,7 @@ private:
       if (wanted(m.digest)) live_raw += m.raw_len;
       clash |= w_.contains(m.digest) || plan_.kept_objects.count(m.digest);
     }
-    if (w_.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len) {
+    if (w_.version() >= kPackVersion2 && !clash && live_raw * 2 >= bl.header.raw_len && bl.header.codec != Codec::ZstdDict) {
       w_.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
       if (!checked.empty()) w_.wait_hashed();
       counted(block_item_size(bl.header), bl.members.size());

@@ -114,8 +114,14 @@ HashedFile hash_large_file(const LargeFile& f, const std::vector<std::string>& r
 
 // ---- compress ----
 
-StoredForm compress_object(ByteSpan raw, int level) {
+StoredForm compress_object(ByteSpan raw, int level, const ZstdDict* dict) {
   StoredForm f;
+  if (dict && level > 0 && raw.size() < kEntryDictMax) {
+    zstd_compress(raw, level, dict, f.stored);
+    if (f.stored.size() < raw.size()) f.codec = Codec::ZstdDict;
+    else f.stored = Bytes();
+    return f;
+  }
   if (compress_if_smaller(raw, level, f.stored)) f.codec = Codec::Zstd;
   else f.stored = Bytes(); // no capacity held while the object waits to be written
   return f;
@@ -178,7 +184,7 @@ void WritePass::write_small(const Digest& d, ByteSpan raw, std::optional<StoredF
     writer_.append_small(d, raw); // compressed with its block
     return;
   }
-  if (!stored) stored = compress_object(raw, opts_.level);
+  if (!stored) stored = compress_object(raw, opts_.level, writer_.dictionary());
   ByteSpan bytes = stored->codec == Codec::Raw ? raw : ByteSpan(stored->stored);
   writer_.append(Kind::Blob, stored->codec, d, raw.size(), bytes);
   stats_.stored_written += bytes.size();

@@ -79,8 +79,13 @@ struct StoredForm {
   Bytes stored; // the zstd frame; empty when Raw (the raw bytes are stored)
 };
 // An object's stored form: a zstd frame at `level` when level > 0 and the
-// frame is smaller, else raw (base/compress_rule).
-StoredForm compress_object(ByteSpan raw, int level);
+// frame is smaller, else raw (base/compress_rule). With the pack's dictionary
+// `dict` (pack -o), an object below kEntryDictMax is compressed with it (codec
+// zstd-dict): its first bytes find their matches in the dictionary. Above that
+// the dictionary gains nothing and a large file loses by it (measured on the
+// rcc profile: -5% stored below 256 KiB, +1.5% from 4 MiB).
+constexpr uint64_t kEntryDictMax = 256 * 1024;
+StoredForm compress_object(ByteSpan raw, int level, const ZstdDict* dict);
 
 // Whether compressing a large file at `level` is worth it: level > 0 and 4
 // samples (judged from the bytes and the level alone) save at least 3%.

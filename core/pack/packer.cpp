@@ -57,7 +57,7 @@ struct FilePipeline {
       first = claimed.insert(s.hashed.digest).second;
     }
     if (first && !writer.is_small(raw.size()) && !(opts.have && opts.have(s.hashed.digest)))
-      s.stored = compress_object(raw, opts.level);
+      s.stored = compress_object(raw, opts.level, writer.dictionary());
   }
 
   // Calling thread, in catalog order: write file i's object and fill its node.

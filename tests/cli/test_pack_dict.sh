@@ -2,14 +2,20 @@
 # pack -o trains a zstd dictionary for its blocks when it pays (issue 32):
 # written on a tree of many similar small files, smaller than --no-dict, read
 # back by verify, unpack, cat, ls and a rebuilt index (byte-identical), the
-# same bytes at any -j; none for a tree of few small bytes and none in a
-# library pack; a damaged dictionary copy costs nothing while its mirror is
+# same bytes at any -j; single entries below 256 KiB made with it, larger
+# ones not; none for a tree of few small bytes and none in a library pack; gc
+# of a library holding such a pack stores its objects again without it (no
+# object lost); a damaged dictionary copy costs nothing while its mirror is
 # intact, and both copies damaged fail loudly, naming the dictionary.
 . "$(dirname "$0")/cli_lib.sh" "$@"
 
 src=$work/src
 # 2,400 small "modules" that share boilerplate, as npm and site-packages do.
 python3 "$(dirname "$0")/../tools/similar_modules.py" "$src" 60 40
+# Two files too large for a block, each a single entry: one below 256 KiB
+# (made with the dictionary), one above (made without).
+cat "$src"/node_modules/pkg0[01]/lib/*.js >"$src/mid.js"
+cat "$src"/node_modules/pkg[01]*/lib/*.js >"$src/big.js"
 pack_json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$work/$1.out" "$2"; }
 
 # ---- written when it pays, smaller than without ----
@@ -24,6 +30,11 @@ dsize=$(pack_json dict pack_bytes) nsize=$(pack_json nodict pack_bytes)
 [ "$dsize" -lt "$nsize" ] || fail "the pack with its dictionary ($dsize bytes) is not smaller than without ($nsize)"
 echo "# a dictionary of $dbytes bytes: pack $dsize bytes against $nsize without"
 
+# ---- single entries: with the dictionary below 256 KiB ----
+codec_of() { "$hpak" index --show "$work/d.hpak" | awk -v d="$(sha256sum "$src/$1" | cut -c1-64)" '$1 == d && $7 == "" { print $3 }'; }
+[ "$(codec_of mid.js)" = zstd-dict ] || fail "a 45 KB single entry is not made with the dictionary: '$(codec_of mid.js)'"
+[ "$(codec_of big.js)" = zstd ] || fail "a 455 KB single entry is not plain zstd: '$(codec_of big.js)'"
+
 # ---- every reader reads it ----
 run verify verify "$work/d.hpak"
 expect_rc verify 0
@@ -33,6 +44,9 @@ diff -r --no-dereference "$src" "$work/out" >"$work/diff.txt" 2>&1 || fail "unpa
 run cat cat "$work/d.hpak" node_modules/pkg07/lib/m13.js
 expect_rc cat 0
 cmp -s "$work/cat.out" "$src/node_modules/pkg07/lib/m13.js" || fail "cat of a dictionary-compressed member differs"
+run catmid cat "$work/d.hpak" mid.js
+expect_rc catmid 0
+cmp -s "$work/catmid.out" "$src/mid.js" || fail "cat of a dictionary-compressed single entry differs"
 run ls ls "$work/d.hpak"
 expect_rc ls 0
 cp "$work/d.hidx" "$work/orig.hidx"
@@ -58,6 +72,26 @@ dict_entries() { python3 "$(dirname "$0")/../tools/pack_entries.py" count-dict "
 for p in "$work"/L/packs/pack-*.hpak; do
   [ "$(dict_entries "$p")" -eq 0 ] || fail "a library pack holds a dictionary: gc and fetch do not carry them"
 done
+
+# ---- gc of a library holding a pack made with a dictionary ----
+# gc's packs carry no dictionary: it must store such objects again, never
+# copy them as stored (before, a gc --full lost every block of such a pack).
+run ginit init -q "$work/G"
+expect_rc ginit 0
+psum=$(sha256sum "$work/d.hpak" | cut -c1-64)
+cp "$work/d.hpak" "$work/G/packs/pack-$psum.hpak"
+cp "$work/orig.hidx" "$work/G/packs/pack-$psum.hidx"
+printf 'hpak-catalog 1\n%s\n' "$(pack_json dict catalog_digest)" >"$work/G/catalogs/env"
+run gc gc --full --grace 0 "$work/G"
+expect_rc gc 0
+run gverify verify "$work/G"
+expect_rc gverify 0
+for p in "$work"/G/packs/pack-*.hpak; do
+  [ "$(dict_entries "$p")" -eq 0 ] || fail "gc wrote a dictionary into a library pack"
+done
+run grestore restore -q "$work/G" env "$work/gt"
+expect_rc grestore 0
+diff -r --no-dereference -x .hpak-state "$src" "$work/gt" >"$work/gdiff.txt" 2>&1 || fail "restored after gc, the tree differs: $(head -5 "$work/gdiff.txt")"
 
 # ---- damaged dictionary copies ----
 flip() { printf '\377\377\377\377' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }

@@ -121,21 +121,44 @@ TEST_CASE("hash_file and hash_large_file: the bytes, their SHA-256 and where the
 
 TEST_CASE("compress_object: zstd only when it shrinks and the level is above 0") {
   Bytes text = text_bytes(64 << 10);
-  StoredForm z = compress_object(text, 3);
+  StoredForm z = compress_object(text, 3, nullptr);
   CHECK(z.codec == Codec::Zstd);
   CHECK(z.stored.size() < text.size());
   Bytes back(text.size());
   zstd_decompress(z.stored, back, nullptr, "object");
   CHECK(back == text);
 
-  StoredForm level0 = compress_object(text, 0);
+  StoredForm level0 = compress_object(text, 0, nullptr);
   CHECK(level0.codec == Codec::Raw);
   CHECK(level0.stored.empty());
 
-  StoredForm noise = compress_object(random_bytes(64 << 10), 19);
+  StoredForm noise = compress_object(random_bytes(64 << 10), 19, nullptr);
   CHECK(noise.codec == Codec::Raw);
   CHECK(noise.stored.empty());
   CHECK(noise.stored.capacity() == 0); // nothing held while it waits to be written
+}
+
+TEST_CASE("compress_object: with the pack's dictionary below kEntryDictMax, without above") {
+  Bytes sample = text_bytes(256 << 10);
+  std::vector<size_t> sizes(256, 1024);
+  ZstdDict dict(zstd_train_dict(sample, sizes, 16 << 10, 3), 3);
+  Bytes mid = text_bytes(40 << 10);
+  StoredForm d = compress_object(mid, 3, &dict);
+  CHECK(d.codec == Codec::ZstdDict);
+  CHECK(zstd_frame_dict_id(d.stored) == dict.id());
+  Bytes back(mid.size());
+  zstd_decompress(d.stored, back, &dict, "object");
+  CHECK(back == mid);
+  StoredForm plain = compress_object(mid, 3, nullptr);
+  CHECK(plain.codec == Codec::Zstd);
+  CHECK(d.stored.size() < plain.stored.size());
+
+  Bytes large = text_bytes(kEntryDictMax);
+  CHECK(compress_object(large, 3, &dict).codec == Codec::Zstd); // at the limit: plain
+  CHECK(compress_object(mid, 0, &dict).codec == Codec::Raw);    // level 0: never compressed
+  StoredForm noise = compress_object(random_bytes(40 << 10), 3, &dict);
+  CHECK(noise.codec == Codec::Raw);
+  CHECK(noise.stored.capacity() == 0);
 }
 
 TEST_CASE("worth_compressing and stream_stored: large files raw at level 0 or when samples do not shrink") {
@@ -182,7 +205,7 @@ TEST_CASE("WritePass: each object once, present ones counted, raw at level 0 and
     WritePass write(writer, o, 2, stats);
     write.write_small(sha256(text), text, std::nullopt);
     write.write_small(sha256(text), text, std::nullopt); // a duplicate: written once
-    write.write_small(sha256(noise), noise, compress_object(noise, level));
+    write.write_small(sha256(noise), noise, compress_object(noise, level, nullptr));
     write.write_small(sha256(kept), kept, std::nullopt); // in the library already
     write.write_small(sha256(tiny), tiny, std::nullopt); // into a block
     CHECK(stats.unique_objects == 4);
@@ -197,7 +220,7 @@ TEST_CASE("WritePass: each object once, present ones counted, raw at level 0 and
     CHECK(codecs.count(sha256(kept)) == 0);
     CHECK(codecs.at(sha256(text)) == (level == 0 ? Codec::Raw : Codec::Zstd));
     CHECK(codecs.at(sha256(noise)) == Codec::Raw);
-    CHECK(stats.stored_written == (level == 0 ? text.size() : compress_object(text, 3).stored.size()) + noise.size());
+    CHECK(stats.stored_written == (level == 0 ? text.size() : compress_object(text, 3, nullptr).stored.size()) + noise.size());
   }
 }
 
