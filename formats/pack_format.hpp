@@ -107,9 +107,11 @@
 // rewrites every v1 pack; a remote fetch copies a wanted object's block whole
 // (core/remote/remote_fetch.cpp). `hpak pack -o` writes a trained dictionary
 // (a kind=dict entry and its mirror, before the first block; its blocks then
-// zstd-dict) when it pays (core/pack/pack_dictionary.hpp); library packs
-// (pack --into, gc, fetch) hold none, since gc and fetch copy blocks between
-// packs without carrying dictionaries. Not done: compressing blocks on the
+// zstd-dict, and its single blob entries below 256 KiB too) when it pays
+// (core/pack/pack_dictionary.hpp); library packs (pack --into, gc, fetch)
+// hold none, since gc and fetch copy items between packs without carrying
+// dictionaries: gc stores the objects of a zstd-dict item again (decoded,
+// recompressed), never as stored, and fetch refuses them. Not done: compressing blocks on the
 // packer's worker threads (they are compressed on the writer's thread).
 #pragma once
 
