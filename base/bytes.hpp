@@ -57,6 +57,7 @@ inline uint64_t get_u64(const uint8_t* p) {
   std::memcpy(&v, p, 8);
   return v;
 }
+inline void set_u16(uint8_t* p, uint16_t v) { std::memcpy(p, &v, 2); }
 inline void set_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 inline void set_u64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 

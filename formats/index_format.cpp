@@ -50,7 +50,7 @@ Bytes encode_index(std::vector<IndexRecord> recs, uint64_t pack_size, const Dige
 }
 
 uint64_t max_index_size(uint64_t pack_size) {
-  return kIndexHeaderSize + 1024 + 32 + (pack_size / kBlockMemberSize + 1) * (32 + kIndexRecordSize);
+  return kIndexHeaderSize + 1024 + 32 + (pack_size / kBlockLengthSize + 1) * (32 + kIndexRecordSize);
 }
 
 IndexHeader decode_index_header(ByteSpan b, const std::string& where) {

@@ -67,8 +67,8 @@ struct IndexRecord {
 };
 
 // The most bytes an index of a pack of `pack_size` bytes can need: each
-// object takes at least kBlockMemberSize bytes of a pack (a block member's
-// table row; an entry takes its 72-byte header) and at most 32 + 40 bytes of
+// object takes at least kBlockLengthSize bytes of a pack (a member's row in a
+// lengths-only block table; an entry takes its 72-byte header) and at most 32 + 40 bytes of
 // an index.
 uint64_t max_index_size(uint64_t pack_size);
 

@@ -147,6 +147,7 @@ void encode_block_header(const BlockHeader& h, uint8_t out[kBlockHeaderSize]) {
   std::memcpy(out, kBlockMagic, 4);
   out[4] = uint8_t(Kind::Blob);
   out[5] = uint8_t(h.codec);
+  set_u16(out + 6, h.flags);
   set_u32(out + 8, h.count);
   set_u32(out + 12, h.raw_len);
   set_u32(out + 16, h.stored_len);
@@ -166,7 +167,7 @@ static const char* block_header_fault(const uint8_t* b, uint64_t& at) {
   at = 5;
   if (!valid_codec(b[5])) return "unknown block codec";
   at = 6;
-  if (get_u16(b + 6) != 0) return "unknown block flags";
+  if ((get_u16(b + 6) & ~kBflagLengths) != 0) return "unknown block flags";
   uint32_t count = get_u32(b + 8), raw = get_u32(b + 12), stored = get_u32(b + 16), dict = get_u32(b + 20);
   at = 8;
   if (count == 0 || count > kBlockMaxCount) return "block member count out of range";
@@ -190,6 +191,7 @@ BlockHeader decode_block_header(ByteSpan b, const std::string& where, uint64_t o
   if (const char* why = block_header_fault(b.data(), at)) throw Corrupt(where, offset + at, why);
   BlockHeader h;
   h.codec = Codec(b[5]);
+  h.flags = get_u16(b.data() + 6);
   h.count = get_u32(b.data() + 8);
   h.raw_len = get_u32(b.data() + 12);
   h.stored_len = get_u32(b.data() + 16);
@@ -199,34 +201,39 @@ BlockHeader decode_block_header(ByteSpan b, const std::string& where, uint64_t o
   return h;
 }
 
-Bytes encode_block_table(const std::vector<BlockMember>& members) {
+Bytes encode_block_table(const BlockHeader& h, const std::vector<BlockMember>& members) {
   Bytes out;
   out.reserve(members.size() * kBlockMemberSize);
   for (auto& m : members) {
-    put_bytes(out, m.digest);
+    if (h.named()) put_bytes(out, m.digest);
     put_u32(out, m.raw_len);
   }
   return out;
 }
 
 std::vector<BlockMember> decode_block_table(const BlockHeader& h, ByteSpan t, const std::string& where, uint64_t offset) {
-  if (t.size() != uint64_t(h.count) * kBlockMemberSize) throw Corrupt(where, offset, "truncated block member table");
+  if (t.size() != block_table_size(h)) throw Corrupt(where, offset, "truncated block member table");
   if (xxh64(t) != h.table_xxh) throw Corrupt(where, offset, "block member table checksum mismatch");
   std::vector<BlockMember> out(h.count);
   uint64_t sum = 0;
+  const size_t each = h.named() ? kBlockMemberSize : kBlockLengthSize;
   for (uint32_t i = 0; i < h.count; i++) {
-    const uint8_t* p = t.data() + i * kBlockMemberSize;
-    std::memcpy(out[i].digest.data(), p, 32);
-    out[i].raw_len = get_u32(p + 32);
+    const uint8_t* p = t.data() + i * each;
+    if (h.named()) std::memcpy(out[i].digest.data(), p, 32), p += 32;
+    out[i].raw_len = get_u32(p);
     sum += out[i].raw_len;
   }
   if (sum != h.raw_len) throw Corrupt(where, offset, "block members' sizes do not add up to the block's");
-  std::vector<Digest> sorted;
-  sorted.reserve(out.size());
-  for (auto& m : out) sorted.push_back(m.digest);
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) throw Corrupt(where, offset, "block names one object twice");
+  if (h.named() && !distinct_names(out)) throw Corrupt(where, offset, "block names one object twice");
   return out;
+}
+
+bool distinct_names(const std::vector<BlockMember>& members) {
+  std::vector<Digest> sorted;
+  sorted.reserve(members.size());
+  for (auto& m : members) sorted.push_back(m.digest);
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
 }
 
 } // namespace hpak::formats

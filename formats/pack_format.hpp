@@ -54,10 +54,22 @@
 //   apad     ::= zero bytes, as many (0..4095) as put the following entry's
 //                payload at a multiple of 4096 in the file; never more
 //   block    ::= bhdr member * count bpayload
-//   bhdr     ::= "HPBk" kind:u8(=1) codec:u8 bflags:u16(=0) count:u32
+//   bhdr     ::= "HPBk" kind:u8(=1) codec:u8 bflags:u16 count:u32
 //                raw_len:u32 stored_len:u32 dict_id:u32 stored_xxh:u64
 //                table_xxh:u64 hdr_xxh:u32 pad:u32(=0)                 -- 48 bytes
-//   member   ::= digest:[32] raw_len:u32                               -- 36 bytes
+//   bflags   ::= 0 (named members) | 1 (lengths only); other bits are refused
+//   member   ::= digest:[32] raw_len:u32      -- bflags 0: 36 bytes
+//              | raw_len:u32                  -- bflags 1: 4 bytes
+//
+//   Lengths only (bflags 1, what hpak writes since 2026-12-06): the block's
+//   members are named once, by the index (their records give digest, block
+//   offset and member position), not again in the table. A scan without the
+//   index (hpak index, verify, repair, a reader whose .hidx is unusable)
+//   names them by decoding the block and hashing each member; a block whose
+//   payload is damaged then has no names to lose but the index's and the
+//   catalogs'. A read checks the member's size against the index and, when
+//   it verifies, its SHA-256 against the digest it asked for. Older hpak
+//   refuses such a block ("unknown block flags") as damage.
 //   bpayload ::= stored_len bytes: the members' bytes concatenated in table
 //                order; codec raw: as is (stored_len = raw_len); zstd: one zstd
 //                frame with its content size; zstd-dict: one frame made with
@@ -68,7 +80,8 @@
 //                low 32 bits of XXH3-64 of the first 40 bytes of bhdr
 //   object_count counts objects (entries + block members), not items
 //   1 <= count <= 4096, raw_len = sum of the members' raw_len <= 1 MiB, the
-//   digests of one block distinct; a block holds blobs only (catalogs and
+//   digests of one block distinct (named in the table, or found by hashing);
+//   a block holds blobs only (catalogs and
 //   dictionaries stay entries, each written twice, the second a mirror)
 //
 // Writer rules (what makes a pack deterministic, and checked by verify):
@@ -127,7 +140,9 @@ namespace hpak::formats {
 constexpr uint16_t kPackVersion = 1;   // v1, still read
 constexpr uint16_t kPackVersion2 = 2;  // blocks of small objects, aligned raw entries
 constexpr size_t kBlockHeaderSize = 48;
-constexpr size_t kBlockMemberSize = 36;
+constexpr size_t kBlockMemberSize = 36; // a named member: digest, raw_len
+constexpr size_t kBlockLengthSize = 4;  // a member of a lengths-only block: raw_len
+constexpr uint16_t kBflagLengths = 1;   // bflags: the member table holds raw lengths only
 constexpr uint32_t kBlockMaxCount = 4096;
 constexpr uint32_t kBlockMaxRaw = 1u << 20;
 constexpr uint32_t kDefaultBlockTarget = 64 * 1024;
@@ -183,6 +198,8 @@ struct Footer {
 
 struct BlockHeader {
   Codec codec = Codec::Zstd;
+  uint16_t flags = 0; // bflags
+  bool named() const { return (flags & kBflagLengths) == 0; }
   uint32_t count = 0;
   uint32_t raw_len = 0;
   uint32_t stored_len = 0;
@@ -192,7 +209,7 @@ struct BlockHeader {
 };
 
 struct BlockMember {
-  Digest digest{};
+  Digest digest{}; // zero in a lengths-only block until the caller names it (from the index or by hashing)
   uint32_t raw_len = 0;
 };
 
@@ -207,16 +224,21 @@ EntryHeader decode_entry_header(ByteSpan bytes, const std::string& where, uint64
 // True if `bytes` (>= kEntryHeaderSize) start with a self-consistent entry header.
 bool looks_like_entry_header(ByteSpan bytes);
 
-// v2 blocks. decode_block_header checks magic, hdr_xxh, kind, codec, count and
-// sizes (raw codec: stored_len = raw_len); decode_block_table checks table_xxh,
-// that the raw lengths add up to the header's and that digests are distinct.
+// v2 blocks. decode_block_header checks magic, hdr_xxh, kind, codec, flags,
+// count and sizes (raw codec: stored_len = raw_len); decode_block_table checks
+// table_xxh, that the raw lengths add up to the header's and (a named table)
+// that digests are distinct.
 void encode_block_header(const BlockHeader& h, uint8_t out[kBlockHeaderSize]);
 BlockHeader decode_block_header(ByteSpan bytes, const std::string& where, uint64_t offset);
 bool looks_like_block_header(ByteSpan bytes);
-Bytes encode_block_table(const std::vector<BlockMember>& members);
+// The table of `h` (named or lengths only, as h.flags says).
+Bytes encode_block_table(const BlockHeader& h, const std::vector<BlockMember>& members);
 std::vector<BlockMember> decode_block_table(const BlockHeader& h, ByteSpan table, const std::string& where, uint64_t offset);
+// True if no two members carry the same digest.
+bool distinct_names(const std::vector<BlockMember>& members);
 // Whole size of a block item: header + table + payload.
-inline uint64_t block_item_size(const BlockHeader& h) { return kBlockHeaderSize + uint64_t(h.count) * kBlockMemberSize + h.stored_len; }
+inline uint64_t block_table_size(const BlockHeader& h) { return uint64_t(h.count) * (h.named() ? kBlockMemberSize : kBlockLengthSize); }
+inline uint64_t block_item_size(const BlockHeader& h) { return kBlockHeaderSize + block_table_size(h) + h.stored_len; }
 // Zero bytes an aligned entry at `pos` needs before its header.
 inline uint64_t align_padding(uint64_t pos) { return (kAlign - (pos + kEntryHeaderSize) % kAlign) % kAlign; }
 

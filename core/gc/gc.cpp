@@ -596,7 +596,7 @@ private:
       return;
     }
     uint64_t live_raw = 0;
-    bool clash = false;
+    bool clash = !named_by_records(bl, recs); // a member the index does not name: copied one by one
     for (auto& m : bl.members) {
       if (wanted(m.digest)) live_raw += m.raw_len;
       clash |= w_.contains(m.digest) || plan_.kept_objects.count(m.digest);
@@ -609,6 +609,19 @@ private:
     }
     for (auto& r : recs)
       if (wanted(r.digest) && !w_.contains(r.digest)) copy_member(src, r, damaged);
+  }
+
+  // A lengths-only block's members named by the index records at its offset
+  // (block_copy_checked named them already, by hashing). False if one is
+  // left unnamed or two share a name: then it is not copied whole.
+  static bool named_by_records(PackReader::Block& bl, std::span<const IndexRecord> recs) {
+    if (bl.header.named()) return true;
+    for (auto& r : recs)
+      if (r.member < bl.members.size() && bl.members[r.member].digest == Digest{} && bl.members[r.member].raw_len == r.raw_len)
+        bl.members[r.member].digest = r.digest;
+    for (auto& m : bl.members)
+      if (m.digest == Digest{}) return false;
+    return distinct_names(bl.members);
   }
 
   void copy_member(const PackReader& src, const IndexRecord& r, bool& damaged) {

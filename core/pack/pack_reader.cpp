@@ -116,7 +116,11 @@ struct Scanner {
     }
     uint64_t tpos = pos + kBlockHeaderSize;
     try {
-      auto members = decode_block_table(h, b.subspan(tpos, uint64_t(h.count) * kBlockMemberSize), where, tpos);
+      auto members = decode_block_table(h, b.subspan(tpos, block_table_size(h)), where, tpos);
+      if (!h.named()) {
+        res.unnamed_blocks.push_back(pos); // named by hashing, once the dictionaries are known
+        return pos + block_item_size(h);
+      }
       for (uint32_t i = 0; i < h.count; i++) {
         IndexRecord r{members[i].digest, pos, 0, members[i].raw_len, 0, Kind::Blob, h.codec};
         r.member = i;
@@ -156,6 +160,13 @@ struct Scanner {
 
 namespace {
 
+std::vector<IndexRecord> dict_records(const IndexView& v) {
+  std::vector<IndexRecord> out;
+  for (uint64_t i = 0; i < v.count(); i++)
+    if (v.record_at(i).kind == Kind::Dict) out.push_back(v.record_at(i));
+  return out;
+}
+
 // scan_pack; `passed`, when given, is called with the offset reached every
 // 16 MiB or so (every byte before it is done with).
 ScanResult scan_pack_passing(ByteSpan b, const std::string& where, const std::function<void(uint64_t)>& passed) {
@@ -181,8 +192,8 @@ PackReader::PackReader(const std::string& path, bool use_index_file, bool check_
   read_header(path);
   check_footer(path);
   if (use_index_file) open_index_file(path, follow, check_index_trailer);
-  if (index_source_ == IndexSource::Scan) index_by_scan(path);
-  load_dicts();
+  if (index_source_ == IndexSource::Scan) index_by_scan(path); // loads the dictionaries first
+  else load_dicts(dict_records(view_));
 }
 
 // The header's level and version; damage if it is unreadable but the pack
@@ -261,6 +272,8 @@ void PackReader::index_by_scan(const std::string& path) {
   });
   map_.release(0, b.size());
   for (auto& p : s.problems) damage_.push_back(p);
+  load_dicts(s.records);
+  name_scanned_blocks(s.unnamed_blocks, s.records);
   Digest trailer = b.size() >= kTrailerSize ? stored_trailer() : Digest{};
   // A truncated pack has no footer and trailer, so its last entries may end
   // within the last 64 bytes: size the view as if they followed, or the
@@ -270,9 +283,38 @@ void PackReader::index_by_scan(const std::string& path) {
   view_ = IndexView(idx_owned_, path + " (scanned)", false);
 }
 
-void PackReader::load_dicts() {
-  for (uint64_t i = 0; i < view_.count(); i++) {
-    IndexRecord r = view_.record_at(i);
+// The records of the lengths-only blocks at `offsets`, each member named by
+// the SHA-256 of its bytes (the block decoded once). A block that cannot be
+// decoded names nothing: damage, its objects lost here. Pages are released
+// behind, as the scan does.
+void PackReader::name_scanned_blocks(const std::vector<uint64_t>& offsets, std::vector<IndexRecord>& records) {
+  uint64_t released = 0;
+  for (uint64_t off : offsets) {
+    try {
+      Block bl = checked_block(off);
+      Bytes raw = read_block(bl, off);
+      std::vector<IndexRecord> named;
+      uint64_t at = 0;
+      for (uint32_t i = 0; i < bl.header.count; i++) {
+        IndexRecord r{sha256(ByteSpan(raw).subspan(at, bl.members[i].raw_len)), off, 0, bl.members[i].raw_len, 0, Kind::Blob, bl.header.codec};
+        r.member = i;
+        named.push_back(r);
+        at += bl.members[i].raw_len;
+      }
+      for (uint32_t i = 0; i < bl.header.count; i++) bl.members[i].digest = named[i].digest;
+      if (!distinct_names(bl.members)) throw corrupt(path(), off, "block holds one object twice");
+      records.insert(records.end(), named.begin(), named.end());
+      scan_named_.push_back(off);
+    } catch (const Error& e) {
+      damage_.push_back({off, std::string("block's members cannot be named (it does not decode): ") + e.what()});
+    }
+    if (off - released >= (16u << 20)) map_.release(released, off - released), released = off;
+  }
+  map_.release(0, map_.bytes().size());
+}
+
+void PackReader::load_dicts(const std::vector<IndexRecord>& records) {
+  for (IndexRecord r : records) {
     if (r.kind != Kind::Dict) continue;
     r = complete_or_same(r);
     try {
@@ -345,7 +387,7 @@ PackReader::Block parse_block(ByteSpan item, const std::string& where, uint64_t 
   PackReader::Block bl;
   bl.header = decode_block_header(item.first(kBlockHeaderSize), where, offset);
   if (block_item_size(bl.header) > item.size()) throw Corrupt(where, offset, "block extends past the end of the pack");
-  uint64_t tlen = uint64_t(bl.header.count) * kBlockMemberSize;
+  uint64_t tlen = block_table_size(bl.header);
   bl.table = item.subspan(kBlockHeaderSize, tlen);
   bl.members = decode_block_table(bl.header, bl.table, where, offset + kBlockHeaderSize);
   bl.payload = item.subspan(kBlockHeaderSize + tlen, bl.header.stored_len);
@@ -411,6 +453,7 @@ static bool single_block_frame(ByteSpan f) {
 struct PackReader::DecodedBlock {
   uint64_t reader_id = 0, offset = 0, last_use = 0;
   Codec codec = Codec::Raw;
+  bool named = true; // the table names its members (else only the index does)
   std::vector<BlockMember> members;
   std::vector<uint64_t> starts; // of each member in the raw bytes
   ByteSpan payload;             // in the reader's mapping (alive while reader_id is)
@@ -489,6 +532,7 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
     c.dict = it->second->ddict();
   }
   c.codec = bl.header.codec;
+  c.named = bl.header.named();
   c.members = std::move(bl.members);
   c.starts.resize(c.members.size());
   uint64_t at = 0;
@@ -506,8 +550,8 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
 PackReader::MemberAt PackReader::cached_member(const IndexRecord& r) const {
   DecodedBlock* c = cached_block(id_, r.offset);
   if (!c) c = &load_block(r.offset);
-  if (r.member >= c->members.size() || c->members[r.member].digest != r.digest || c->members[r.member].raw_len != r.raw_len ||
-      c->codec != r.codec || r.kind != Kind::Blob)
+  if (r.member >= c->members.size() || (c->named && c->members[r.member].digest != r.digest) ||
+      c->members[r.member].raw_len != r.raw_len || c->codec != r.codec || r.kind != Kind::Blob)
     throw corrupt(path(), r.offset, "block member does not match the index");
   return {c, c->starts[r.member]};
 }
@@ -772,11 +816,14 @@ PackReader::Block PackReader::block_copy_checked(uint64_t offset, Bytes& buf) co
   Block bl = noting_shrink([&] { return parse_block(buf, path(), offset); });
   Bytes raw = read_block(bl, offset);
   uint64_t pos = 0;
-  for (const BlockMember& m : bl.members) {
-    if (sha256(ByteSpan(raw).subspan(pos, m.raw_len)) != m.digest)
+  for (BlockMember& m : bl.members) {
+    Digest got = sha256(ByteSpan(raw).subspan(pos, m.raw_len));
+    if (!bl.header.named()) m.digest = got; // named by its bytes, the only name it has here
+    else if (got != m.digest)
       throw corrupt(path(), offset, "content of " + to_hex(m.digest) + " (in the block at offset " + std::to_string(offset) + ") does not match its name");
     pos += m.raw_len;
   }
+  if (!distinct_names(bl.members)) throw corrupt(path(), offset, "block holds one object twice");
   return bl;
 }
 

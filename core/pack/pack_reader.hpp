@@ -18,6 +18,8 @@
 // the *_copy_checked methods instead of checked_stored/checked_block.
 #pragma once
 
+#include <algorithm>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,6 +41,10 @@ struct ScanProblem {
 
 struct ScanResult {
   std::vector<formats::IndexRecord> records;
+  // Lengths-only blocks whose header and table are sound: their members'
+  // records are not in `records` (the table names none); PackReader names
+  // them by decoding each block (name_scanned_blocks).
+  std::vector<uint64_t> unnamed_blocks;
   std::vector<ScanProblem> problems;
   uint64_t end = 0; // where entries end (footer offset when intact)
   uint16_t version = formats::kPackVersion; // of the pack scanned (from its header, else its footer)
@@ -78,6 +84,11 @@ public:
   IndexSource index_source() const { return index_source_; }
   const std::string& index_problem() const { return index_problem_; }
   const std::vector<ScanProblem>& damage() const { return damage_; }
+  // True if this reader's scan named the lengths-only block at `offset` by
+  // decoding it and hashing each member: its records are those hashes, so
+  // every member's content matches its record (verify need not decode it
+  // again).
+  bool named_by_scan(uint64_t offset) const { return std::binary_search(scan_named_.begin(), scan_named_.end(), offset); }
   Digest stored_trailer() const;
   // Set once, before the reader is shared (see the header).
   void check_every_read() { check_every_read_ = true; }
@@ -113,7 +124,8 @@ public:
   Bytes stored_copy_checked(const formats::IndexRecord& r) const;
   // A v2 block copied out of the mapping into `buf`, then checked on the
   // copy (header, table, stored checksum, every member's SHA-256); the
-  // Block's spans point into `buf`.
+  // Block's spans point into `buf`. A lengths-only block's members are named
+  // by that hashing.
   Block block_copy_checked(uint64_t offset, Bytes& buf) const;
   // All of a block's raw bytes (members concatenated in table order); the
   // members' SHA-256 are left to the caller (verify checks them all at once).
@@ -190,7 +202,8 @@ private:
   void check_footer(const std::string& path);
   void open_index_file(const std::string& path, Follow follow, bool check_index_trailer);
   void index_by_scan(const std::string& path);
-  void load_dicts();
+  void name_scanned_blocks(const std::vector<uint64_t>& offsets, std::vector<formats::IndexRecord>& records);
+  void load_dicts(const std::vector<formats::IndexRecord>& records);
   struct MemberAt {
     DecodedBlock* block;
     uint64_t start; // of the member in the block's raw bytes
@@ -231,6 +244,7 @@ private:
   IndexSource index_source_ = IndexSource::Scan;
   std::string index_problem_;
   std::vector<ScanProblem> damage_;
+  std::vector<uint64_t> scan_named_; // sorted: blocks named_by_scan
   int level_ = 0;
   uint16_t version_ = formats::kPackVersion;
   std::map<uint32_t, std::unique_ptr<ZstdDict>> dicts_;

@@ -232,6 +232,7 @@ bool PackWriter::append_small(const Digest& digest, ByteSpan raw) {
 void PackWriter::close_block() {
   if (block_members_.empty()) return;
   BlockHeader h;
+  h.flags = kBflagLengths; // each member named once, by the index
   h.count = uint32_t(block_members_.size());
   h.raw_len = uint32_t(block_raw_.size());
   Bytes stored;
@@ -245,7 +246,7 @@ void PackWriter::close_block() {
   }
   h.stored_len = uint32_t(stored.size());
   h.stored_xxh = xxh64(stored);
-  Bytes table = encode_block_table(block_members_);
+  Bytes table = encode_block_table(h, block_members_);
   h.table_xxh = xxh64(table);
   uint64_t at = offset_;
   uint8_t hdr[kBlockHeaderSize];
@@ -278,7 +279,8 @@ void PackWriter::use_dictionary(ByteSpan dict) {
 void PackWriter::append_block_copy(const BlockHeader& h, const std::vector<BlockMember>& members, ByteSpan table, ByteSpan payload) {
   if (version_ < kPackVersion2) throw Error("internal error: block copied into a v1 pack '" + where_ + "'");
   for (auto& m : members)
-    if (written_.count(m.digest)) throw Error("internal error: object " + to_hex(m.digest) + " copied twice to '" + where_ + "'");
+    if (written_.count(m.digest) || m.digest == Digest{})
+      throw Error("internal error: object " + to_hex(m.digest) + " copied twice (or unnamed) to '" + where_ + "'");
   for (auto& m : members) {
     written_.insert(m.digest);
     result_.raw_total += m.raw_len;

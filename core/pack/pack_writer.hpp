@@ -107,6 +107,8 @@ public:
   // v2: copies a whole block verbatim from another pack (header, table and
   // payload, checked by the caller). Members already in this pack are
   // refused: the caller decides (gc copies only blocks without such members).
+  // `members` carry their digests (for the index) whether or not the table
+  // holds them: a lengths-only block's are named by the caller.
   void append_block_copy(const formats::BlockHeader& h, const std::vector<formats::BlockMember>& members, ByteSpan table, ByteSpan payload);
 
   PackResult finish();

@@ -402,23 +402,28 @@ CheckedItem check_block(ByteSpan body, uint64_t body_start, const std::vector<In
   } catch (const Corrupt& e) {
     throw Mismatch(what + " is damaged (" + e.what() + "): refused, not stored");
   }
-  const PackReader::Block& bl = *out.block;
+  PackReader::Block& bl = *out.block;
   if (bl.header.codec == Codec::ZstdDict) throw Error(what + " is dictionary-compressed; fetching such objects is not supported");
-  for (const IndexRecord& r : wanted)
-    if (r.member >= bl.members.size() || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len ||
-        r.codec != bl.header.codec || r.kind != Kind::Blob)
-      throw Mismatch(what + " does not hold object " + to_hex(r.digest) + " where the remote index says: refused, not stored");
   try {
     out.block_raw = decode_block(bl, nullptr, url, off);
   } catch (const Corrupt& e) {
     throw Mismatch(what + " does not decompress: refused, not stored");
   }
+  // Every member's SHA-256: a named table's names checked, a lengths-only
+  // block's members named by it (the remote index is no authority).
   uint64_t at = 0;
-  for (const BlockMember& m : bl.members) {
-    if (sha256(ByteSpan(out.block_raw).subspan(at, m.raw_len)) != m.digest)
+  for (BlockMember& m : bl.members) {
+    Digest got = sha256(ByteSpan(out.block_raw).subspan(at, m.raw_len));
+    if (!bl.header.named()) m.digest = got;
+    else if (got != m.digest)
       throw Mismatch("object " + to_hex(m.digest) + " in the " + what + " does not match its name (SHA-256): refused, not stored");
     at += m.raw_len;
   }
+  if (!bl.header.named() && !distinct_names(bl.members)) throw Mismatch(what + " holds one object twice: refused, not stored");
+  for (const IndexRecord& r : wanted)
+    if (r.member >= bl.members.size() || bl.members[r.member].digest != r.digest || bl.members[r.member].raw_len != r.raw_len ||
+        r.codec != bl.header.codec || r.kind != Kind::Blob)
+      throw Mismatch(what + " does not hold object " + to_hex(r.digest) + " where the remote index says: refused, not stored");
   out.rec = wanted.front();
   return out;
 }

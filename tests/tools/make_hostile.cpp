@@ -267,7 +267,7 @@ PackResult write_pack(const std::string& name, const PackSpec& spec) {
       BlockHeader h = bl.header;
       h.stored_len = uint32_t(bl.payload.size());
       h.stored_xxh = xxh64(bl.payload);
-      Bytes table = encode_block_table(bl.members);
+      Bytes table = encode_block_table(h, bl.members);
       h.table_xxh = xxh64(table);
       pw.append_block_copy(h, bl.members, table, bl.payload);
     }

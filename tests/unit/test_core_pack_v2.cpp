@@ -165,7 +165,8 @@ TEST_CASE("pack v2: one bad byte in a block costs that block's objects only") {
     if (r.member == 5) victim = r.offset; // a block with at least 6 members
   REQUIRE(victim != 0);
   BlockHeader h = decode_block_header(ByteSpan(b).subspan(victim), "x", victim);
-  uint64_t payload = victim + kBlockHeaderSize + uint64_t(h.count) * kBlockMemberSize;
+  CHECK_FALSE(h.named()); // what the writer makes: each member named once, by the index
+  uint64_t payload = victim + kBlockHeaderSize + block_table_size(h);
   b[payload + h.stored_len / 2] ^= 0x40;
   std::string bad = dir / "bad.hpak";
   fx::write_file(bad, b);
@@ -175,7 +176,11 @@ TEST_CASE("pack v2: one bad byte in a block costs that block's objects only") {
     size_t lost = 0;
     for (auto& o : w.objs) {
       auto rec = r.find(o.digest);
-      REQUIRE(rec);
+      if (!rec) { // a scan names a lengths-only block's members by decoding it: not this one's
+        CHECK_FALSE(use_index);
+        lost++;
+        continue;
+      }
       try {
         Bytes got = r.read(*rec);
         CHECK(got == o.raw);
@@ -185,6 +190,7 @@ TEST_CASE("pack v2: one bad byte in a block costs that block's objects only") {
       }
     }
     CHECK(lost == h.count);
+    if (!use_index) CHECK_FALSE(r.damage().empty());
   }
   // A bad byte in the member table: the block's objects are lost, the scan goes on.
   Bytes t = fx::read_file(w.pack);

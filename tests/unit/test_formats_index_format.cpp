@@ -318,8 +318,9 @@ TEST_CASE("index: the header alone says the index's size; max_index_size bounds 
   uint64_t count = uint64_t(1) << 60;
   std::memcpy(huge.data() + 8, &count, 8);
   CHECK_THROWS_AS(decode_index_header(ByteSpan(huge).first(kIndexHeaderSize), "h"), Corrupt);
-  // The bound: 72 index bytes for every 36 of the pack, and the fixed parts.
+  // The bound: 72 index bytes for every 4 of the pack (a member of a
+  // lengths-only block), and the fixed parts.
   CHECK(max_index_size(0) == kIndexHeaderSize + 1024 + 32 + 72);
-  CHECK(max_index_size(36000) == kIndexHeaderSize + 1024 + 32 + 1001 * 72);
+  CHECK(max_index_size(36000) == kIndexHeaderSize + 1024 + 32 + 9001 * 72);
   CHECK(max_index_size(uint64_t(1) << 62) > (uint64_t(1) << 62)); // no overflow
 }
