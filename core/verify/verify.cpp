@@ -381,6 +381,36 @@ PackDigests held_digests(const IndexView& idx, const ObjectChecks& checks) {
 
 } // namespace
 
+// The objects of blocks the scan could not name (a lengths-only block that
+// does not decode names none), named by the .hidx beside the pack when it
+// belongs to it: bad, lost, at their block's offset, for the reason the scan
+// gave there.
+void name_lost_block_members(const PackReader& pack, Follow follow, DigestMap<size_t>& bad_at, VerifyReport& rep) {
+  std::map<uint64_t, std::string> damaged;
+  for (auto& d : pack.damage()) damaged.emplace(d.offset, d.why);
+  std::string ip = index_path_for(pack.path());
+  if (damaged.empty() || !path_exists(ip)) return;
+  try {
+    MappedFile im(ip, follow);
+    IndexView v(im.bytes(), ip);
+    if (v.pack_size() != pack.bytes().size() || v.pack_sum() != pack.stored_trailer()) return;
+    for (uint64_t i = 0; i < v.count(); i++) {
+      IndexRecord r = v.record_at(i);
+      auto why = damaged.find(r.offset);
+      if (r.member == kNoMember || why == damaged.end() || pack.index().find(r.digest) || bad_at.count(r.digest)) continue;
+      BadObject b;
+      b.digest = to_hex(r.digest);
+      b.kind = kind_name(r.kind);
+      b.offset = r.offset;
+      b.why = why->second + " (named by the index file)";
+      bad_at.emplace(r.digest, rep.bad_objects.size());
+      rep.bad_objects.push_back(std::move(b));
+    }
+  } catch (const Error&) {
+    // an unreadable index file is reported by check_index_file
+  }
+}
+
 VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts, PackDigests* held) {
   // A pack that is not standalone is in a library: a symlink there is refused.
   Follow follow = opts.standalone ? Follow::Links : Follow::NoLinks;
@@ -401,6 +431,7 @@ VerifyReport verify_pack(const std::string& path, const VerifyOptions& opts, Pac
   rep.stored_bytes = checks.stored;
 
   DigestMap<size_t> bad_at = collect_bad_objects(pack.index(), checks, rep);
+  name_lost_block_members(pack, follow, bad_at, rep);
   check_catalogs(pack, fd.get(), checks, bad_at, opts.standalone, rep);
   if (held) *held = held_digests(pack.index(), checks);
   return rep;

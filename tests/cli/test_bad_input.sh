@@ -114,8 +114,10 @@ for l in open(sys.argv[2]):
     else:
         with open(sys.argv[3], "rb") as f:
             f.seek(off); h = f.read(48)
+        flags = int.from_bytes(h[6:8], "little")
         count, bstored = int.from_bytes(h[8:12], "little"), int.from_bytes(h[16:20], "little")
-        print(d, off, off + 48 + 36 * count + bstored // 2, count)
+        member = 4 if flags & 1 else 36  # a table of lengths only, or of digests and lengths
+        print(d, off, off + 48 + member * count + bstored // 2, count)
     break
 PY
 )

@@ -54,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(bh.count >= 1 && bh.count <= kBlockMaxCount && bh.raw_len <= kBlockMaxRaw, "block header with count %u raw %u accepted",
                  bh.count, bh.raw_len);
       FUZZ_CHECK(bh.codec != Codec::Raw || bh.stored_len == bh.raw_len, "raw block with stored != raw");
+      FUZZ_CHECK((bh.flags & ~kBflagLengths) == 0, "block header with unknown flags %u accepted", unsigned(bh.flags));
     } catch (const Error& e) {
       FUZZ_CHECK(!looks, "looks_like_block_header accepted a header decode_block_header refuses: %s", e.what());
     }
@@ -94,6 +95,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     prev_end = r.offset + kEntryHeaderSize + r.stored_len;
   }
   for (auto& p : s.problems) FUZZ_CHECK(p.offset <= size && !p.why.empty(), "bad problem report");
+  // Lengths-only blocks, named later by PackReader: sound headers, inside the scan.
+  for (uint64_t at : s.unnamed_blocks) {
+    FUZZ_CHECK(at >= kPackHeaderSize && at <= s.end && s.end - at >= kBlockHeaderSize, "unnamed block at %llu outside the scan",
+               (unsigned long long)at);
+    BlockHeader bh = decode_block_header(b.subspan(at, kBlockHeaderSize), "fuzz.hpak", at);
+    FUZZ_CHECK(!bh.named() && block_item_size(bh) <= s.end - at, "unnamed block at %llu named or past the scan", (unsigned long long)at);
+  }
 
   // What PackReader does with a scan: an in-memory index over the records.
   Digest trailer{};

@@ -4,8 +4,10 @@
 # with the real binary, the seeds hpak_fuzz_seeds builds (dictionary entries,
 # raw catalogs, two catalogs in one pack), and a few damaged copies
 # (a flipped byte, a truncation). Total size stays well under 2 MB.
-# Files named regress-* (inputs that once made a target fail) and the merged
-# fuzzing finds (named by SHA-1) stay.
+# Files named regress-* (inputs that once made a target fail), named-table-*
+# (a pack and index of the old block tables that named each member, made
+# before 2026-12-06: hpak reads them forever) and the merged fuzzing finds
+# (named by SHA-1) stay.
 #
 #   tests/fuzz/make_corpus.sh [HPAK_BINARY [SEEDS_BINARY]]
 #   defaults: build/hpak and build-fuzz/tests/fuzz/hpak_fuzz_seeds
@@ -22,7 +24,7 @@ export LC_ALL=C
 # and inputs merged from fuzzing runs (named by their SHA-1, as libFuzzer
 # names them; add more with: build-fuzz/tests/fuzz/T -merge=1 -max_len=4096
 # tests/fuzz/corpus/T build-fuzz/corpus/T, keeping the corpus under 2 MB).
-find "$out" -regextype posix-extended -type f ! -name 'regress-*' ! -regex '.*/[0-9a-f]{40}' -delete 2>/dev/null || true
+find "$out" -regextype posix-extended -type f ! -name 'regress-*' ! -name 'named-table-*' ! -regex '.*/[0-9a-f]{40}' -delete 2>/dev/null || true
 mkdir -p "$out"/{fuzz_pack_entry,fuzz_index,fuzz_catalog,fuzz_midx,fuzz_unpack,fuzz_restore_state,fuzz_mount_tree}
 "$seeds" "$out"
 

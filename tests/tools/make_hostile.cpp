@@ -773,6 +773,61 @@ int main(int argc, char** argv) {
     note("v2-block-sizes-lie.hpak", "verify=1 ls=0 unpack=2", "format 2: a block table whose member sizes exceed the block (1 GiB member)");
   }
 
+  {
+    // A table of lengths only (names in the index alone), with an index that
+    // names the second member kHello2 although its bytes are kPwned.
+    PackSpec s;
+    PackSpec::RawBlock bl;
+    bl.header.codec = Codec::Raw;
+    bl.header.flags = kBflagLengths;
+    bl.members = {{sha256(kHello), uint32_t(kHello.size())}, {sha256(kHello2), uint32_t(kPwned.size())}};
+    bl.payload = kHello;
+    bl.payload.insert(bl.payload.end(), kPwned.begin(), kPwned.end());
+    bl.header.count = 2;
+    bl.header.raw_len = uint32_t(bl.payload.size());
+    s.blocks = {bl};
+    RawNode b = file("b", kHello2);
+    b.size = kPwned.size();
+    s.catalogs = {raw_catalog(cat({file("a", kHello), b}))};
+    s.write_index = true;
+    write_pack("v2-lengths-index-lies.hpak", s);
+    note("v2-lengths-index-lies.hpak", "verify=1 ls=0 unpack=2",
+         "format 2, lengths-only block: its index (+ .hidx) names a member by bytes it does not hold");
+    note("v2-lengths-index-lies.hidx", "-", "its index");
+  }
+  {
+    // A lengths-only block holding the same object twice: the scan that names
+    // its members by hashing finds a repeat (a writer never makes one).
+    PackSpec s;
+    PackSpec::RawBlock bl;
+    bl.header.codec = Codec::Raw;
+    bl.header.flags = kBflagLengths;
+    bl.members = {{sha256(kHello), uint32_t(kHello.size())}, {sha256(kHello2), uint32_t(kHello.size())}};
+    bl.payload = kHello;
+    bl.payload.insert(bl.payload.end(), kHello.begin(), kHello.end());
+    bl.header.count = 2;
+    bl.header.raw_len = uint32_t(bl.payload.size());
+    s.blocks = {bl};
+    s.catalogs = {raw_catalog(cat({file("a", kHello)}))};
+    write_pack("v2-lengths-twice.hpak", s);
+    note("v2-lengths-twice.hpak", "verify=1 ls=0 unpack=2", "format 2, lengths-only block holding one object twice");
+  }
+  {
+    // Block flags no hpak knows (bit 1): refused, never read as either table.
+    PackSpec s;
+    PackSpec::RawBlock bl;
+    bl.header.codec = Codec::Raw;
+    bl.header.flags = 2;
+    bl.members = {{sha256(kHello), uint32_t(kHello.size())}};
+    bl.payload = kHello;
+    bl.header.count = 1;
+    bl.header.raw_len = uint32_t(bl.payload.size());
+    s.blocks = {bl};
+    s.catalogs = {raw_catalog(cat({file("a", kHello)}))};
+    write_pack("v2-block-flags.hpak", s);
+    note("v2-block-flags.hpak", "verify=1 ls=0 unpack=2", "format 2: a block with flags no hpak knows (bit 1)");
+  }
+
   // ---- whole-pack refusals ----
   {
     PackSpec s;
