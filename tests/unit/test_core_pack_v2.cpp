@@ -375,3 +375,74 @@ TEST_CASE("pack v2: random reads over more blocks than a thread caches, from two
   CHECK(wrong == 0);
   CHECK(read == objs.size() * 4);
 }
+
+TEST_CASE("pack v2: a block names its members once, in the index: its table holds 4-byte lengths") {
+  fx::TempDir dir;
+  V2Pack w = write_v2(dir);
+  Bytes b = fx::read_file(w.pack);
+  std::set<uint64_t> blocks;
+  for (auto& r : w.res.records)
+    if (r.member != kNoMember) blocks.insert(r.offset);
+  REQUIRE(blocks.size() >= 2);
+  for (uint64_t off : blocks) {
+    BlockHeader h = decode_block_header(ByteSpan(b).subspan(off), "x", off);
+    CHECK_FALSE(h.named());
+    CHECK(block_table_size(h) == uint64_t(h.count) * kBlockLengthSize);
+    // No member's digest is anywhere in the block.
+    ByteSpan item = ByteSpan(b).subspan(off, block_item_size(h));
+    for (auto& r : w.res.records)
+      if (r.offset == off) CHECK(std::search(item.begin(), item.end(), r.digest.begin(), r.digest.end()) == item.end());
+  }
+  // A scan names them by hashing: the same records as the writer's.
+  PackReader scanned(w.pack, /*use_index_file=*/false);
+  CHECK(scanned.damage().empty());
+  check_all_read(scanned, w.objs);
+  for (uint64_t off : blocks) CHECK(scanned.named_by_scan(off));
+}
+
+TEST_CASE("pack v2: a block whose table names its members (written before 2026-12-06) reads as before") {
+  fx::TempDir dir;
+  fx::Rng rng(11);
+  std::vector<V2Obj> objs;
+  std::vector<BlockMember> members;
+  Bytes payload;
+  for (int i = 0; i < 5; i++) {
+    V2Obj o;
+    o.raw = fx::make_content(rng, 300 + size_t(i) * 50, true);
+    o.digest = sha256(o.raw);
+    members.push_back({o.digest, uint32_t(o.raw.size())});
+    payload.insert(payload.end(), o.raw.begin(), o.raw.end());
+    objs.push_back(std::move(o));
+  }
+  BlockHeader h;
+  h.codec = Codec::Raw; // flags 0: named
+  h.count = uint32_t(members.size());
+  h.raw_len = h.stored_len = uint32_t(payload.size());
+  h.stored_xxh = xxh64(payload);
+  Bytes table = encode_block_table(h, members);
+  CHECK(table.size() == members.size() * kBlockMemberSize);
+  h.table_xxh = xxh64(table);
+  std::string p = dir / "named.hpak";
+  int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  PackResult res;
+  {
+    PackWriter pw(fd, p, 3, kPackVersion2);
+    pw.append_block_copy(h, members, table, payload);
+    res = pw.finish();
+  }
+  ::close(fd);
+  PackReader scanned(p, /*use_index_file=*/false);
+  CHECK(scanned.damage().empty());
+  check_all_read(scanned, objs);
+  CHECK_FALSE(scanned.named_by_scan(res.records[0].offset)); // its table named them
+  fx::write_file(index_path_for(p), encode_index(res.records, res.size, res.pack_sum, res.index_version()));
+  PackReader indexed(p);
+  CHECK(indexed.index_source() == PackReader::IndexSource::File);
+  check_all_read(indexed, objs);
+  // Its names are still checked against the index: a record naming member 0
+  // by member 1's digest is refused.
+  IndexRecord wrong = *indexed.find(objs[1].digest);
+  wrong.member = 0;
+  CHECK_THROWS_AS(indexed.read(wrong, /*verify_digest=*/false), Corrupt);
+}
