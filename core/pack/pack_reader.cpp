@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "base/os/sys.hpp"
+#include "base/parallel.hpp"
 #include "base/thread_cache.hpp"
 
 namespace hpak {
@@ -284,33 +285,57 @@ void PackReader::index_by_scan(const std::string& path) {
 }
 
 // The records of the lengths-only blocks at `offsets`, each member named by
-// the SHA-256 of its bytes (the block decoded once). A block that cannot be
-// decoded names nothing: damage, its objects lost here. Pages are released
-// behind, as the scan does.
+// the SHA-256 of its bytes (the block decoded once), on every core, a batch
+// of blocks at a time. A block that cannot be decoded names nothing: damage,
+// its objects lost here. The pages behind each batch are released, as the
+// scan does.
 void PackReader::name_scanned_blocks(const std::vector<uint64_t>& offsets, std::vector<IndexRecord>& records) {
+  struct Named {
+    std::vector<IndexRecord> records;
+    std::string error; // why it names nothing
+  };
+  constexpr size_t kBatch = 256;
   uint64_t released = 0;
-  for (uint64_t off : offsets) {
-    try {
-      Block bl = checked_block(off);
-      Bytes raw = read_block(bl, off);
-      std::vector<IndexRecord> named;
-      uint64_t at = 0;
-      for (uint32_t i = 0; i < bl.header.count; i++) {
-        IndexRecord r{sha256(ByteSpan(raw).subspan(at, bl.members[i].raw_len)), off, 0, bl.members[i].raw_len, 0, Kind::Blob, bl.header.codec};
-        r.member = i;
-        named.push_back(r);
-        at += bl.members[i].raw_len;
+  for (size_t from = 0; from < offsets.size(); from += kBatch) {
+    const size_t n = std::min(kBatch, offsets.size() - from);
+    std::vector<Named> out(n);
+    parallel_for(n, default_threads(), 1, [&](size_t i, unsigned) {
+      try {
+        out[i].records = named_members(offsets[from + i]);
+      } catch (const Error& e) {
+        out[i].error = e.what();
       }
-      for (uint32_t i = 0; i < bl.header.count; i++) bl.members[i].digest = named[i].digest;
-      if (!distinct_names(bl.members)) throw corrupt(path(), off, "block holds one object twice");
-      records.insert(records.end(), named.begin(), named.end());
-      scan_named_.push_back(off);
-    } catch (const Error& e) {
-      damage_.push_back({off, std::string("block's members cannot be named (it does not decode): ") + e.what()});
+    });
+    for (size_t i = 0; i < n; i++) {
+      const uint64_t off = offsets[from + i];
+      if (!out[i].error.empty()) {
+        damage_.push_back({off, "block's members cannot be named (it does not decode): " + out[i].error});
+        continue;
+      }
+      records.insert(records.end(), out[i].records.begin(), out[i].records.end());
+      scan_named_.push_back(off); // offsets come in pack order: kept sorted
     }
-    if (off - released >= (16u << 20)) map_.release(released, off - released), released = off;
+    const uint64_t to = offsets[from + n - 1] / (64u << 10) * (64u << 10);
+    if (to > released) map_.release(released, to - released), released = to;
   }
   map_.release(0, map_.bytes().size());
+}
+
+// The records of the lengths-only block at `off`: decoded, each member hashed.
+std::vector<IndexRecord> PackReader::named_members(uint64_t off) const {
+  Block bl = checked_block(off);
+  Bytes raw = read_block(bl, off);
+  std::vector<IndexRecord> named;
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < bl.header.count; i++) {
+    IndexRecord r{sha256(ByteSpan(raw).subspan(at, bl.members[i].raw_len)), off, 0, bl.members[i].raw_len, 0, Kind::Blob, bl.header.codec};
+    r.member = i;
+    named.push_back(r);
+    bl.members[i].digest = r.digest;
+    at += bl.members[i].raw_len;
+  }
+  if (!distinct_names(bl.members)) throw corrupt(path(), off, "block holds one object twice");
+  return named;
 }
 
 void PackReader::load_dicts(const std::vector<IndexRecord>& records) {

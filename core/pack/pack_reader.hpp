@@ -203,6 +203,7 @@ private:
   void open_index_file(const std::string& path, Follow follow, bool check_index_trailer);
   void index_by_scan(const std::string& path);
   void name_scanned_blocks(const std::vector<uint64_t>& offsets, std::vector<formats::IndexRecord>& records);
+  std::vector<formats::IndexRecord> named_members(uint64_t block_offset) const;
   void load_dicts(const std::vector<formats::IndexRecord>& records);
   struct MemberAt {
     DecodedBlock* block;
