@@ -4,8 +4,9 @@
 #
 #   bench/dirty-vs-git.sh HPAK_BASE HPAK_NEW TREE WORKDIR [RUNS]
 #
-# On WORKDIR's file system: a library holding TREE (packed by HPAK_NEW), one
-# target restored by each build, and a git work tree of TREE (committed). Each
+# On WORKDIR's file system: a library holding TREE for each build (packed by
+# that build: the two may write different formats), one target restored by
+# each build from its own, and a git work tree of TREE (committed). Each
 # run, in this order:
 #   noop   `hpak restore` of the unchanged target by each build; `git status --porcelain`
 #   dirty  1% of the files (every 100th regular file in sorted order) get a
@@ -30,22 +31,23 @@ cpu_ms() {
 [[ ${CPU:-0} == 1 ]] && ms() { cpu_ms "$@"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-"$new" -q init "$tmp/L" >/dev/null
-"$new" -q pack "$tree" --into "$tmp/L" --name env >/dev/null
-"$base" -q restore "$tmp/L" env "$tmp/base" -j "$j" >/dev/null
-"$new" -q restore "$tmp/L" env "$tmp/new" -j "$j" >/dev/null
+for b in base new; do
+  "${!b}" -q init "$tmp/L$b" >/dev/null
+  "${!b}" -q pack "$tree" --into "$tmp/L$b" --name env >/dev/null
+  "${!b}" -q restore "$tmp/L$b" env "$tmp/$b" -j "$j" >/dev/null
+done
 cp -a "$tree" "$tmp/git"
 git -C "$tmp/git" init -q && git -C "$tmp/git" add -A && git -C "$tmp/git" -c user.name=b -c user.email=b@b commit -qm tree
 mapfile -t files < <(cd "$tmp/base" && find . -type f ! -name .hpak-state | sort | awk 'NR % 100 == 0')
 echo "# $tree: $(find "$tree" -type f | wc -l) files; ${#files[@]} changed per dirty run; $runs runs on $(stat -f -c %T "$work"); $([[ ${CPU:-0} == 1 ]] && echo "CPU (task-clock)" || echo "wall") ms; load $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$tmp/res"
 for r in $(seq 1 "$runs"); do
-  echo "noop_base $(ms "$base" -q restore "$tmp/L" env "$tmp/base" -j "$j")" >>"$tmp/res"
-  echo "noop_new $(ms "$new" -q restore "$tmp/L" env "$tmp/new" -j "$j")" >>"$tmp/res"
+  echo "noop_base $(ms "$base" -q restore "$tmp/Lbase" env "$tmp/base" -j "$j")" >>"$tmp/res"
+  echo "noop_new $(ms "$new" -q restore "$tmp/Lnew" env "$tmp/new" -j "$j")" >>"$tmp/res"
   echo "noop_git $(ms git -C "$tmp/git" status --porcelain)" >>"$tmp/res"
   for f in "${files[@]}"; do for d in base new git; do echo "# run $r" >>"$tmp/$d/$f"; done; done
-  echo "dirty_base $(ms "$base" -q restore "$tmp/L" env "$tmp/base" -j "$j")" >>"$tmp/res"
-  echo "dirty_new $(ms "$new" -q restore "$tmp/L" env "$tmp/new" -j "$j")" >>"$tmp/res"
+  echo "dirty_base $(ms "$base" -q restore "$tmp/Lbase" env "$tmp/base" -j "$j")" >>"$tmp/res"
+  echo "dirty_new $(ms "$new" -q restore "$tmp/Lnew" env "$tmp/new" -j "$j")" >>"$tmp/res"
   echo "dirty_git $(ms git -C "$tmp/git" checkout -f -q)" >>"$tmp/res"
 done
 declare -A m
