@@ -135,9 +135,33 @@ std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogRe
 // The live set, and which catalogs' files were marked in it: a catalog can
 // be live only as the base of another's mirror copy (its object kept, not its
 // files) and be named later, when the re-mark must mark its files.
+// `mirrors`: the live catalogs' copies stored against a base (each one's pack
+// and base). A base is live only while such a copy stays where it is
+// (bases_of_staying); a mirror in a pack gc rewrites is written whole
+// instead (Copier::mirror_whole), so a base no name needs goes.
 struct LiveSet : FlatDigestSet {
   FlatDigestSet catalogs_marked;
+  std::vector<Library::CatalogMirror> mirrors;
+
+  // Adds to `into` the base of every mirror in a pack `stays` says stays as
+  // it is; true if one was not there before.
+  template <class Stays> bool bases_of_staying(Stays&& stays, FlatDigestSet& into) const {
+    bool grew = false;
+    for (const Library::CatalogMirror& m : mirrors)
+      if (stays(m.pack)) grew |= into.insert(m.base);
+    return grew;
+  }
+  // Whether pack `p` holds the base of a mirror.
+  bool holds_a_base(const PackReader& p) const {
+    for (const Library::CatalogMirror& m : mirrors)
+      if (p.index().find(m.base)) return true;
+    return false;
+  }
 };
+
+void note_mirrors(const Library& lib, const Digest& d, LiveSet& live) {
+  for (Library::CatalogMirror& m : lib.catalog_mirrors_of(d)) live.mirrors.push_back(std::move(m));
+}
 
 void mark_catalog(const Library& lib, const std::string& name, const Digest& d, FlatDigestSet& live, CatalogReader& cr) {
   std::vector<Digest> files;
@@ -161,10 +185,10 @@ void mark(const Library& lib, const std::vector<std::string>& names, LiveSet& li
   for (auto& name : names) {
     auto d = named_digest(lib, name);
     if (!d) continue;
-    // The bases its mirror copies are stored against (formats::Codec::ZstdBase),
-    // asked again at the re-mark of a catalog marked before: an add may have
-    // published another copy since, against another base.
-    for (const Digest& b : lib.catalog_bases_of(*d)) live.insert(b);
+    // Its mirror copies (formats::Codec::ZstdBase), asked again at the
+    // re-mark of a catalog marked before: an add may have published another
+    // copy since, against another base.
+    note_mirrors(lib, *d, live);
     live.insert(*d);
     if (live.catalogs_marked.insert(*d)) todo.push_back({&name, *d});
   }
@@ -209,7 +233,7 @@ void mark_workspaces(const Library& lib, LiveSet& live, const GcOptions& opts, b
       gone = true;
       continue;
     }
-    for (const Digest& b : lib.catalog_bases_of(r.digest)) live.insert(b);
+    note_mirrors(lib, r.digest, live);
     live.insert(r.digest);
     if (!live.catalogs_marked.insert(r.digest)) continue;
     Catalog c;
@@ -504,10 +528,11 @@ private:
     res_.copied_objects += objects;
     res_.copied_bytes += bytes;
   }
-  // A catalog copy stored against a base is copied only with its base live
-  // (the mark saw every copy of the catalog then: Library::catalog_bases_of);
-  // a copy that appeared after, against another base, would be unreadable.
-  // The catalog's other copies go; with none, its pack is kept (pinned).
+  // A catalog copy stored against a base is copied only with its base live:
+  // a base is live while a mirror against it stays where it is
+  // (LiveSet::bases_of_staying); else the copy is written whole
+  // (mirror_whole), and so is a copy that appeared after the mark, against
+  // another base. With no whole copy to write, its pack is kept (pinned).
   bool base_live(const PackReader& src, const IndexRecord& r, bool& damaged) {
     try {
       return live_.count(src.base_named(src.complete(r)));
@@ -517,7 +542,8 @@ private:
     }
   }
   // In place of a mirror whose base is not live: a whole copy of the same
-  // catalog from `src` again, as the mirror.
+  // catalog from `src` again (the mirror, or the first copy when the mirror
+  // comes first).
   void mirror_whole(const PackReader& src, const Digest& d, bool& damaged) {
     const IndexView& v = src.index();
     auto at = v.find(d);
@@ -528,9 +554,10 @@ private:
       try {
         w = src.complete(w);
         ByteSpan stored = src.checks_every_read() ? ByteSpan(checked = src.stored_copy_checked(w)) : src.checked_stored(w);
-        w_.append_copy(w, stored, /*mirror=*/true);
+        const bool mirror = w_.contains(d);
+        w_.append_copy(w, stored, mirror);
         if (!checked.empty()) w_.wait_hashed();
-        counted(w.stored_len, 0);
+        counted(w.stored_len, mirror ? 0 : 1);
         return;
       } catch (const Error& e) {
         damaged_entry("damaged entry not copied: ", e, damaged);
@@ -549,7 +576,7 @@ private:
     bool mirror = w_.contains(r.digest);
     if (mirror && r.kind != Kind::Catalog) return;
     if (r.codec == Codec::ZstdBase && !base_live(src, r, damaged)) {
-      if (mirror) mirror_whole(src, r.digest, damaged); // keep two copies
+      mirror_whole(src, r.digest, damaged); // keep two copies
       return;
     }
     if (r.codec == Codec::ZstdDict) {
@@ -750,6 +777,35 @@ FlatDigestSet objects_outside(const Library& lib, const std::set<std::string>& s
   return safe;
 }
 
+// The sources condemn keeps: pinned, the new pack itself, and each holding
+// an object a name needs that no pack which stays holds (a catalog published
+// during gc, or the base of a mirror in a pack kept). A pack kept keeps its
+// mirrors' bases live: until no pack is added.
+std::vector<bool> kept_sources(const std::vector<const PackReader*>& packs, const GcPlan& plan, const Repacked& repacked,
+                               const LiveSet& live, FlatDigestSet& bases, FlatDigestSet& safe, GcResult& res) {
+  std::vector<bool> keep(plan.sources.size());
+  for (size_t k = 0; k < keep.size(); k++) keep[k] = repacked.pinned[k] || plan.packs[plan.sources[k]].pack == repacked.new_name;
+  for (bool added = true; added;) {
+    added = false;
+    for (size_t k = 0; k < keep.size(); k++) {
+      if (keep[k]) continue;
+      const GcPackPlan& s = plan.packs[plan.sources[k]];
+      const IndexView& v = packs[plan.sources[k]]->index();
+      bool needed = false;
+      for (uint64_t i = 0; i < v.count() && !needed; i++) {
+        const Digest& d = v.digest_at(i);
+        needed = (live.count(d) || bases.count(d)) && !safe.count(d);
+      }
+      if (!needed) continue;
+      res.warnings.push_back("pack '" + s.pack + "' kept: it holds the only copy of an object a catalog needs (published during gc, or the base of a copy kept)");
+      for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
+      live.bases_of_staying([&](const std::string& pack) { return pack == s.pack; }, bases);
+      keep[k] = added = true;
+    }
+  }
+  return keep;
+}
+
 // Step 6: re-mark and condemn under the exclusive publish lock. No add is
 // then between checking its objects and setting its name, so the names read
 // here are every name whose objects must stay visible: a superseded pack
@@ -770,23 +826,20 @@ std::vector<const PackReader*> condemn(Library& lib, const std::vector<const Pac
   // yet synced) is made durable before the objects it freed are condemned:
   // a power loss must not bring back a name whose objects are gone.
   sync_dir(lib.layout().catalogs_dir());
-  std::set<std::string> superseded;
-  for (size_t i : plan.sources)
-    if (plan.packs[i].pack != repacked.new_name) superseded.insert(plan.packs[i].pack); // (our output may be identical to a source)
-  FlatDigestSet safe = objects_outside(lib, superseded); // in a visible pack this gc does not supersede
+  std::set<std::string> superseded, pinned;
   for (size_t k = 0; k < plan.sources.size(); k++) {
-    const GcPackPlan& s = plan.packs[plan.sources[k]];
+    const std::string& name = plan.packs[plan.sources[k]].pack;
+    if (name == repacked.new_name) continue; // (our output may be identical to a source)
+    superseded.insert(name);
+    if (repacked.pinned[k]) pinned.insert(name);
+  }
+  FlatDigestSet bases; // of the mirrors that stay: live for this step only
+  live.bases_of_staying([&](const std::string& pack) { return !superseded.count(pack) || pinned.count(pack); }, bases);
+  FlatDigestSet safe = objects_outside(lib, superseded); // in a visible pack this gc does not supersede
+  std::vector<bool> keep = kept_sources(packs, plan, repacked, live, bases, safe, res);
+  for (size_t k = 0; k < plan.sources.size(); k++) {
     const PackReader* p = packs[plan.sources[k]];
-    if (repacked.pinned[k] || s.pack == repacked.new_name) continue;
-    const IndexView& v = p->index();
-    bool needed = false;
-    for (uint64_t i = 0; i < v.count() && !needed; i++) needed = live.count(v.digest_at(i)) && !safe.count(v.digest_at(i));
-    if (needed) {
-      res.warnings.push_back("pack '" + s.pack + "' kept: a catalog published during gc needs it");
-      for (uint64_t i = 0; i < v.count(); i++) safe.insert(v.digest_at(i));
-    } else if (store::condemn_pack(p->path())) {
-      out.push_back(p);
-    }
+    if (!keep[k] && store::condemn_pack(p->path())) out.push_back(p);
   }
   return out;
 }
@@ -937,6 +990,13 @@ bool room_for(const Library& lib, const GcPlan& plan, const std::vector<size_t>&
   return false;
 }
 
+// A pack with no live object goes before any copy (collect_dead), unless it
+// holds the base of a mirror: then with the packs rewritten, once their
+// mirrors are written whole (were one left for lack of space, its base stays).
+bool dead_first(const GcPlan& plan, size_t i) {
+  return plan.packs[i].action == GcAction::Delete && !(i < plan.delete_last.size() && plan.delete_last[i]);
+}
+
 // Step 6 for packs with no live object: nothing to copy, so they go before
 // any new pack is written (on a full disk their space may be the room it
 // needs), under the same re-mark and condemn; a dead pack holding the only
@@ -946,7 +1006,7 @@ void collect_dead(Library& lib, const std::vector<const PackReader*>& packs, con
   GcPlan dead;
   dead.packs = plan.packs;
   for (size_t i : plan.sources)
-    if (plan.packs[i].action == GcAction::Delete) dead.sources.push_back(i);
+    if (dead_first(plan, i)) dead.sources.push_back(i);
   if (dead.sources.empty()) return;
   Repacked none;
   none.pinned.assign(dead.sources.size(), false);
@@ -1015,20 +1075,20 @@ void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& pack
 
 // Steps 5 and 6 for the sources with live objects: one new pack for all of
 // them when there is room, otherwise pack by pack.
-// The plan without its packs with no live object (collect_dead's): the
-// sources whose live objects are copied.
-GcPlan without_dead(GcPlan&& plan) {
+// The plan without the packs collect_dead takes (dead_first): the sources
+// whose live objects are copied, and the dead packs holding a mirror's base.
+GcPlan without_dead(GcPlan&& plan, const std::vector<const PackReader*>& packs, const LiveSet& live) {
   GcPlan rest = std::move(plan);
   std::vector<size_t> sources;
   for (size_t i : rest.sources)
-    if (rest.packs[i].action != GcAction::Delete) sources.push_back(i);
+    if (!dead_first(rest, i)) sources.push_back(i);
   rest.sources = std::move(sources);
   return rest;
 }
 
 void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, LiveSet& live, const GcOptions& opts,
                   GcResult& res) {
-  GcPlan rest = without_dead(std::move(plan));
+  GcPlan rest = without_dead(std::move(plan), packs, live);
   if (rest.sources.empty()) return;
   if (room_for(lib, rest, rest.sources, res) && rewrite_part(lib, packs, rest, live, opts, res)) return;
   rewrite_one_by_one(lib, packs, rest, live, opts, res);
@@ -1036,10 +1096,11 @@ void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcP
 
 // A dry run says when the new pack would not fit (a real run then goes pack
 // by pack and may leave some: see rewrite_rest).
-void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
+void warn_if_no_room(const Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const LiveSet& live,
+                     GcResult& res) {
   std::vector<size_t> sources;
   for (size_t i : plan.sources)
-    if (plan.packs[i].action != GcAction::Delete) sources.push_back(i);
+    if (!dead_first(plan, i)) sources.push_back(i);
   GcResult probe;
   if (sources.empty() || room_for(lib, plan, sources, probe)) return;
   res.warnings.push_back("the new pack would need about " + std::to_string(probe.space_needed >> 20) + " MiB, and the file system has " +
@@ -1052,10 +1113,10 @@ void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
 // hence the same figures. It assumes room for one new pack (warn_if_no_room
 // says when there is none) and nobody changing the library meanwhile.
 void rehearse(Library& lib, const std::vector<const PackReader*>& packs, const std::vector<GcPackInput>& described, GcPlan&& plan,
-              const FlatDigestSet& live, FlatDigestSet&& held, const GcOptions& opts, GcResult& res) {
+              const LiveSet& live, FlatDigestSet&& held, const GcOptions& opts, GcResult& res) {
   std::vector<bool> gone(packs.size(), false);
   for (size_t i : plan.sources) gone[i] = plan.packs[i].action == GcAction::Delete;
-  GcPlan rest = without_dead(std::move(plan));
+  GcPlan rest = without_dead(std::move(plan), packs, live);
   Repacked repacked;
   if (!rest.sources.empty()) repacked = repack(lib, packs, rest, live, opts, res);
   for (size_t k = 0; k < rest.sources.size(); k++) {
@@ -1095,6 +1156,24 @@ GcPlanOptions plan_options(const GcOptions& opts) {
   return o;
 }
 
+// Step 4: the packs described and the plan, with the base of every mirror
+// that stays where it is (in a pack the plan does not rewrite) live. Marking
+// a base can keep a pack out of the plan, which can make another base live:
+// planned again until no base is added (each round adds one at least).
+GcPlan plan_with_bases(const Library& lib, const std::vector<const PackReader*>& packs, LiveSet& live, const GcOptions& opts,
+                       int64_t now, std::vector<GcPackInput>& described) {
+  for (;;) {
+    described = describe_packs(lib, packs, live, now, mark_threads(opts), opts.progress);
+    GcPlan plan = plan_gc(described, live, plan_options(opts), now);
+    std::set<std::string> rewritten;
+    for (size_t i : plan.sources) rewritten.insert(plan.packs[i].pack);
+    if (live.bases_of_staying([&](const std::string& pack) { return !rewritten.count(pack); }, live)) continue;
+    plan.delete_last.resize(packs.size());
+    for (size_t i : plan.sources) plan.delete_last[i] = plan.packs[i].action == GcAction::Delete && live.holds_a_base(*packs[i]);
+    return plan;
+  }
+}
+
 } // namespace
 
 // The steps of the protocol in core/gc/gc.hpp, in order.
@@ -1106,15 +1185,15 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   LiveSet live = roots(lib, opts, now, res);
 
   const std::vector<const PackReader*> packs = lib.packs();
-  const std::vector<GcPackInput> described = describe_packs(lib, packs, live, now, mark_threads(opts), opts.progress);
+  std::vector<GcPackInput> described;
+  GcPlan plan = plan_with_bases(lib, packs, live, opts, now, described);
   for (auto& p : described) res.bytes_before += p.size;
   res.packs_before = described.size();
   FlatDigestSet held = objects_held(described);
-  GcPlan plan = plan_gc(described, live, plan_options(opts), now);
   res.packs = plan.packs;
 
   if (opts.dry_run) {
-    warn_if_no_room(lib, plan, res);
+    warn_if_no_room(lib, packs, plan, live, res);
     rehearse(lib, packs, described, std::move(plan), live, std::move(held), opts, res);
     sweep_leftovers(lib, opts, now, res); // counts what it would remove
     return res;

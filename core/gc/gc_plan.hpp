@@ -74,6 +74,10 @@ struct GcPlan {
   std::vector<size_t> sources;
   // Every object of a pack that is not a source: it stays where it is.
   FlatDigestSet kept_objects;
+  // Per input pack: a pack to delete (no live object) that holds the base of
+  // a mirror copy, deleted with the packs rewritten, not before (gc.cpp's
+  // dead_first). Set by gc after planning.
+  std::vector<bool> delete_last;
   uint64_t objects_kept = 0;    // live objects, in all packs
   uint64_t objects_dropped = 0; // dead objects of the sources
 

@@ -415,8 +415,8 @@ Bytes Library::read_base_catalog(const Digest& d) const {
   throw Error("base catalog " + to_hex(d) + " is missing from library '" + layout_.root() + "'");
 }
 
-std::vector<Digest> Library::catalog_bases_of(const Digest& d) const {
-  std::vector<Digest> out;
+std::vector<Library::CatalogMirror> Library::catalog_mirrors_of(const Digest& d) const {
+  std::vector<CatalogMirror> out;
   for (const PackReader* p : packs()) {
     auto at = p->index().find(d);
     if (!at || !pack_usable(p)) continue;
@@ -424,7 +424,7 @@ std::vector<Digest> Library::catalog_bases_of(const Digest& d) const {
       IndexRecord rec = p->index().record_at(i);
       if (rec.digest != d || rec.kind != Kind::Catalog || rec.codec != Codec::ZstdBase) continue;
       try {
-        out.push_back(p->base_named(p->complete_or_same(rec)));
+        out.push_back({hpak::base_name(p->path()), p->base_named(p->complete_or_same(rec))});
       } catch (const Error&) {
         // a damaged copy is read from nowhere: it needs no base
       }

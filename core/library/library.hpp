@@ -102,11 +102,16 @@ public:
   // (formats::Codec::ZstdBase): a copy stored whole in any usable pack,
   // checked against its name. What every pack reader of the library asks.
   Bytes read_base_catalog(const Digest& d) const;
-  // The catalogs the copies of catalog `d` in usable packs are stored
-  // against (a mirror copy, formats::Codec::ZstdBase): what gc keeps alive
-  // with `d`. A copy whose header is damaged needs none; its stored bytes are
-  // not checked (PackReader::base_named).
-  std::vector<Digest> catalog_bases_of(const Digest& d) const;
+  // The copies of catalog `d` in usable packs stored against a base (a
+  // mirror copy, formats::Codec::ZstdBase): each one's pack (file name) and
+  // base. gc keeps a base alive while a mirror against it stays where it is.
+  // A copy whose header is damaged needs none; its stored bytes are not
+  // checked (PackReader::base_named).
+  struct CatalogMirror {
+    std::string pack;
+    Digest base;
+  };
+  std::vector<CatalogMirror> catalog_mirrors_of(const Digest& d) const;
   // Throws a clear Error naming the close matches if `name` does not exist.
   formats::Catalog load_catalog(const std::string& name, Digest* digest_out = nullptr, StoredCatalog* stored_out = nullptr,
                                 bool verify_digest = true) const;

@@ -8,8 +8,10 @@
 #    (the mirror, through the base), and verify names the damage as not lost;
 #    with its base gone too, restore fails (exit 2) in one line naming both
 #    copies' faults, the missing base among them;
-#  - `catalogs rm` of the base's name then a full gc keeps the base (the
-#    mirror still restores with the first copy damaged); a base whose name
+#  - `catalogs rm` of the base's name then a gc: the base stays while a
+#    mirror against it is left in place, and a full gc writes the mirror whole
+#    and drops the base (the second copy restores with the first damaged,
+#    after each); a base whose name
 #    sorts after its catalog's keeps its files at gc; an environment updated
 #    under its name is stored against its previous catalog;
 #  - a pack file of the library read on its own (ls) finds the base through
@@ -102,14 +104,30 @@ expect_rc nobase 2
 one_line_error nobase
 grep -q "base catalog $da" "$work/nobase.err" || fail "restore without the base did not name it: $(err nobase)"
 
-# The base's name removed, a full gc: the base stays while b's mirror needs it.
+# The base's name removed, a plain gc: every copy stays readable, and a's
+# catalog object stays exactly while a mirror against it is left in place.
 cp -a L L2
 H catalogs rm L2 a >/dev/null
-H gc --grace 0 --full L2 >/dev/null
+H gc --grace 0 L2 >/dev/null
 H verify L2 >/dev/null || fail "verify after gc failed"
-flip_first_copy L2 b
-H restore L2 b T4 >/dev/null || fail "b's mirror did not restore after gc: its base was dropped"
+mirrors_of_b=$(for p in L2/packs/*.hpak; do catalog_entries "$p"; done | awk -v d="$db" '$4 == d && $2 == 3' | wc -l)
+a_held=$(for p in L2/packs/*.hpak; do catalog_entries "$p"; done | awk -v d="$da" '$4 == d' | wc -l)
+[ "$mirrors_of_b" -eq 0 ] || [ "$a_held" -gt 0 ] || fail "gc left b's mirror in place but dropped its base a"
+cp -a L2 L2b
+flip_first_copy L2b b
+H restore L2b b T4 >/dev/null || fail "b's second copy did not restore after gc (its base dropped?)"
 same_tree B T4
+
+# ... and a full gc: b's mirror is written whole, and a's catalog, which no
+# name needs, goes (before this, gc kept it as the mirror's base).
+H gc --grace 0 --full L2 >/dev/null
+H verify L2 >/dev/null || fail "verify after gc --full failed"
+for p in L2/packs/*.hpak; do catalog_entries "$p"; done >entries.l2
+[ "$(awk -v d="$da" '$4 == d' entries.l2 | wc -l)" -eq 0 ] || fail "gc --full kept a's catalog, which no name needs"
+[ "$(awk -v d="$db" '$4 == d && $2 != 3' entries.l2 | wc -l)" -eq 2 ] || fail "b's two copies are not whole after gc --full: $(cat entries.l2)"
+flip_first_copy L2 b
+H restore L2 b T4b >/dev/null || fail "b's second (whole) copy did not restore after gc --full"
+same_tree B T4b
 
 # A base whose name sorts after the catalog stored against it: gc marks its
 # files all the same (it is live as a base and as a name).
