@@ -2,7 +2,9 @@
 # hpak gc: --dry-run changes nothing; gc after `catalogs rm` frees exactly the
 # removed environment's own objects and every remaining catalog still restores
 # byte for byte; --unused; --grace; 200 small packs roll up into a handful;
-# --json; a second gc while the lock is held fails naming the holder.
+# --json; blocks at least half live are copied whole by gc, dead members
+# included, and --full leaves no dead object; a second gc while the lock is
+# held fails naming the holder.
 # ctest runs: bash test_gc.sh <hpak-binary> <source-root>.
 hpak=${1:?usage: test_gc.sh HPAK_BINARY SOURCE_ROOT}
 root=${2:?usage: test_gc.sh HPAK_BINARY SOURCE_ROOT}
@@ -177,6 +179,32 @@ tiny_tree src/s201 env201
 add_env S s201 src/s201
 check_restore S s201 src/s201 t/s201 "added after the roll-up"
 check_restore S s3 src/s3 t/s3 "after the roll-up and one more add"
+
+# ---------------------------------------------------------------------------
+echo "== blocks with dead members: copied whole while at least half live; --full drops every dead object"
+mk_tree src/p 7 300
+cp -a src/p src/q
+n=0
+while IFS= read -r f; do
+  n=$((n + 1))
+  [ $((n % 5)) -eq 0 ] && printf 'changed in q %s\n' "$n" >>"$f"
+done < <(find src/q -type f | LC_ALL=C sort)
+H init K >/dev/null || fail "init"
+add_env K p src/p
+add_env K q src/q
+H catalogs rm K p >/dev/null
+age_packs K
+file_digests src/q >live.txt
+H gc --grace 0 --min-garbage 0 K >/dev/null || fail "gc --min-garbage 0"
+dead_left=$(lib_blobs K | comm -23 - live.txt | wc -l)
+[ "$dead_left" -gt 0 ] || fail "gc copied no block with a dead member whole (the test needs one)"
+[ -z "$(comm -13 <(lib_blobs K) live.txt)" ] || fail "gc lost a live object"
+age_packs K
+H gc --grace 0 --full K >/dev/null || fail "gc --full"
+[ "$(lib_blobs K)" = "$(cat live.txt)" ] || fail "gc --full left dead objects (or lost live ones): $(lib_blobs K | comm -3 - live.txt | head -3)"
+verify_lib K
+check_restore K q src/q rq
+echo "  gc left $dead_left dead objects inside blocks copied whole; --full left none"
 
 # ---------------------------------------------------------------------------
 echo "== lock: a second gc fails, naming the holder"
