@@ -651,7 +651,10 @@ struct FetchedCatalog {
   bool local = false;
   std::optional<Digest> base;
   std::optional<FetchedEntry> base_entry;
+  uint64_t fetched_bytes = 0; // the entries fetched (the catalog's, its base's): FetchResult::needed_bytes
 };
+
+uint64_t entry_bytes(const FetchedEntry& e) { return kEntryHeaderSize + e.stored.size(); }
 
 FetchedEntry fetch_catalog_entry(const Remote& r, const Digest& d, const std::string& name) {
   auto w = locate_remote(r, d);
@@ -680,6 +683,7 @@ Bytes base_raw(const Library& lib, const Remote& r, const Digest& b, const std::
       // unreadable here: fetched below, and stored again
     }
   FetchedEntry e = fetch_catalog_entry(r, b, "base of " + name);
+  fc.fetched_bytes += entry_bytes(e);
   if (e.rec.codec == Codec::ZstdBase)
     throw Mismatch("the base of catalog '" + name + "' at '" + r.base + "' is itself stored against another catalog: refused, not stored");
   if (e.rec.raw_len >= kBaseCodedMax) throw Mismatch("the base of catalog '" + name + "' at '" + r.base + "' is too large to be one");
@@ -702,6 +706,7 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, const Digest& d, const
       // unreadable here (its base gone, or every copy damaged): fetched again below
     }
   FetchedEntry e = fetch_catalog_entry(r, d, name);
+  fc.fetched_bytes += entry_bytes(e);
   fc.rec = e.rec;
   fc.stored = std::move(e.stored);
   Bytes raw(fc.rec.raw_len);
@@ -790,8 +795,10 @@ void fetch_and_name(Library& lib, const Remote& r, const RemoteCatalogEntry& c, 
       PackSink sink(lib, o.subpack_bytes);
       fetch_objects(r, locate_wants(r, missing, sizes, name), sink, o, res);
       if (need_catalog) {
-        if (fc.local || (fc.base && !fc.base_entry && !lib.locate_loaded(*fc.base)))
+        if (fc.local || (fc.base && !fc.base_entry && !lib.locate_loaded(*fc.base))) {
           fc = get_catalog(lib, r, c.digest, name); // a gc took it (or its base) meanwhile
+          res.needed_bytes += fc.fetched_bytes;
+        }
         if (fc.base_entry) {
           sink.append(fc.base_entry->rec, fc.base_entry->stored);
           sink.append(fc.base_entry->rec, fc.base_entry->stored, /*mirror=*/true);
@@ -820,6 +827,7 @@ FetchResult fetch_once(Library& lib, Backend& store, const std::string& shown, c
   res.catalog_digest = c.digest;
   r.packs = load_indexes(lib, r, res);
   FetchedCatalog fc = get_catalog(lib, r, c.digest, name);
+  res.needed_bytes += fc.fetched_bytes;
   fetch_and_name(lib, r, c, fc, name, o, res);
   std::vector<std::string> midx_warnings; // the name is durable: a midx not rewritten is a warning
   lib.add_midx_layer_or_warn(midx_warnings);

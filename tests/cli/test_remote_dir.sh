@@ -14,6 +14,8 @@ same_tree() { diff -r --no-dereference -x .hpak-state "$1" "$2" >/dev/null || fa
 
 make_tree "$work/src" 120 29
 run pack pack "$work/src" --into "$work/lib" --name env1 --no-relocate; expect_rc pack 0
+# env2: the same files under another name (another catalog, no new object).
+run pack2 pack "$work/src" --into "$work/lib" --name env2 --no-relocate; expect_rc pack2 0
 run ref restore "$work/lib" env1 "$work/ref"; expect_rc ref 0
 run pub publish "$work/lib" "file://$work/www/"; expect_rc pub 0
 [ -f "$work/www/HPAKROOT" ] && [ -d "$work/www/packs" ] || fail "publish to file:// wrote no library: $(ls -R "$work/www")"
@@ -28,6 +30,13 @@ run r1 restore "$work/c1" env1 "$work/t1"; expect_rc r1 0
 same_tree "$work/ref" "$work/t1"
 run f2 fetch "$work/www/" env1 --into "$work/c1" --json; expect_rc f2 0
 [ "$(json f2 objects_fetched)" = 0 ] || fail "second fetch from a directory fetched again: $(out f2)"
+[ "$(json f2 needed_bytes)" = 0 ] || fail "a fetch of a catalog the cache holds needed bytes: $(out f2)"
+# A catalog whose objects the cache holds: its entry is all the fetch needs,
+# and needed_bytes counts it (with its 72-byte header).
+run f2b fetch "$work/www" env2 --into "$work/c1" --json; expect_rc f2b 0
+[ "$(json f2b objects_fetched)" = 0 ] || fail "env2 fetched objects the cache holds: $(out f2b)"
+need=$(json f2b needed_bytes)
+[ "$need" -gt 72 ] && [ "$(json f2b transferred_bytes)" -ge "$need" ] || fail "env2's catalog entry not counted in needed_bytes: $(out f2b)"
 run f3 fetch "$work/www" env1 --into "$work/c3"; expect_rc f3 0
 grep -q "^fetched 'env1' from '$work/www' (generation 1)" "$work/f3.out" || fail "fetch summary: $(out f3)"
 
