@@ -166,7 +166,7 @@ RestoreState new_state(const Library& lib, const std::string& catalog_name, cons
   // The state keeps the catalog as the library stores it (no re-encoding),
   // unless that needs more than itself to read: a dictionary or a base.
   if (stored_cat.codec == Codec::ZstdDict || stored_cat.codec == Codec::ZstdBase) st.set_catalog_raw(encode_catalog(cat, cat.version));
-  else st.set_catalog_stored(stored_cat.codec, stored_cat.raw_len, stored_cat.bytes);
+  else st.set_catalog_stored(stored_cat.codec, stored_cat.raw_len, std::move(stored_cat.bytes));
   stored_cat.bytes = Bytes();
   return st;
 }
@@ -179,12 +179,7 @@ void restore_fresh(const Library& lib, const Catalog& cat, int tfd, const std::s
   check_free_space(tfd, target, space_for_catalog(cat, real_target));
   // Nothing is trusted after a crash here (fence 0), so the state needs no
   // catalog yet.
-  RestoreState incomplete = st;
-  incomplete.complete = false;
-  incomplete.fence_ns = 0;
-  incomplete.catalog_stored.clear();
-  incomplete.catalog_raw_len = 0;
-  write_state(tfd, target, incomplete);
+  write_state(tfd, target, st, StateMark{false, 0, /*with_catalog=*/false});
   MaterializeOptions mo;
   mo.threads = opts.threads;
   mo.restore_mtime = true;
@@ -203,15 +198,13 @@ void restore_fresh(const Library& lib, const Catalog& cat, int tfd, const std::s
   stats.failures = std::move(ms.failures);
 }
 
-// The state written before the first change of a dirty restore: the old one
-// (its trust basis kept) when it is this target's and its catalog readable,
-// else the new one trusting nothing.
-RestoreState incomplete_state(const std::optional<RestoreState>& old, const TrustBasis& trust, const Catalog& cat,
-                              const RestoreState& st) {
-  RestoreState incomplete = trust.state_ours && trust.prev(cat) ? *old : st;
-  incomplete.complete = false;
-  if (!(trust.state_ours && trust.prev(cat))) incomplete.fence_ns = 0;
-  return incomplete;
+// The state written, marked incomplete, before the first change of a dirty
+// restore: the old one (its trust basis kept) when it is this target's and
+// its catalog readable, else the new one trusting nothing (fence 0).
+IncompleteState incomplete_state(const std::optional<RestoreState>& old, const TrustBasis& trust, const Catalog& cat,
+                                 const RestoreState& st) {
+  if (trust.state_ours && trust.prev(cat)) return {*old, StateMark{false, old->fence_ns}};
+  return {st, StateMark{false, 0}};
 }
 
 // Dirty (restored before, maybe changed since): scan, plan, apply (see

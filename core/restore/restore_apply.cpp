@@ -210,11 +210,11 @@ void finish_dirs(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
 
 } // namespace
 
-void apply_dirty_plan(const DirtyContext& cx, TargetScan& sc, DirtyPlan& plan, const RestoreState& incomplete,
+void apply_dirty_plan(const DirtyContext& cx, TargetScan& sc, DirtyPlan& plan, const IncompleteState& incomplete,
                       RestoreStats& stats) {
   check_plan_space(cx, sc, plan);
   // Marked incomplete before the first change.
-  write_state(cx.tfd, cx.target, incomplete);
+  write_state(cx.tfd, cx.target, incomplete.state, incomplete.mark);
   fix_kept_meta(cx, sc, plan, stats);
   drop_stale_hardlinks(cx, sc, plan);
   make_touched_writable(cx, sc, plan);

@@ -211,10 +211,16 @@ void drop_stale_hardlinks(const DirtyContext& cx, const TargetScan& sc, DirtyPla
 
 // ---- apply ----
 
+// A state to write before the first change, and how (see write_state).
+struct IncompleteState {
+  const RestoreState& state;
+  StateMark mark;
+};
+
 // Executes `plan` (and fills `stats`): checks free space, writes `incomplete`
 // as the state, then makes the changes. A kept file whose inode changed under
 // the restore is rewritten instead (the plan is updated: MetaRefused).
-void apply_dirty_plan(const DirtyContext& cx, TargetScan& sc, DirtyPlan& plan, const RestoreState& incomplete,
+void apply_dirty_plan(const DirtyContext& cx, TargetScan& sc, DirtyPlan& plan, const IncompleteState& incomplete,
                       RestoreStats& stats);
 
 // ---- helpers of the passes ----

@@ -62,8 +62,11 @@ std::optional<RestoreState> read_state(int target_fd) {
     if (s.catalog_codec > 1 || raw_len > (1ull << 32) || stored_len != r.remaining()) return std::nullopt;
     if (s.catalog_codec == 0 ? raw_len > stored_len * 1024 + 4096 : raw_len != stored_len) return std::nullopt;
     s.catalog_raw_len = raw_len;
-    ByteSpan stored = r.bytes(stored_len);
-    s.catalog_stored.assign(stored.begin(), stored.end());
+    // The catalog stays in the buffer read (no second copy of it).
+    const size_t at = size_t(r.bytes(stored_len).data() - b.data());
+    b.resize(at + stored_len);
+    b.erase(b.begin(), b.begin() + ptrdiff_t(at));
+    s.catalog_stored = std::move(b);
     return s;
   } catch (const Error&) {
     return std::nullopt;
@@ -84,30 +87,44 @@ void RestoreState::set_catalog_raw(ByteSpan raw) {
   zstd_compress(raw, 1, nullptr, catalog_stored);
 }
 
-void RestoreState::set_catalog_stored(formats::Codec codec, uint64_t raw_len, ByteSpan stored) {
+void RestoreState::set_catalog_stored(formats::Codec codec, uint64_t raw_len, Bytes&& stored) {
   if (codec != formats::Codec::Raw && codec != formats::Codec::Zstd) throw Error("internal error: a catalog stored with a dictionary");
   catalog_codec = codec == formats::Codec::Raw ? 1 : 0;
   catalog_raw_len = raw_len;
-  catalog_stored.assign(stored.begin(), stored.end());
+  catalog_stored = std::move(stored);
 }
 
-void write_state(int target_fd, const std::string& target_shown, const RestoreState& s) {
+namespace {
+
+// Everything before the catalog's stored bytes.
+Bytes state_header(const RestoreState& s, const StateMark& mark, uint64_t raw_len, uint64_t stored_len) {
   Bytes b;
   for (char c : {'H', 'P', 'R', 'S'}) put_u8(b, uint8_t(c));
   put_u32(b, 2);
-  put_u8(b, s.complete ? 1 : 0);
+  put_u8(b, mark.complete ? 1 : 0);
   put_u8(b, s.catalog_codec);
   for (int i = 0; i < 6; i++) put_u8(b, 0);
-  put_u64(b, uint64_t(s.fence_ns));
+  put_u64(b, uint64_t(mark.fence_ns));
   put_bytes(b, s.boot_id);
   put_bytes(b, s.catalog_digest);
   put_str(b, s.target);
   put_str(b, s.library);
   put_str(b, s.name);
-  put_u64(b, s.catalog_raw_len);
-  put_u64(b, s.catalog_stored.size());
-  put_bytes(b, s.catalog_stored);
-  put_u64(b, xxh64(b));
+  put_u64(b, raw_len);
+  put_u64(b, stored_len);
+  return b;
+}
+
+} // namespace
+
+void write_state(int target_fd, const std::string& target_shown, const RestoreState& s, StateMark mark) {
+  const ByteSpan catalog = mark.with_catalog ? ByteSpan(s.catalog_stored) : ByteSpan();
+  const Bytes head = state_header(s, mark, mark.with_catalog ? s.catalog_raw_len : 0, catalog.size());
+  Xxh3Stream check;
+  check.update(head);
+  check.update(catalog);
+  Bytes tail;
+  put_u64(tail, check.digest());
   // temp + rename inside the target (relative to its fd, never through a path).
   std::string tmp = std::string(".tmp") + kStateName + "-" + std::to_string(os::pid());
   // A name left by a killed restore with our pid (or planted, even as a
@@ -117,7 +134,7 @@ void write_state(int target_fd, const std::string& target_shown, const RestoreSt
   if (fd < 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
   try {
     Fd guard(fd);
-    write_all(fd, b, target_shown + "/" + tmp);
+    for (ByteSpan part : {ByteSpan(head), catalog, ByteSpan(tail)}) write_all(fd, part, target_shown + "/" + tmp);
     if (os::close(guard.release()) != 0) throw_errno("unable to write the restore state in '" + target_shown + "'");
   } catch (const Error&) {
     os::unlink_at(target_fd, tmp.c_str(), 0); // ENOSPC mid-write: no temp file left behind

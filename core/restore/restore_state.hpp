@@ -65,13 +65,26 @@ struct RestoreState {
   // Keeps `raw` compressed (zstd level 1).
   void set_catalog_raw(ByteSpan raw);
   // Keeps a catalog entry's stored bytes as they are (codec Raw or Zstd).
-  void set_catalog_stored(formats::Codec codec, uint64_t raw_len, ByteSpan stored);
+  void set_catalog_stored(formats::Codec codec, uint64_t raw_len, Bytes&& stored);
   // The fence may be trusted only in the boot that took it (a known boot id).
   bool fence_trusted() const { return boot_id == current_boot_id() && boot_id != BootId{}; }
 };
 
 // Missing or unreadable state -> nullopt (the target is then treated as unknown).
 std::optional<RestoreState> read_state(int target_fd);
-void write_state(int target_fd, const std::string& target_shown, const RestoreState& s);
+// How a state is written: its own `complete` and fence, or (before a
+// restore's first change) marked incomplete, with the fence it may keep and
+// without its catalog when it keeps none.
+struct StateMark {
+  bool complete;
+  int64_t fence_ns;
+  bool with_catalog = true;
+};
+// Writes `s` (temp + rename inside the target), header, catalog and check
+// written from where they are: the catalog is never copied.
+void write_state(int target_fd, const std::string& target_shown, const RestoreState& s, StateMark mark);
+inline void write_state(int target_fd, const std::string& target_shown, const RestoreState& s) {
+  write_state(target_fd, target_shown, s, StateMark{s.complete, s.fence_ns});
+}
 
 } // namespace hpak
