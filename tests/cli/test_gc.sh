@@ -17,6 +17,14 @@ cd "$work" || exit 1
 # Bytes of the packs and their indexes (what gc counts).
 packs_bytes() { find "$1/packs" -maxdepth 1 \( -name 'pack-*.hpak' -o -name 'pack-*.hidx' \) -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 pack_blobs() { H index "$1" --show --no-write | awk '$2 == "blob" { print $1 }' | LC_ALL=C sort -u; }
+# change_every DIR N TAG: a line appended to every Nth file of DIR (sorted order).
+change_every() {
+  local n=0 f
+  while IFS= read -r f; do
+    n=$((n + 1))
+    [ $((n % $2)) -eq 0 ] && printf 'changed in %s %s\n' "$3" "$n" >>"$f"
+  done < <(find "$1" -type f | LC_ALL=C sort)
+}
 
 # ---------------------------------------------------------------------------
 echo "== dry run, then gc after 'catalogs rm'"
@@ -25,11 +33,7 @@ mk_tree src/b 2 150
 mk_tree src/c 3 150
 # d shares most of a: a copy with a few files changed and one added.
 cp -a src/a src/d
-n=0
-while IFS= read -r f; do
-  n=$((n + 1))
-  [ $((n % 10)) -eq 0 ] && printf 'changed in d %s\n' "$n" >>"$f"
-done < <(find src/d -type f | LC_ALL=C sort)
+change_every src/d 10 d
 echo "only in d" >src/d/only-in-d.txt
 H init L >/dev/null || fail "init"
 for e in a b c d; do add_env L "$e" "src/$e"; done
@@ -184,11 +188,7 @@ check_restore S s3 src/s3 t/s3 "after the roll-up and one more add"
 echo "== blocks with dead members: copied whole while at least half live; --full drops every dead object"
 mk_tree src/p 7 300
 cp -a src/p src/q
-n=0
-while IFS= read -r f; do
-  n=$((n + 1))
-  [ $((n % 5)) -eq 0 ] && printf 'changed in q %s\n' "$n" >>"$f"
-done < <(find src/q -type f | LC_ALL=C sort)
+change_every src/q 5 q
 H init K >/dev/null || fail "init"
 add_env K p src/p
 add_env K q src/q
