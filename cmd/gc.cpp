@@ -34,7 +34,7 @@ Runner setup(CLI::App& app) {
                      "Rewrite a pack for its garbage only if at least this percentage of its bytes is dead (default " +
                          std::to_string(kDefaultMinGarbagePct) + "; 0: any garbage)")
           ->check(CLI::Range(0, 100));
-  app.add_flag("--full", o->full, "Repack every pack past the grace period into one, whatever its garbage, leaving no dead object")->excludes(min_garbage);
+  app.add_flag("--full", o->full, "Repack every pack past the grace period into one, whatever its garbage")->excludes(min_garbage);
   app.add_flag("--upgrade", o->upgrade, "Also rewrite every pack of format version 1 as version 2 (small objects into blocks)");
   app.add_flag("--json", o->json, "Print the summary as JSON");
   app.add_option("-j,--threads", o->threads, "Worker threads reading catalogs for the mark and sizing large packs' objects (default: all cores)");

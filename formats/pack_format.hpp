@@ -108,11 +108,9 @@
 // is intact. Padding damage costs no object (objects carry their own checks).
 //
 // gc copies items verbatim (header, table and payload as stored, checked by
-// their xxh, never recompressed). A block whose members are not all live is
-// copied whole while at least half of its raw bytes are live (gc --full: only
-// a block all of whose members are live); its dead members stay in the pack
-// and its index until a later gc finds the block less than half live, and
-// then (only then) its live members are decompressed and go into new blocks. Dedup across packs is unchanged: a writer skips an object
+// their xxh, never recompressed). A block is copied whole only when every
+// member is copied; otherwise its live members are decompressed and go into
+// new blocks, so a pack gc rewrites keeps no dead object. Dedup across packs is unchanged: a writer skips an object
 // some pack already holds, whichever item holds it there.
 //
 // Writers: v2 is the default (core/pack/pack_writer.hpp kDefaultWriteVersion;

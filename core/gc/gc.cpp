@@ -486,9 +486,8 @@ void count_objects(const FlatDigestSet& held, const std::vector<const IndexView*
 // checked, no recompression), into one writer, in pack then offset order.
 class Repacker {
 public:
-  Repacker(PackWriter& w, const GcPlan& plan, const FlatDigestSet& live, GcResult& res, const Progress& progress, uint64_t total,
-           bool full)
-      : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total), full_(full) {}
+  Repacker(PackWriter& w, const GcPlan& plan, const FlatDigestSet& live, GcResult& res, const Progress& progress, uint64_t total)
+      : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total) {}
 
   // Copies what the plan needs of `src`; false when a damaged object of it
   // was left behind.
@@ -605,11 +604,11 @@ private:
   }
 
   // The members of one v2 block (`recs`, all at one offset), by the rule of
-  // formats/pack_format.hpp: the whole block verbatim while at least half of
-  // its raw bytes are live (with --full: all of them) and none of its
-  // members is already written; otherwise only its live members, each into
-  // the writer's own blocks (the only recompression gc does). A v1 writer
-  // takes them as single entries.
+  // formats/pack_format.hpp: the whole block verbatim when every member is
+  // live and none is already written; otherwise only its live members, each
+  // into the writer's own blocks (gc's recompression: a pack rewritten keeps
+  // none of its garbage, as the plan counted). A v1 writer takes them as
+  // single entries.
   // A block made with a dictionary (pack -o) is never copied verbatim: gc's
   // packs carry no dictionary, so its live members are stored again.
   void copy_block(const PackReader& src, std::span<const IndexRecord> recs, bool& damaged) {
@@ -630,8 +629,7 @@ private:
       if (wanted(m.digest)) live_raw += m.raw_len;
       clash |= w_.contains(m.digest) || plan_.kept_objects.count(m.digest);
     }
-    const bool live_enough = full_ ? live_raw == bl.header.raw_len : live_raw * 2 >= bl.header.raw_len;
-    if (w_.version() >= kPackVersion2 && !clash && live_enough && bl.header.codec != Codec::ZstdDict) {
+    if (w_.version() >= kPackVersion2 && !clash && live_raw == bl.header.raw_len && bl.header.codec != Codec::ZstdDict) {
       w_.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
       if (!checked.empty()) w_.wait_hashed();
       counted(block_item_size(bl.header), bl.members.size());
@@ -676,7 +674,6 @@ private:
   GcResult& res_;
   const Progress& progress_;
   uint64_t total_, done_ = 0;
-  const bool full_; // gc --full: a block with a dead member is never copied whole
 };
 
 // A source that left a damaged object behind is kept (pinned) only when it
@@ -711,7 +708,7 @@ std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader
   uint64_t total = 0;
   for (size_t i : plan.sources) total += packs[i]->index().count();
   w.reserve(std::min<uint64_t>(total, plan.objects_kept + 64));
-  Repacker copier(w, plan, live, res, opts.progress, total, opts.full);
+  Repacker copier(w, plan, live, res, opts.progress, total);
   std::vector<bool> damaged;
   for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
   copier.report_done();
