@@ -1,4 +1,4 @@
-// bench/suite_gc.cpp — the gc/repack suite (see suites.hpp): the verbatim
+// bench/suite_gc.cpp — the gc/repack suite (see suites.hpp): the
 // copy of a library with 50% garbage (packfs and rcc profiles), and a library
 // of 200 small packs: packs and lookup rate before and after gc.
 #include <cstring>
@@ -93,7 +93,7 @@ void gc_series(Ctx& c, const Case& group, const std::string& tmpl, const std::st
   copy.suite = "gc";
   copy.group = group.label;
   copy.medium = c.art_medium;
-  copy.tool = "verbatim copy (gc copy phase)";
+  copy.tool = "copy (gc copy phase)";
   copy.role = "hpak";
   copy.unit = "objects";
   copy.command = whole.command + "  ->  copy_seconds, copied_objects, copied_bytes";
