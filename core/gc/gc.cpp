@@ -138,7 +138,7 @@ std::vector<Digest> catalog_files(const Library& lib, const Digest& d, CatalogRe
 // `mirrors`: the live catalogs' copies stored against a base (each one's pack
 // and base). A base is live only while such a copy stays where it is
 // (bases_of_staying); a mirror in a pack gc rewrites is written whole
-// instead (Copier::mirror_whole), so a base no name needs goes.
+// instead (Repacker::mirror_whole), so a base no name needs goes.
 struct LiveSet : FlatDigestSet {
   FlatDigestSet catalogs_marked;
   std::vector<Library::CatalogMirror> mirrors;
@@ -1078,7 +1078,7 @@ void rewrite_one_by_one(Library& lib, const std::vector<const PackReader*>& pack
 // them when there is room, otherwise pack by pack.
 // The plan without the packs collect_dead takes (dead_first): the sources
 // whose live objects are copied, and the dead packs holding a mirror's base.
-GcPlan without_dead(GcPlan&& plan, const std::vector<const PackReader*>& packs, const LiveSet& live) {
+GcPlan without_dead(GcPlan&& plan) {
   GcPlan rest = std::move(plan);
   std::vector<size_t> sources;
   for (size_t i : rest.sources)
@@ -1089,7 +1089,7 @@ GcPlan without_dead(GcPlan&& plan, const std::vector<const PackReader*>& packs, 
 
 void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcPlan&& plan, LiveSet& live, const GcOptions& opts,
                   GcResult& res) {
-  GcPlan rest = without_dead(std::move(plan), packs, live);
+  GcPlan rest = without_dead(std::move(plan));
   if (rest.sources.empty()) return;
   if (room_for(lib, rest, rest.sources, res) && rewrite_part(lib, packs, rest, live, opts, res)) return;
   rewrite_one_by_one(lib, packs, rest, live, opts, res);
@@ -1097,8 +1097,7 @@ void rewrite_rest(Library& lib, const std::vector<const PackReader*>& packs, GcP
 
 // A dry run says when the new pack would not fit (a real run then goes pack
 // by pack and may leave some: see rewrite_rest).
-void warn_if_no_room(const Library& lib, const std::vector<const PackReader*>& packs, const GcPlan& plan, const LiveSet& live,
-                     GcResult& res) {
+void warn_if_no_room(const Library& lib, const GcPlan& plan, GcResult& res) {
   std::vector<size_t> sources;
   for (size_t i : plan.sources)
     if (!dead_first(plan, i)) sources.push_back(i);
@@ -1117,7 +1116,7 @@ void rehearse(Library& lib, const std::vector<const PackReader*>& packs, const s
               const LiveSet& live, FlatDigestSet&& held, const GcOptions& opts, GcResult& res) {
   std::vector<bool> gone(packs.size(), false);
   for (size_t i : plan.sources) gone[i] = plan.packs[i].action == GcAction::Delete;
-  GcPlan rest = without_dead(std::move(plan), packs, live);
+  GcPlan rest = without_dead(std::move(plan));
   Repacked repacked;
   if (!rest.sources.empty()) repacked = repack(lib, packs, rest, live, opts, res);
   for (size_t k = 0; k < rest.sources.size(); k++) {
@@ -1194,7 +1193,7 @@ GcResult gc(Library& lib, const GcOptions& opts) {
   res.packs = plan.packs;
 
   if (opts.dry_run) {
-    warn_if_no_room(lib, packs, plan, live, res);
+    warn_if_no_room(lib, plan, res);
     rehearse(lib, packs, described, std::move(plan), live, std::move(held), opts, res);
     sweep_leftovers(lib, opts, now, res); // counts what it would remove
     return res;
