@@ -115,7 +115,6 @@ Library::FileId file_id(const os::FileStat& st) {
   return {st.st_dev, st.st_ino, int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // A layer must be named by its trailer (the legacy multi.midx has no name to check).
 void check_layer_name(const MidxLayer& m) {
@@ -424,7 +423,7 @@ std::vector<Library::CatalogMirror> Library::catalog_mirrors_of(const Digest& d)
       IndexRecord rec = p->index().record_at(i);
       if (rec.digest != d || rec.kind != Kind::Catalog || rec.codec != Codec::ZstdBase) continue;
       try {
-        out.push_back({hpak::base_name(p->path()), p->base_named(p->complete_or_same(rec))});
+        out.push_back({base_name(p->path()), p->base_named(p->complete_or_same(rec))});
       } catch (const Error&) {
         // a damaged copy is read from nowhere: it needs no base
       }
@@ -724,7 +723,7 @@ std::function<Bytes(const Digest&)> enclosing_library_bases(const std::string& p
   } catch (const Error&) {
     return {};
   }
-  if (hpak::base_name(dir) != "packs") return {};
+  if (base_name(dir) != "packs") return {};
   const std::string root = dir_name(dir);
   try {
     if (!store::has_marker(store::Layout(root))) return {};
