@@ -705,6 +705,7 @@ struct Repacked {
 std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader*>& packs, const GcPlan& plan, const FlatDigestSet& live,
                                const GcOptions& opts, GcResult& res) {
   w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
+  w.compress_in_background(opts.threads ? opts.threads : default_threads()); // the live members of blocks stored again
   uint64_t total = 0;
   for (size_t i : plan.sources) total += packs[i]->index().count();
   w.reserve(std::min<uint64_t>(total, plan.objects_kept + 64));

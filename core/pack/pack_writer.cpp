@@ -79,55 +79,92 @@ void PackWriter::emit(ByteSpan data) {
   buf_.insert(buf_.end(), data.begin(), data.end());
 }
 
-const IndexRecord& PackWriter::append(Kind kind, Codec codec, const Digest& digest, uint64_t raw_len, ByteSpan stored,
-                                      uint16_t eflags, bool allow_duplicate) {
+void PackWriter::append(Kind kind, Codec codec, const Digest& digest, uint64_t raw_len, ByteSpan stored, uint16_t eflags,
+                        bool allow_duplicate) {
   if (!written_.insert(digest).second && !allow_duplicate)
     throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
-  pad_for_aligned_entry(kind, codec, raw_len, eflags);
-  EntryHeader h;
-  h.kind = kind;
-  h.codec = codec;
-  h.eflags = eflags;
-  h.stored_len = stored.size();
-  h.raw_len = raw_len;
-  h.digest = digest;
-  h.stored_xxh = xxh64(stored);
-  IndexRecord r{digest, offset_, h.stored_len, raw_len, h.stored_xxh, kind, codec};
-  uint8_t hdr[kEntryHeaderSize];
-  encode_entry_header(h, hdr);
-  emit(ByteSpan(hdr, sizeof hdr));
-  emit(stored);
+  PendingEntry e;
+  e.h.kind = kind;
+  e.h.codec = codec;
+  e.h.eflags = eflags;
+  e.h.stored_len = stored.size();
+  e.h.raw_len = raw_len;
+  e.h.digest = digest;
+  e.h.stored_xxh = xxh64(stored);
+  e.r = IndexRecord{digest, 0, e.h.stored_len, raw_len, e.h.stored_xxh, kind, codec};
+  e.stored = stored;
   if (kind == Kind::Blob) result_.raw_total += raw_len;
-  result_.records.push_back(r);
-  return result_.records.back();
+  write_or_queue(std::move(e));
 }
 
-const IndexRecord& PackWriter::append_copy(const IndexRecord& rec, ByteSpan stored, bool allow_duplicate) {
+void PackWriter::append_copy(const IndexRecord& rec, ByteSpan stored, bool allow_duplicate) {
   if (!written_.insert(rec.digest).second && !allow_duplicate)
     throw Error("internal error: object " + to_hex(rec.digest) + " copied twice to '" + where_ + "'");
-  EntryHeader h;
-  h.kind = rec.kind;
-  h.codec = rec.codec;
-  h.stored_len = stored.size();
-  h.raw_len = rec.raw_len;
-  h.digest = rec.digest;
-  h.stored_xxh = rec.stored_xxh;
-  h.eflags = allow_duplicate ? kEflagMirror : 0;
-  pad_for_aligned_entry(rec.kind, rec.codec, rec.raw_len, h.eflags);
-  IndexRecord r = rec;
-  r.offset = offset_;
-  r.member = kNoMember;
-  uint8_t hdr[kEntryHeaderSize];
-  encode_entry_header(h, hdr);
-  emit(ByteSpan(hdr, sizeof hdr));
-  emit(stored);
+  PendingEntry e;
+  e.h.kind = rec.kind;
+  e.h.codec = rec.codec;
+  e.h.stored_len = stored.size();
+  e.h.raw_len = rec.raw_len;
+  e.h.digest = rec.digest;
+  e.h.stored_xxh = rec.stored_xxh;
+  e.h.eflags = allow_duplicate ? kEflagMirror : 0;
+  e.r = rec;
+  e.r.member = kNoMember;
+  e.stored = stored;
   if (rec.kind == Kind::Blob) result_.raw_total += rec.raw_len;
-  result_.records.push_back(r);
-  return result_.records.back();
+  write_or_queue(std::move(e));
+}
+
+// At the entry's place in the pack: its padding, header and payload (or a
+// block copied whole: header, table, payload).
+void PackWriter::write_entry(PendingEntry& e) {
+  if (!e.members.empty()) {
+    uint64_t at = offset_;
+    uint8_t hdr[kBlockHeaderSize];
+    encode_block_header(e.bh, hdr);
+    emit(ByteSpan(hdr, sizeof hdr));
+    emit(e.table);
+    emit(e.stored);
+    push_block_records(e.bh, e.members, at);
+    return;
+  }
+  pad_for_aligned_entry(e.h.kind, e.h.codec, e.h.raw_len, e.h.eflags);
+  e.r.offset = offset_;
+  uint8_t hdr[kEntryHeaderSize];
+  encode_entry_header(e.h, hdr);
+  emit(ByteSpan(hdr, sizeof hdr));
+  emit(e.stored);
+  result_.records.push_back(e.r);
+}
+
+// Written now when nothing waits before it; else queued behind the blocks
+// being compressed, its payload copied unless the caller's spans outlive
+// the writer (and written at once, after them, if that copy would be large).
+void PackWriter::write_or_queue(PendingEntry e) {
+  if (pending_.empty()) {
+    write_entry(e);
+    return;
+  }
+  if (!spans_outlive_writer_) {
+    if (owned_bytes_ + e.table.size() + e.stored.size() > kMaxOwnedBytes) {
+      write_pending(true);
+      write_entry(e);
+      return;
+    }
+    e.owned.reserve(e.table.size() + e.stored.size());
+    e.owned.insert(e.owned.end(), e.table.begin(), e.table.end());
+    e.owned.insert(e.owned.end(), e.stored.begin(), e.stored.end());
+    e.table = ByteSpan(e.owned).first(e.table.size());
+    e.stored = ByteSpan(e.owned).subspan(e.table.size());
+    owned_bytes_ += e.owned.size();
+  }
+  pending_.push_back(Pending{std::move(e), false});
+  write_pending(false);
 }
 
 const IndexRecord& PackWriter::append_stream(Kind kind, Codec codec, const Digest& digest, uint64_t raw_len,
                                              const Producer& produce) {
+  write_pending(true); // entries in call order
   if (!written_.insert(digest).second)
     throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
   uint16_t eflags = 0;
@@ -178,6 +215,7 @@ void PackWriter::hash_back(uint64_t from, uint64_t to) {
 
 const IndexRecord& PackWriter::append_raw_stream(Kind kind, const Digest& digest, uint64_t raw_len, uint64_t raw_xxh,
                                                  const std::string& shown, const Producer& produce) {
+  write_pending(true); // entries in call order
   if (!written_.insert(digest).second)
     throw Error("internal error: object " + to_hex(digest) + " appended twice to '" + where_ + "'");
   EntryHeader h;
@@ -229,24 +267,54 @@ bool PackWriter::append_small(const Digest& digest, ByteSpan raw) {
   return true;
 }
 
+void PackWriter::compress_in_background(unsigned helpers) {
+  if (version_ >= kPackVersion2 && !compressor_) compressor_ = std::make_unique<BlockCompressor>(helpers);
+}
+
 void PackWriter::close_block() {
   if (block_members_.empty()) return;
+  ClosedBlock b{std::move(block_raw_), std::move(block_members_)};
+  block_raw_ = Bytes();
+  block_members_.clear();
+  if (!compressor_) {
+    compress_block(b, level_, dict_.get());
+    write_block(std::move(b));
+    return;
+  }
+  compressor_->submit(std::move(b), level_, dict_.get());
+  pending_.push_back(Pending{PendingEntry{}, true});
+  write_pending(false);
+}
+
+void PackWriter::write_pending(bool all) {
+  while (!pending_.empty()) {
+    Pending& p = pending_.front();
+    if (p.block) {
+      const bool full = compressor_->pending() > compressor_->window() || pending_.size() > kMaxPending;
+      if (!all && !full && !compressor_->oldest_done()) return;
+      ClosedBlock b = compressor_->take();
+      pending_.pop_front();
+      write_block(std::move(b));
+      continue;
+    }
+    PendingEntry e = std::move(p.entry);
+    pending_.pop_front();
+    owned_bytes_ -= e.owned.size();
+    write_entry(e);
+  }
+}
+
+void PackWriter::write_block(ClosedBlock b) {
   BlockHeader h;
   h.flags = kBflagLengths; // each member named once, by the index
-  h.count = uint32_t(block_members_.size());
-  h.raw_len = uint32_t(block_raw_.size());
-  Bytes stored;
-  if (level_ > 0) zstd_compress(block_raw_, level_, dict_.get(), stored);
-  if (level_ > 0 && stored.size() < block_raw_.size()) {
-    h.codec = dict_ ? Codec::ZstdDict : Codec::Zstd;
-    h.dict_id = dict_ ? dict_->id() : 0;
-  } else {
-    h.codec = Codec::Raw;
-    stored = std::move(block_raw_);
-  }
-  h.stored_len = uint32_t(stored.size());
-  h.stored_xxh = xxh64(stored);
-  Bytes table = encode_block_table(h, block_members_);
+  h.count = uint32_t(b.members.size());
+  h.raw_len = 0;
+  for (auto& m : b.members) h.raw_len += m.raw_len;
+  h.codec = b.codec;
+  h.dict_id = b.codec == Codec::ZstdDict ? dict_->id() : 0;
+  h.stored_len = uint32_t(b.stored.size());
+  h.stored_xxh = xxh64(b.stored);
+  Bytes table = encode_block_table(h, b.members);
   h.table_xxh = xxh64(table);
   uint64_t at = offset_;
   uint8_t hdr[kBlockHeaderSize];
@@ -254,15 +322,14 @@ void PackWriter::close_block() {
   emit(ByteSpan(hdr, sizeof hdr));
   // In pieces below emit()'s direct-write size: `table` and `stored` are
   // local, and a background hasher may only keep pointers to the caller's spans.
-  for (ByteSpan part : {ByteSpan(table), ByteSpan(stored)})
+  for (ByteSpan part : {ByteSpan(table), ByteSpan(b.stored)})
     for (size_t pos = 0; pos < part.size(); pos += (1 << 18)) emit(part.subspan(pos, std::min<size_t>(1 << 18, part.size() - pos)));
-  push_block_records(h, block_members_, at);
+  push_block_records(h, b.members, at);
   block_bytes_ += offset_ - at;
-  block_members_.clear();
-  block_raw_.clear();
 }
 
 void PackWriter::use_dictionary(ByteSpan dict) {
+  write_pending(true); // entries in call order
   if (version_ < kPackVersion2 || dict_ || block_bytes_ > 0 || !block_members_.empty() || level_ <= 0)
     throw Error("internal error: a dictionary set after the first block (or for a v1 or uncompressed pack) of '" + where_ + "'");
   auto zd = std::make_unique<ZstdDict>(dict, level_);
@@ -278,6 +345,7 @@ void PackWriter::use_dictionary(ByteSpan dict) {
 
 void PackWriter::append_block_copy(const BlockHeader& h, const std::vector<BlockMember>& members, ByteSpan table, ByteSpan payload) {
   if (version_ < kPackVersion2) throw Error("internal error: block copied into a v1 pack '" + where_ + "'");
+  if (members.empty()) throw Error("internal error: a block without members copied to '" + where_ + "'");
   for (auto& m : members)
     if (written_.count(m.digest) || m.digest == Digest{})
       throw Error("internal error: object " + to_hex(m.digest) + " copied twice (or unnamed) to '" + where_ + "'");
@@ -285,13 +353,12 @@ void PackWriter::append_block_copy(const BlockHeader& h, const std::vector<Block
     written_.insert(m.digest);
     result_.raw_total += m.raw_len;
   }
-  uint64_t at = offset_;
-  uint8_t hdr[kBlockHeaderSize];
-  encode_block_header(h, hdr);
-  emit(ByteSpan(hdr, sizeof hdr));
-  emit(table);
-  emit(payload);
-  push_block_records(h, members, at);
+  PendingEntry e;
+  e.bh = h;
+  e.members = members;
+  e.table = table;
+  e.stored = payload;
+  write_or_queue(std::move(e));
 }
 
 void PackWriter::push_block_records(const BlockHeader& h, const std::vector<BlockMember>& members, uint64_t at) {
@@ -304,6 +371,7 @@ void PackWriter::push_block_records(const BlockHeader& h, const std::vector<Bloc
 
 PackResult PackWriter::finish() {
   close_block();
+  write_pending(true);
   Footer f;
   f.version = version_ == kPackVersion2 ? 2 : 1;
   f.entry_count = result_.records.size();

@@ -8,9 +8,11 @@
 // first; any other (`append_stream`) behind a placeholder header, patched with
 // pwrite, after which the pack hash reads back that one entry (from the page
 // cache) so that nothing else is read twice. Not thread-safe:
-// one thread owns a writer. It never publishes: the caller renames the file.
+// one thread owns a writer (its helpers, for the hash and the blocks, are its
+// own). It never publishes: the caller renames the file.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +22,7 @@
 #include "base/async_sha256.hpp"
 #include "base/hash.hpp"
 #include "base/zstd_codec.hpp"
+#include "core/pack/block_compressor.hpp"
 #include "formats/index_format.hpp"
 #include "formats/pack_format.hpp"
 
@@ -63,17 +66,27 @@ public:
   // Waits until every span passed so far is hashed: a caller that promised
   // spans_outlive_writer may then free or reuse the last ones it passed.
   void wait_hashed() {
+    write_pending(true);
     if (async_) async_->drain();
   }
-  uint64_t bytes_written() const { return offset_; }
+  // v2: closed blocks are compressed on `helpers` threads (BlockCompressor).
+  // Entries appended meanwhile wait behind them (their payload copied, unless
+  // spans_outlive_writer), so everything is written in call order: the pack
+  // is the same bytes as without it.
+  void compress_in_background(unsigned helpers);
+  // What waits is written first.
+  uint64_t bytes_written() {
+    write_pending(true);
+    return offset_;
+  }
 
   // Appends one entry whose payload is already in its stored form.
-  const formats::IndexRecord& append(formats::Kind kind, formats::Codec codec, const Digest& digest, uint64_t raw_len,
-                                     ByteSpan stored, uint16_t eflags = 0, bool allow_duplicate = false);
+  void append(formats::Kind kind, formats::Codec codec, const Digest& digest, uint64_t raw_len, ByteSpan stored,
+              uint16_t eflags = 0, bool allow_duplicate = false);
   // Appends an entry copied verbatim from another pack (stored bytes and their
   // checksum as recorded there; the caller has checked stored_xxh).
   // `allow_duplicate` is for a catalog's mirror copy.
-  const formats::IndexRecord& append_copy(const formats::IndexRecord& rec, ByteSpan stored, bool allow_duplicate = false);
+  void append_copy(const formats::IndexRecord& rec, ByteSpan stored, bool allow_duplicate = false);
   // Streams a large object: `produce(sink)` must call sink with consecutive
   // stored chunks; returns the total stored length via the record.
   using Producer = std::function<void(const std::function<void(ByteSpan)>&)>;
@@ -88,7 +101,10 @@ public:
 
   uint16_t version() const { return version_; }
   // v2: stored bytes of the blocks written so far (headers and tables included).
-  uint64_t block_bytes() const { return block_bytes_; }
+  uint64_t block_bytes() {
+    write_pending(true);
+    return block_bytes_;
+  }
   // v2: true if an object of this size goes into a block (append_small).
   bool is_small(uint64_t raw_len) const { return version_ >= formats::kPackVersion2 && raw_len < block_target_ / 2; }
   // v2: queues a small blob (raw bytes) for the open block, which is written
@@ -118,10 +134,36 @@ private:
   void flush();
   void pad_for_aligned_entry(formats::Kind kind, formats::Codec codec, uint64_t raw_len, uint16_t& eflags);
   void push_block_records(const formats::BlockHeader& h, const std::vector<formats::BlockMember>& members, uint64_t at);
+  void write_block(ClosedBlock b);
+  // An entry, or a block copied whole, waiting for its place
+  // (compress_in_background). Its payload (and table) are the caller's
+  // spans, or point into `owned`.
+  struct PendingEntry {
+    formats::EntryHeader h; // an entry's header (the alignment flag set when written)
+    formats::IndexRecord r; // and record (the offset set when written)
+    formats::BlockHeader bh;                   // a block copied whole (members not empty)
+    std::vector<formats::BlockMember> members;
+    ByteSpan table, stored;
+    Bytes owned;
+  };
+  struct Pending {
+    PendingEntry entry;
+    bool block = false; // else `entry`: the compressor's oldest block
+  };
+  void write_entry(PendingEntry& e);
+  void write_or_queue(PendingEntry e);
+  // Writes what waits, in call order: all of it (waiting for the helpers),
+  // or up to the first block not compressed yet (unless too much waits).
+  void write_pending(bool all);
+  static constexpr uint64_t kMaxOwnedBytes = 8u << 20; // payload copies waiting
+  static constexpr size_t kMaxPending = 4096;
 
   int fd_;
   std::string where_;
   std::unique_ptr<ZstdDict> dict_;
+  std::unique_ptr<BlockCompressor> compressor_; // after dict_: stopped before it goes
+  std::deque<Pending> pending_;
+  uint64_t owned_bytes_ = 0;
   int level_ = 0;
   uint16_t version_ = formats::kPackVersion;
   uint32_t block_target_ = formats::kDefaultBlockTarget;

@@ -170,6 +170,7 @@ Digest append_catalog(PackWriter& writer, const Catalog& c, int level, const std
 
 PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptions& opts, PackStats& stats) {
   writer.hash_in_background(); // the pack's SHA-256 on a helper thread, beside the writes
+  writer.compress_in_background(opts.threads ? opts.threads : default_threads()); // blocks of small objects, beside the writes
   WalkedTree walked = walk_tree(src, opts);
   stats.skipped = walked.tree.skipped;
   if (opts.dictionary) use_dictionary_if_it_pays(walked, writer, opts.level, stats);

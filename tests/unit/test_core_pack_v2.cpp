@@ -446,3 +446,81 @@ TEST_CASE("pack v2: a block whose table names its members (written before 2026-1
   wrong.member = 0;
   CHECK_THROWS_AS(indexed.read(wrong, /*verify_digest=*/false), Corrupt);
 }
+
+namespace {
+
+// Small objects with large entries, an explicit close_block and a streamed
+// object between them, with or without a dictionary; `helpers` > 0
+// compresses the blocks on that many threads (compress_in_background).
+V2Pack write_mixed(const fx::TempDir& dir, const std::string& name, unsigned helpers, bool with_dict) {
+  V2Pack w;
+  w.pack = dir / name;
+  fx::Rng rng(11);
+  int fd = ::open(w.pack.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  PackWriter pw(fd, w.pack, 3);
+  pw.hash_in_background();
+  std::vector<Bytes> samples;
+  Bytes joined;
+  std::vector<size_t> sizes;
+  for (int i = 0; i < 300; i++) {
+    samples.push_back(fx::make_content(rng, 300 + rng.below(500), true));
+    joined.insert(joined.end(), samples.back().begin(), samples.back().end());
+    sizes.push_back(samples.back().size());
+  }
+  if (with_dict) pw.use_dictionary(zstd_train_dict(joined, sizes, 16384, 3));
+  if (helpers) pw.compress_in_background(helpers);
+  auto add = [&](Bytes raw) {
+    V2Obj o{std::move(raw), {}};
+    o.digest = sha256(o.raw);
+    if (pw.is_small(o.raw.size())) {
+      CHECK(pw.append_small(o.digest, o.raw));
+    } else {
+      pw.append(Kind::Blob, Codec::Raw, o.digest, o.raw.size(), o.raw);
+    }
+    w.objs.push_back(std::move(o));
+  };
+  for (int i = 0; i < 1500; i++) {
+    add(i % 97 == 0 ? fx::make_content(rng, 40000 + size_t(i), i % 2 == 0) : fx::make_content(rng, 50 + size_t(i % 400) * 9, i % 5 != 0));
+    if (i == 700) pw.close_block();
+    if (i == 900) {
+      Bytes big = fx::make_content(rng, 300000, true);
+      Digest d = sha256(big);
+      pw.append_stream(Kind::Blob, Codec::Raw, d, big.size(), [&](const std::function<void(ByteSpan)>& sink) { sink(big); });
+      w.objs.push_back({big, d});
+    }
+  }
+  uint64_t blocks = pw.block_bytes();
+  CHECK(blocks > 0);
+  w.res = pw.finish();
+  ::close(fd);
+  return w;
+}
+
+} // namespace
+
+TEST_CASE("pack v2: blocks compressed on helper threads make the same pack, byte for byte") {
+  fx::TempDir dir;
+  for (bool with_dict : {false, true}) {
+    CAPTURE(with_dict);
+    V2Pack one = write_mixed(dir, "one.hpak", 0, with_dict);
+    size_t blocks = 0;
+    for (auto& r : one.res.records) blocks += r.member == 0;
+    CHECK(blocks >= 10);
+    for (unsigned helpers : {1u, 3u}) {
+      CAPTURE(helpers);
+      V2Pack bg = write_mixed(dir, "bg" + std::to_string(helpers) + ".hpak", helpers, with_dict);
+      CHECK(fx::read_file(bg.pack) == fx::read_file(one.pack));
+      CHECK(bg.res.file_sum == one.res.file_sum);
+      REQUIRE(bg.res.records.size() == one.res.records.size());
+      for (size_t i = 0; i < one.res.records.size(); i++) {
+        CHECK(bg.res.records[i].digest == one.res.records[i].digest);
+        CHECK(bg.res.records[i].offset == one.res.records[i].offset);
+      }
+      write_index(bg);
+      PackReader r(bg.pack);
+      CHECK(r.damage().empty());
+      check_all_read(r, bg.objs);
+    }
+  }
+}
