@@ -485,35 +485,58 @@ void count_objects(const FlatDigestSet& held, const std::vector<const IndexView*
 // Step 5's copy: the objects the plan needs, verbatim (entry checksum
 // checked, no recompression), into one writer, in pack then offset order.
 class Repacker {
+  // A source's records in offset order, a block's members consecutive
+  // (member order); an item is one entry, or one block's members.
+  struct Item {
+    size_t first = 0, count = 0;
+    std::span<const IndexRecord> recs(const std::vector<IndexRecord>& all) const { return {all.data() + first, count}; }
+  };
+  struct Member {
+    IndexRecord rec;
+    Bytes raw;         // decoded, SHA-256 checked
+    std::string error; // or why not
+  };
+  struct Prepared {
+    PackReader::Block block; // loaded and checked (its spans into the source, or into `checked`)
+    Bytes checked;           // another user's pack: the block copied out and checked there
+    bool whole = false;      // every member live: copied verbatim unless the new pack has one
+    std::vector<Member> members; // else: the live ones, to be stored again
+    std::string error;       // the block could not be loaded
+  };
+
 public:
-  Repacker(PackWriter& w, const GcPlan& plan, const FlatDigestSet& live, GcResult& res, const Progress& progress, uint64_t total)
-      : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total) {}
+  Repacker(PackWriter& w, const GcPlan& plan, const FlatDigestSet& live, GcResult& res, const Progress& progress, uint64_t total,
+           unsigned threads)
+      : w_(w), plan_(plan), live_(live), res_(res), progress_(progress), total_(total), threads_(threads) {}
 
   // Copies what the plan needs of `src`; false when a damaged object of it
-  // was left behind.
+  // was left behind. Its items (an entry, or a v2 block: its members are
+  // consecutive here) are prepared on `threads_` workers, a few ahead (a
+  // block loaded, the members it stores again decoded and SHA-256 checked),
+  // and copied on this thread in offset order.
   bool copy_pack(const PackReader& src) {
     bool damaged = false;
-    const IndexView& v = src.index();
-    std::vector<IndexRecord> recs;
-    for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
-    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+    const std::vector<IndexRecord> recs = records_by_offset(src);
+    const std::vector<Item> items = items_of(recs);
+    std::vector<Prepared> ready(items.size());
     uint64_t window = 0; // the source's pages behind the copy are unmapped a window at a time (release_pages)
-    for (size_t k = 0; k < recs.size(); k++) {
-      if (recs[k].offset >= window + (16u << 20)) {
-        const uint64_t to = recs[k].offset / kFaultAround * kFaultAround;
-        if (to > window + kFaultAround) release_pages(src, window, to - kFaultAround - window), window = to - kFaultAround;
-      }
-      if (++done_ % 4096 == 0) report(progress_, "repack", done_, total_);
-      if (recs[k].member == kNoMember) {
-        copy_entry(src, recs[k], damaged);
-        continue;
-      }
-      size_t e = k; // a v2 block: its members are consecutive here
-      while (e + 1 < recs.size() && recs[e + 1].offset == recs[k].offset) e++;
-      copy_block(src, std::span<const IndexRecord>(recs.data() + k, e - k + 1), damaged);
-      done_ += e - k;
-      k = e;
-    }
+    parallel_ordered(
+        items.size(), threads_, InFlight{16}, [](size_t) { return uint64_t(1); },
+        [&](size_t i) { ready[i] = prepare(src, items[i].recs(recs)); },
+        [&](size_t i) {
+          const uint64_t offset = recs[items[i].first].offset;
+          if (offset >= window + (16u << 20)) {
+            const uint64_t to = offset / kFaultAround * kFaultAround;
+            if (to > window + kFaultAround) release_pages(src, window, to - kFaultAround - window), window = to - kFaultAround;
+          }
+          const uint64_t before = done_;
+          done_ += items[i].count;
+          if (before / 4096 != done_ / 4096) report(progress_, "repack", done_, total_);
+          std::span<const IndexRecord> group = items[i].recs(recs);
+          if (group[0].member == kNoMember) copy_entry(src, group[0], damaged);
+          else copy_block(src, group, std::move(ready[i]), damaged);
+          ready[i] = Prepared();
+        });
     release_pages(src, 0, src.bytes().size());
     return !damaged;
   }
@@ -521,6 +544,27 @@ public:
   void report_done() { report(progress_, "repack", total_, total_); }
 
 private:
+  static std::vector<IndexRecord> records_by_offset(const PackReader& src) {
+    const IndexView& v = src.index();
+    std::vector<IndexRecord> recs;
+    recs.reserve(v.count());
+    for (uint64_t i = 0; i < v.count(); i++) recs.push_back(v.record_at(i));
+    std::sort(recs.begin(), recs.end(), [](auto& a, auto& b) { return a.offset != b.offset ? a.offset < b.offset : a.member < b.member; });
+    return recs;
+  }
+
+  static std::vector<Item> items_of(const std::vector<IndexRecord>& recs) {
+    std::vector<Item> items;
+    for (size_t k = 0; k < recs.size();) {
+      size_t e = k + 1;
+      if (recs[k].member != kNoMember)
+        while (e < recs.size() && recs[e].offset == recs[k].offset) e++;
+      items.push_back({k, e - k});
+      k = e;
+    }
+    return items;
+  }
+
   bool wanted(const Digest& d) const { return plan_.to_copy(d, live_); }
   // copied_objects counts distinct objects (the writer refuses a digest
   // twice, mirror copies aside); copied_bytes every stored byte copied.
@@ -566,9 +610,10 @@ private:
   }
   // A damaged copy is never spread; if no intact copy is written by the
   // end, its pack is kept (pinned_by_damage).
-  void damaged_entry(const char* what, const Error& e, bool& damaged) {
+  void damaged_entry(const char* what, const Error& e, bool& damaged) { damaged_entry(what, std::string(e.what()), damaged); }
+  void damaged_entry(const char* what, const std::string& why, bool& damaged) {
     damaged = true;
-    res_.warnings.push_back(std::string(what) + e.what());
+    res_.warnings.push_back(what + why);
   }
 
   void copy_entry(const PackReader& src, IndexRecord r, bool& damaged) {
@@ -603,40 +648,65 @@ private:
     counted(r.stored_len, mirror ? 0 : 1); // a catalog's mirror copy is not another object
   }
 
-  // The members of one v2 block (`recs`, all at one offset), by the rule of
-  // formats/pack_format.hpp: the whole block verbatim when every member is
-  // live and none is already written; otherwise only its live members, each
-  // into the writer's own blocks (gc's recompression: a pack rewritten keeps
-  // none of its garbage, as the plan counted). A v1 writer takes them as
-  // single entries.
-  // A block made with a dictionary (pack -o) is never copied verbatim: gc's
-  // packs carry no dictionary, so its live members are stored again.
-  void copy_block(const PackReader& src, std::span<const IndexRecord> recs, bool& damaged) {
+  // What a worker prepares of a v2 block (`recs`, all at one offset), by the
+  // rule of formats/pack_format.hpp: the whole block, loaded and checked, when
+  // every member is live (the copy then takes it verbatim unless the new pack
+  // has one of them already); otherwise its live members, each decoded and
+  // its SHA-256 checked, to be stored again in the writer's own blocks (gc's
+  // recompression: a pack rewritten keeps none of its garbage, as the plan
+  // counted). A v1 writer takes them as single entries. A block made with a
+  // dictionary (pack -o) is never copied verbatim: gc's packs carry no
+  // dictionary, so its live members are stored again.
+  Prepared prepare(const PackReader& src, std::span<const IndexRecord> recs) const {
+    Prepared p;
+    if (recs[0].member == kNoMember) return p;
+    bool any_wanted = false;
+    for (auto& r : recs) any_wanted |= wanted(r.digest);
+    if (!any_wanted) return p;
+    try {
+      p.block = src.checks_every_read() ? src.block_copy_checked(recs[0].offset, p.checked) : src.checked_block(recs[0].offset);
+    } catch (const Error& e) {
+      p.error = e.what();
+      return p;
+    }
+    uint64_t live_raw = 0;
+    bool clash = !named_by_records(p.block, recs); // a member the index does not name: copied one by one
+    for (auto& m : p.block.members) {
+      if (wanted(m.digest)) live_raw += m.raw_len;
+      clash |= plan_.kept_objects.count(m.digest) != 0;
+    }
+    p.whole = w_.version() >= kPackVersion2 && !clash && live_raw == p.block.header.raw_len && p.block.header.codec != Codec::ZstdDict;
+    if (p.whole) return p;
+    for (auto& r : recs)
+      if (wanted(r.digest)) p.members.push_back(read_member(src, r));
+    return p;
+  }
+
+  // The members of one v2 block, as prepared: the whole block verbatim when
+  // that was prepared and none of its members is in the new pack yet;
+  // otherwise its live members the new pack lacks, stored again.
+  void copy_block(const PackReader& src, std::span<const IndexRecord> recs, Prepared p, bool& damaged) {
     bool any_wanted = false;
     for (auto& r : recs) any_wanted |= wanted(r.digest) && !w_.contains(r.digest);
     if (!any_wanted) return;
-    PackReader::Block bl;
-    Bytes checked; // as in copy_entry
-    try {
-      bl = src.checks_every_read() ? src.block_copy_checked(recs[0].offset, checked) : src.checked_block(recs[0].offset);
-    } catch (const Error& e) {
-      damaged_entry("damaged block not copied: ", e, damaged);
+    if (!p.error.empty()) {
+      damaged_entry("damaged block not copied: ", p.error, damaged);
       return;
     }
-    uint64_t live_raw = 0;
-    bool clash = !named_by_records(bl, recs); // a member the index does not name: copied one by one
-    for (auto& m : bl.members) {
-      if (wanted(m.digest)) live_raw += m.raw_len;
-      clash |= w_.contains(m.digest) || plan_.kept_objects.count(m.digest);
+    if (p.whole) {
+      bool clash = false;
+      for (auto& m : p.block.members) clash |= w_.contains(m.digest);
+      if (!clash) {
+        w_.append_block_copy(p.block.header, p.block.members, p.block.table, p.block.payload);
+        if (!p.checked.empty()) w_.wait_hashed();
+        counted(block_item_size(p.block.header), p.block.members.size());
+        return;
+      }
+      for (auto& r : recs)
+        if (wanted(r.digest) && !w_.contains(r.digest)) p.members.push_back(read_member(src, r));
     }
-    if (w_.version() >= kPackVersion2 && !clash && live_raw == bl.header.raw_len && bl.header.codec != Codec::ZstdDict) {
-      w_.append_block_copy(bl.header, bl.members, bl.table, bl.payload);
-      if (!checked.empty()) w_.wait_hashed();
-      counted(block_item_size(bl.header), bl.members.size());
-      return;
-    }
-    for (auto& r : recs)
-      if (wanted(r.digest) && !w_.contains(r.digest)) copy_member(src, r, damaged);
+    for (auto& m : p.members)
+      if (!w_.contains(m.rec.digest)) store_member(src, m, damaged);
   }
 
   // A lengths-only block's members named by the index records at its offset
@@ -652,21 +722,34 @@ private:
     return distinct_names(bl.members);
   }
 
-  void copy_member(const PackReader& src, const IndexRecord& r, bool& damaged) {
+  // A live object of a block (or one compressed with a dictionary), decoded
+  // and its SHA-256 checked; what failed is kept as the reason.
+  static Member read_member(const PackReader& src, const IndexRecord& r) {
+    Member m{r, {}, {}};
     try {
-      Bytes raw = src.read(r);
-      if (w_.is_small(raw.size())) {
-        w_.append_small(r.digest, raw);
-      } else {
-        Bytes frame;
-        bool zstd = compress_if_smaller(raw, src.level(), frame);
-        w_.append(Kind::Blob, zstd ? Codec::Zstd : Codec::Raw, r.digest, raw.size(), zstd ? frame : raw);
-      }
-      counted(raw.size());
+      m.raw = src.read(r);
     } catch (const Error& e) {
-      damaged_entry("damaged entry not copied: ", e, damaged);
+      m.error = e.what();
     }
+    return m;
   }
+
+  void store_member(const PackReader& src, const Member& m, bool& damaged) {
+    if (!m.error.empty()) {
+      damaged_entry("damaged entry not copied: ", m.error, damaged);
+      return;
+    }
+    if (w_.is_small(m.raw.size())) {
+      w_.append_small(m.rec.digest, m.raw);
+    } else {
+      Bytes frame;
+      bool zstd = compress_if_smaller(m.raw, src.level(), frame);
+      w_.append(Kind::Blob, zstd ? Codec::Zstd : Codec::Raw, m.rec.digest, m.raw.size(), zstd ? frame : m.raw);
+    }
+    counted(m.raw.size());
+  }
+
+  void copy_member(const PackReader& src, const IndexRecord& r, bool& damaged) { store_member(src, read_member(src, r), damaged); }
 
   PackWriter& w_;
   const GcPlan& plan_;
@@ -674,6 +757,7 @@ private:
   GcResult& res_;
   const Progress& progress_;
   uint64_t total_, done_ = 0;
+  unsigned threads_;
 };
 
 // A source that left a damaged object behind is kept (pinned) only when it
@@ -709,7 +793,7 @@ std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader
   uint64_t total = 0;
   for (size_t i : plan.sources) total += packs[i]->index().count();
   w.reserve(std::min<uint64_t>(total, plan.objects_kept + 64));
-  Repacker copier(w, plan, live, res, opts.progress, total);
+  Repacker copier(w, plan, live, res, opts.progress, total, opts.threads ? opts.threads : default_threads());
   std::vector<bool> damaged;
   for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
   copier.report_done();
