@@ -673,6 +673,14 @@ FetchedEntry fetch_catalog_entry(const Remote& r, const Digest& d, const std::st
   return {it.rec, Bytes(it.stored.begin(), it.stored.end())};
 }
 
+// The raw bytes of a catalog entry stored whole (zstd or raw).
+Bytes whole_raw(const IndexRecord& rec, ByteSpan stored, const std::string& where) {
+  if (rec.codec != Codec::Zstd) return Bytes(stored.begin(), stored.end());
+  Bytes raw(rec.raw_len);
+  zstd_decompress(stored, raw, nullptr, where);
+  return raw;
+}
+
 // The raw bytes of the base `b` of catalog `name`: the library's copy, or
 // one fetched (a catalog stored whole, checked against its name) and kept
 // in `fc` to be stored with the catalog.
@@ -687,9 +695,7 @@ Bytes base_raw(const Library& lib, const Remote& r, const Digest& b, const std::
   if (e.rec.codec == Codec::ZstdBase)
     throw Mismatch("the base of catalog '" + name + "' at '" + r.base + "' is itself stored against another catalog: refused, not stored");
   if (e.rec.raw_len >= kBaseCodedMax) throw Mismatch("the base of catalog '" + name + "' at '" + r.base + "' is too large to be one");
-  Bytes raw(e.rec.raw_len);
-  if (e.rec.codec == Codec::Zstd) zstd_decompress(e.stored, raw, nullptr, r.base);
-  else raw = e.stored;
+  Bytes raw = whole_raw(e.rec, e.stored, r.base);
   fc.base_entry = std::move(e);
   return raw;
 }
@@ -709,9 +715,10 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, const Digest& d, const
   fc.fetched_bytes += entry_bytes(e);
   fc.rec = e.rec;
   fc.stored = std::move(e.stored);
-  Bytes raw(fc.rec.raw_len);
   const std::string what = "catalog '" + name + "' from '" + r.base + "'";
+  Bytes raw;
   if (fc.rec.codec == Codec::ZstdBase) {
+    raw.resize(fc.rec.raw_len);
     if (fc.stored.size() <= kBaseDigestSize) throw Mismatch(what + " is too short to name its base: refused, not stored");
     fc.base = PackReader::base_of(fc.stored);
     if (*fc.base == d) throw Mismatch(what + " is stored against itself: refused, not stored");
@@ -723,10 +730,8 @@ FetchedCatalog get_catalog(Library& lib, const Remote& r, const Digest& d, const
       throw Mismatch(what + " does not decompress against its base: refused, not stored");
     }
     if (sha256(raw) != d) throw Mismatch(what + " does not match its name (SHA-256): refused, not stored");
-  } else if (fc.rec.codec == Codec::Zstd) {
-    zstd_decompress(fc.stored, raw, nullptr, r.base);
   } else {
-    raw = fc.stored;
+    raw = whole_raw(fc.rec, fc.stored, r.base);
   }
   fc.cat = decode_catalog(raw, r.base);
   return fc;
