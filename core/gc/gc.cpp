@@ -745,6 +745,7 @@ private:
       Bytes frame;
       bool zstd = compress_if_smaller(m.raw, src.level(), frame);
       w_.append(Kind::Blob, zstd ? Codec::Zstd : Codec::Raw, m.rec.digest, m.raw.size(), zstd ? frame : m.raw);
+      w_.wait_hashed(); // written and hashed before `frame` (or the member's bytes) go: gc's spans must outlive the writer
     }
     counted(m.raw.size());
   }

@@ -59,12 +59,16 @@ public:
   }
   // Hash on a helper thread (see AsyncSha256), beside the writes; call it
   // before any append. `spans_outlive_writer`: the caller promises that every
-  // span it passes to append/append_copy stays valid and unchanged until
-  // finish() (gc: they point into mapped source packs), so large spans are
-  // not waited for; otherwise each large span is hashed before append returns.
+  // span it passes to append/append_copy/append_block_copy stays valid and
+  // unchanged until finish() or wait_hashed() (gc: they point into mapped
+  // source packs), so no span is copied or waited for: it may be written
+  // (behind blocks being compressed) and hashed after the call returns.
+  // Otherwise each large span is hashed before append returns, and one
+  // queued behind blocks is copied.
   void hash_in_background(bool spans_outlive_writer = false);
-  // Waits until every span passed so far is hashed: a caller that promised
-  // spans_outlive_writer may then free or reuse the last ones it passed.
+  // Writes what waits and waits until every span passed so far is hashed: a
+  // caller that promised spans_outlive_writer may then free or reuse the
+  // last ones it passed (its own buffers: call it before they go).
   void wait_hashed() {
     write_pending(true);
     if (async_) async_->drain();

@@ -452,14 +452,16 @@ namespace {
 // Small objects with large entries, an explicit close_block and a streamed
 // object between them, with or without a dictionary; `helpers` > 0
 // compresses the blocks on that many threads (compress_in_background).
-V2Pack write_mixed(const fx::TempDir& dir, const std::string& name, unsigned helpers, bool with_dict) {
+// `outlive`: the writer is told spans outlive it (as gc does), and each large
+// entry is passed from a buffer freed right after wait_hashed().
+V2Pack write_mixed(const fx::TempDir& dir, const std::string& name, unsigned helpers, bool with_dict, bool outlive = false) {
   V2Pack w;
   w.pack = dir / name;
   fx::Rng rng(11);
   int fd = ::open(w.pack.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   REQUIRE(fd >= 0);
   PackWriter pw(fd, w.pack, 3);
-  pw.hash_in_background();
+  pw.hash_in_background(outlive);
   std::vector<Bytes> samples;
   Bytes joined;
   std::vector<size_t> sizes;
@@ -475,6 +477,11 @@ V2Pack write_mixed(const fx::TempDir& dir, const std::string& name, unsigned hel
     o.digest = sha256(o.raw);
     if (pw.is_small(o.raw.size())) {
       CHECK(pw.append_small(o.digest, o.raw));
+    } else if (outlive) {
+      auto own = std::make_unique<Bytes>(o.raw);
+      pw.append(Kind::Blob, Codec::Raw, o.digest, own->size(), *own);
+      pw.wait_hashed(); // before `own` goes: spoiling it now changes nothing written
+      std::fill(own->begin(), own->end(), uint8_t(0xEE));
     } else {
       pw.append(Kind::Blob, Codec::Raw, o.digest, o.raw.size(), o.raw);
     }
@@ -507,9 +514,10 @@ TEST_CASE("pack v2: blocks compressed on helper threads make the same pack, byte
     size_t blocks = 0;
     for (auto& r : one.res.records) blocks += r.member == 0;
     CHECK(blocks >= 10);
-    for (unsigned helpers : {1u, 3u}) {
+    for (auto [helpers, outlive] : {std::pair{1u, false}, std::pair{3u, false}, std::pair{2u, true}}) {
       CAPTURE(helpers);
-      V2Pack bg = write_mixed(dir, "bg" + std::to_string(helpers) + ".hpak", helpers, with_dict);
+      CAPTURE(outlive);
+      V2Pack bg = write_mixed(dir, "bg" + std::to_string(helpers) + ".hpak", helpers, with_dict, outlive);
       CHECK(fx::read_file(bg.pack) == fx::read_file(one.pack));
       CHECK(bg.res.file_sum == one.res.file_sum);
       REQUIRE(bg.res.records.size() == one.res.records.size());
