@@ -482,8 +482,10 @@ void count_objects(const FlatDigestSet& held, const std::vector<const IndexView*
   res.objects_dropped = held.size() - kept;
 }
 
-// Step 5's copy: the objects the plan needs, verbatim (entry checksum
-// checked, no recompression), into one writer, in pack then offset order.
+// Step 5's copy: the objects the plan needs, into one writer, in pack then
+// offset order: verbatim (stored checksum checked) where an entry or a whole
+// block can go as it is, else stored again (the live members of a block
+// holding a dead one), each item prepared ahead on worker threads.
 class Repacker {
   // A source's records in offset order, a block's members consecutive
   // (member order); an item is one entry, or one block's members.
@@ -789,12 +791,13 @@ struct Repacked {
 // source, whether it is pinned by a damaged live object.
 std::vector<bool> copy_sources(PackWriter& w, const std::vector<const PackReader*>& packs, const GcPlan& plan, const FlatDigestSet& live,
                                const GcOptions& opts, GcResult& res) {
+  const unsigned threads = opts.threads ? opts.threads : default_threads();
   w.hash_in_background(/*spans_outlive_writer=*/true); // copied spans point into the mapped sources, alive until finish()
-  w.compress_in_background(opts.threads ? opts.threads : default_threads()); // the live members of blocks stored again
+  w.compress_in_background(threads);                   // the blocks of objects stored again
   uint64_t total = 0;
   for (size_t i : plan.sources) total += packs[i]->index().count();
   w.reserve(std::min<uint64_t>(total, plan.objects_kept + 64));
-  Repacker copier(w, plan, live, res, opts.progress, total, opts.threads ? opts.threads : default_threads());
+  Repacker copier(w, plan, live, res, opts.progress, total, threads);
   std::vector<bool> damaged;
   for (size_t i : plan.sources) damaged.push_back(!copier.copy_pack(*packs[i]));
   copier.report_done();
