@@ -1,6 +1,8 @@
 // The scan pass of the dirty restore (see core/restore/restore_plan.hpp).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include "base/os/sys.hpp"
@@ -86,10 +88,27 @@ EntryKind kind_of(os::Mode m) {
 
 // One catalog directory: opened beneath the target, its mode and mtime read,
 // each entry matched with the catalog and examined.
+// Each slot's directory as the scan threads open it: kPending until its pass
+// runs, then its fd or kAbsent. A pass opens its directory beneath the
+// nearest ancestor already open, so most opens resolve one component, not
+// the whole path from the target (a tree 8 directories deep on average).
+class OpenDirs {
+public:
+  static constexpr int kPending = -2, kAbsent = -1;
+  explicit OpenDirs(size_t slots) : state_(new std::atomic<int>[slots]) {
+    for (size_t s = 0; s < slots; s++) state_[s].store(kPending, std::memory_order_relaxed);
+  }
+  void publish(size_t slot, int fd) { state_[slot].store(fd < 0 ? kAbsent : fd, std::memory_order_release); }
+  int state(size_t slot) const { return state_[slot].load(std::memory_order_acquire); }
+
+private:
+  std::unique_ptr<std::atomic<int>[]> state_;
+};
+
 class DirScanner {
 public:
-  DirScanner(const DirtyContext& cx, TargetScan& sc, size_t slot, std::vector<char>& buf)
-      : cx_(cx), sc_(sc), slot_(slot), buf_(buf),
+  DirScanner(const DirtyContext& cx, TargetScan& sc, OpenDirs& open, size_t slot, std::vector<char>& buf)
+      : cx_(cx), sc_(sc), open_(open), slot_(slot), buf_(buf),
         rel_(slot == 0 ? std::string() : cx.cat.nodes[cx.shape.slots.dir_nodes[slot]].path) {}
 
   // The strays found (the caller merges them).
@@ -138,7 +157,8 @@ private:
   }
 
   bool open_dir() {
-    fd_ = open_dir_beneath(cx_.tfd, rel_);
+    fd_ = open_beneath_nearest_open_ancestor();
+    open_.publish(slot_, fd_);
     if (fd_ < 0) {
       // Missing, a symlink or not a directory: its parent's pass sees what is there.
       if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP) return false;
@@ -151,6 +171,25 @@ private:
     // slot 0's fd is a dup of the target's: its offset is shared.
     if (slot_ == 0 && os::seek(fd_, 0, SEEK_SET) != 0) throw_errno("unable to read '" + cx_.target + "'");
     return true;
+  }
+
+  // The root's pass dups the target's fd. Another directory opens beneath the
+  // nearest ancestor whose pass has opened it (the target if none has yet);
+  // an ancestor found absent means this one is too (errno ENOENT). Either
+  // way, no symlink is followed and nothing outside the target is reached.
+  int open_beneath_nearest_open_ancestor() {
+    if (slot_ == 0) return open_dir_beneath(cx_.tfd, rel_);
+    const auto& slots = cx_.shape.slots;
+    for (uint32_t a = slots.parent[slots.dir_nodes[slot_]]; a != 0; a = slots.parent[slots.dir_nodes[a]]) {
+      int st = open_.state(a);
+      if (st == OpenDirs::kPending) continue;
+      if (st == OpenDirs::kAbsent) {
+        errno = ENOENT;
+        return -1;
+      }
+      return open_dir_beneath(st, rel_.substr(cx_.cat.nodes[slots.dir_nodes[a]].path.size() + 1));
+    }
+    return open_dir_beneath(cx_.tfd, rel_);
   }
 
   std::string shown(std::string_view name) const {
@@ -217,6 +256,7 @@ private:
 
   const DirtyContext& cx_;
   TargetScan& sc_;
+  OpenDirs& open_;
   size_t slot_;
   std::vector<char>& buf_;
   std::string rel_;
@@ -264,10 +304,11 @@ TargetScan scan_target(const DirtyContext& cx) {
 
   std::vector<std::vector<char>> bufs(cx.threads, std::vector<char>(32768));
   std::mutex mu;
+  OpenDirs open(slots);
   PassProgress progress(cx.opts.progress, "scan", slots);
   parallel_for(slots, cx.threads, 4, [&](size_t slot, unsigned tid) {
     progress.tick(tid);
-    std::vector<Stray> found = DirScanner(cx, sc, slot, bufs[tid]).run();
+    std::vector<Stray> found = DirScanner(cx, sc, open, slot, bufs[tid]).run();
     if (found.empty()) return;
     std::lock_guard lk(mu);
     for (auto& s : found) sc.strays.push_back(std::move(s));

@@ -196,6 +196,18 @@ check "... the stray tree is gone" test ! -e "$D/stray"
 check "... the stray symlink is gone" test ! -e "$D/stray-link" -a ! -L "$D/stray-link"
 expect_eq "... and nothing it pointed to was touched" "outside" "$(cat "$W/outside/keep.txt" 2>&1)"
 check "... the target equals a fresh restore" same_tree "$W/ref" "$D"
+# A directory with subdirectories (each opened by the scan beneath the nearest
+# directory already open) replaced by a symlink to a copy of itself outside:
+# neither it nor anything under it is followed, on one thread or two.
+for j in 1 2; do
+  pkg=lib/python3/site-packages/pkg
+  rm -rf "$W/pkg-copy-$j" && cp -a "$D/$pkg" "$W/pkg-copy-$j" && echo changed >"$W/pkg-copy-$j/sub0/mod1.py"
+  before=$(sig "$W/pkg-copy-$j")
+  chmod -R u+w "$D/$pkg" && rm -rf "${D:?}/$pkg" && ln -s "$W/pkg-copy-$j" "$D/$pkg"
+  succeeds "-j $j: a dirty restore where a directory with subdirectories is a symlink to a copy outside" "$hpak" -q restore -j "$j" "$lib" env "$D"
+  check "... the copy it pointed to is untouched" test "$(sig "$W/pkg-copy-$j")" = "$before"
+  check "... the target equals a fresh restore" same_tree "$W/ref" "$D"
+done
 
 if command -v unshare >/dev/null && unshare --mount --propagation private true 2>/dev/null; then
   mkdir -p "$W/precious/inner" "$D/mnt"
