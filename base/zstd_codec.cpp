@@ -64,6 +64,47 @@ void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out) {
   out.resize(n);
 }
 
+namespace {
+// Feeds in[from, to) and ends it with `op` (a flush ends a zstd block).
+void compress_span(ZSTD_CCtx* c, ByteSpan in, size_t from, size_t to, ZSTD_EndDirective op, ZSTD_outBuffer& ob) {
+  ZSTD_inBuffer ib{in.data() + from, to - from, 0};
+  for (;;) {
+    size_t left = ZSTD_compressStream2(c, &ob, &ib, op);
+    if (ZSTD_isError(left)) throw Error(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
+    if (left == 0 && ib.pos == ib.size) return;
+    if (ob.pos == ob.size) throw Error("internal error: zstd output past its bound");
+  }
+}
+} // namespace
+
+void zstd_compress_cut(ByteSpan in, std::span<const size_t> cuts, int level, const ZstdDict* dict, Bytes& out) {
+  // Each flush may add a block header and tables: room for them beyond the bound.
+  out.resize(ZSTD_compressBound(in.size()) + 64 * (cuts.size() + 1));
+  ZSTD_CCtx* c = cctx();
+  ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+  if (dict) {
+    ZSTD_CCtx_refCDict(c, dict->cdict());
+    ZSTD_CCtx_setParameter(c, ZSTD_c_forceAttachDict, ZSTD_dictForceAttach);
+  }
+  ZSTD_CCtx_setPledgedSrcSize(c, in.size());
+  ZSTD_outBuffer ob{out.data(), out.size(), 0};
+  size_t from = 0;
+  try {
+    for (size_t cut : cuts) {
+      if (cut <= from || cut >= in.size()) throw Error("internal error: zstd cut out of order");
+      compress_span(c, in, from, cut, ZSTD_e_flush, ob);
+      from = cut;
+    }
+    compress_span(c, in, from, in.size(), ZSTD_e_end, ob);
+  } catch (...) {
+    ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+    throw;
+  }
+  ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+  out.resize(ob.pos);
+}
+
 void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, const std::string& what) {
   zstd_check_frame_size(in, out.size(), what);
   size_t n;

@@ -42,6 +42,13 @@ private:
 // Deterministic for the same input, level and dictionary.
 void zstd_compress(ByteSpan in, int level, const ZstdDict* dict, Bytes& out);
 
+// The same as zstd_compress, but the frame ends a zstd block at each of
+// `cuts` (ascending offsets into `in`, each > 0 and < in.size()), so a
+// reader decodes a prefix only up to the first cut past it: zstd decodes a
+// block whole, whatever room the output has. The frame states its content
+// size. Deterministic for the same input, cuts, level and dictionary.
+void zstd_compress_cut(ByteSpan in, std::span<const size_t> cuts, int level, const ZstdDict* dict, Bytes& out);
+
 // Decompresses one frame into exactly `out.size()` bytes. Throws Error with
 // `what` in the message if the frame is malformed or its size differs.
 void zstd_decompress(ByteSpan in, std::span<uint8_t> out, const ZstdDict* dict, const std::string& what);

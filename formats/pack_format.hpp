@@ -73,7 +73,11 @@
 //   bpayload ::= stored_len bytes: the members' bytes concatenated in table
 //                order; codec raw: as is (stored_len = raw_len); zstd: one zstd
 //                frame with its content size; zstd-dict: one frame made with
-//                the pack's dictionary whose zstd dictID is dict_id (0 otherwise)
+//                the pack's dictionary whose zstd dictID is dict_id (0 otherwise).
+//                A frame may hold several zstd blocks: hpak since 2026-12-07
+//                ends one at the end of each member that reaches 16 KiB past
+//                the previous end (never at the frame's end), so a member read
+//                alone decodes only up to there; a reader takes any frame
 //   footer2  ::= "HPFt" version:u32(=2) object_count:u64 raw_total:u64 reserved:u64
 //
 //   table_xxh  = XXH3-64 of the member table; stored_xxh of bpayload; hdr_xxh =
@@ -93,12 +97,14 @@
 //     copy_file_range of it can share blocks (reflink) on XFS and Btrfs. The
 //     padding is computed from the offset, never read from the file: a reader
 //     checks it is the minimal run of zero bytes, verify reports any other.
-//   - blocks and single entries compress with one thread at the pack's level,
-//     so the same objects in the same order give the same bytes.
+//   - blocks and single entries compress with one thread's rules at the
+//     pack's level (a block's frame cut as bpayload says), so the same objects
+//     in the same order give the same bytes.
 //
 // Random access: one index lookup gives the block and the member's position;
-// a read checks bhdr, the table and stored_xxh, decompresses the block up to
-// the end of that member (never past the block) and checks its SHA-256.
+// a read checks bhdr, the table and stored_xxh, decompresses the frame zstd
+// block by zstd block until the one holding that member's end (never past the
+// block) and checks its SHA-256.
 //
 // Corruption bound: one bad byte costs at most one item: an entry (one
 // object, as in v1) or a block (at most 4096 objects, at most block_target of

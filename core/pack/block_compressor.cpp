@@ -4,8 +4,19 @@ namespace hpak {
 
 using namespace formats;
 
+std::vector<size_t> block_cuts(const std::vector<formats::BlockMember>& members, size_t every) {
+  std::vector<size_t> cuts;
+  size_t end = 0, last = 0;
+  for (const auto& m : members) {
+    end += m.raw_len;
+    if (end - last >= every) cuts.push_back(last = end);
+  }
+  if (!cuts.empty() && cuts.back() == end) cuts.pop_back(); // the frame's end is no cut
+  return cuts;
+}
+
 void compress_block(ClosedBlock& b, int level, const ZstdDict* dict) {
-  if (level > 0) zstd_compress(b.raw, level, dict, b.stored);
+  if (level > 0) zstd_compress_cut(b.raw, block_cuts(b.members, kBlockCutEvery), level, dict, b.stored);
   if (level > 0 && b.stored.size() < b.raw.size()) {
     b.codec = dict ? Codec::ZstdDict : Codec::Zstd;
     b.raw = Bytes();

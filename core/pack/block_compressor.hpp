@@ -28,8 +28,16 @@ struct ClosedBlock {
   Bytes stored;                               // the payload: a zstd frame, or `raw` moved here
 };
 
-// A block's codec rule: zstd (against `dict` when set) if that is smaller
-// than the raw bytes and `level` > 0, else raw.
+// Where a block's frame ends a zstd block: at the end of the member that
+// reaches `every` bytes past the previous cut (never at the block's end).
+// zstd decodes a block whole, so a member read alone costs the decode of the
+// frame up to the first cut past its end, not of the whole 64 KiB block
+// (a dirty restore reads one changed file from each of hundreds of blocks).
+constexpr size_t kBlockCutEvery = 16 * 1024;
+std::vector<size_t> block_cuts(const std::vector<formats::BlockMember>& members, size_t every);
+
+// A block's codec rule: zstd (against `dict` when set; its frame cut at
+// block_cuts) if that is smaller than the raw bytes and `level` > 0, else raw.
 void compress_block(ClosedBlock& b, int level, const ZstdDict* dict);
 
 class BlockCompressor {

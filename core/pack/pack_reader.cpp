@@ -7,7 +7,9 @@
 #include <cstring>
 #include <memory>
 
+#define ZSTD_STATIC_LINKING_ONLY // the bufferless decoder (FrameSteps)
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "base/os/sys.hpp"
 #include "base/parallel.hpp"
@@ -444,34 +446,58 @@ static void decompress_prefix(ByteSpan frame, std::span<uint8_t> out, const ZSTD
   }
 }
 
-// Whether the frame's first zstd block is also its last. zstd decodes a block
-// whole whatever room the output has (a prefix is decoded into its own buffer,
-// then copied out), so such a frame costs the same to decode to any prefix as
-// whole. hpak's 64 KiB blocks are one zstd block each (at most 128 KiB) unless
-// a high level's block splitter cut them.
-// The frame header read as RFC 8878 lays it out (zstd.h's parser is not in
-// its stable API); a header that lies only costs the prefix's saving.
-static bool single_block_frame(ByteSpan f) {
-  static constexpr uint8_t kMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
-  if (f.size() < 5 || std::memcmp(f.data(), kMagic, 4) != 0) return false;
-  const uint8_t desc = f[4];
-  const bool single_segment = (desc & 0x20) != 0;
-  static constexpr size_t kDictIdBytes[4] = {0, 1, 2, 4};
-  const unsigned fcs_flag = desc >> 6;
-  const size_t fcs_bytes = fcs_flag == 0 ? (single_segment ? 1 : 0) : size_t(1) << fcs_flag;
-  const size_t header = 5 + (single_segment ? 0 : 1) + kDictIdBytes[desc & 3] + fcs_bytes;
-  return f.size() >= header + 3 && (f[header] & 1) != 0; // the first block header's Last_Block bit
-}
+// This thread's decoder of block frames, zstd block by zstd block (zstd's
+// bufferless API) into the cached block's buffer, and where it stands: the
+// frame it is in (the reader's id and the block's offset), how far into the
+// frame and the buffer. Its own context, so no other decode disturbs it.
+struct FrameSteps {
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx{ZSTD_createDCtx(), ZSTD_freeDCtx};
+  uint64_t reader_id = 0, offset = 0; // 0: in no frame
+  size_t src = 0, dst = 0;
+
+  bool in(uint64_t id, uint64_t off, size_t decoded) const { return reader_id == id && offset == off && dst == decoded && decoded > 0; }
+
+  void begin(uint64_t id, uint64_t off, const ZSTD_DDict* dict, const std::string& what) {
+    reader_id = 0;
+    size_t rc = dict ? ZSTD_decompressBegin_usingDDict(dctx.get(), dict) : ZSTD_decompressBegin(dctx.get());
+    if (ZSTD_isError(rc)) throw Error(what + ": zstd: " + ZSTD_getErrorName(rc));
+    reader_id = id, offset = off, src = dst = 0;
+  }
+
+  // Decodes `frame` into `out` until at least `want` bytes are there (to the
+  // end of the zstd block that reaches `want`). False if a zstd block does
+  // not fit in `out`: the frame holds more than the block says (damage a
+  // stream decoder can still read the members from; verify reports it).
+  bool until(ByteSpan frame, std::span<uint8_t> out, size_t want, const std::string& what) {
+    const uint64_t id = reader_id;
+    reader_id = 0; // in no known frame should this stop early
+    while (dst < want) {
+      const size_t need = ZSTD_nextSrcSizeToDecompress(dctx.get());
+      if (need == 0) throw Corrupt(what, 0, "block decodes to fewer bytes than its members");
+      if (need > frame.size() - src) throw Corrupt(what, 0, "block ends before its members do");
+      const size_t got = ZSTD_decompressContinue(dctx.get(), out.data() + dst, out.size() - dst, frame.data() + src, need);
+      if (ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall) return false;
+      if (ZSTD_isError(got)) throw Corrupt(what, 0, std::string("undecodable block: ") + ZSTD_getErrorName(got));
+      src += need, dst += got;
+    }
+    reader_id = id;
+    return true;
+  }
+};
 
 // Each thread keeps the blocks it read members from last, checked and decoded
 // as far as asked (an LRU of up to kCachedBlocks blocks and kCachedBytes
-// decoded bytes). A block is checked once per thread while cached; the first
-// member read decodes a frame of one zstd block whole (the prefix would cost
-// the same: single_block_frame; before, a second member decoded such a block a
-// second time), another frame up to that member's end, a later member past it
-// the whole block, once. A restore reads the members of a block in table
-// order on one thread (core/materialize's work units): a short prefix, then
-// the block once. Random reads of a pack of small objects hit blocks decoded
+// decoded bytes). A block is checked once per thread while cached. Its frame
+// is decoded zstd block by zstd block straight into the cached buffer
+// (FrameSteps), only as far as the member read needs: zstd decodes a zstd
+// block whole, and hpak's writer ends one every 16 KiB of members
+// (block_cuts), so a member read alone costs the decode up to the first cut
+// past its end, not the whole 64 KiB block. A later member past what is
+// decoded goes on from there if this thread decoded no other frame since, as
+// a restore reads a block's members in table order on one thread
+// (core/materialize's work units): each block decoded once. Else the whole
+// block, once; and whole at once while the thread's reads mostly come back
+// to blocks they read before. Random reads of a pack of small objects hit blocks decoded
 // before (without the LRU every read decoded and re-checked its block: 23-87x
 // slower than format 1). Keyed by the reader's id (never reused) and the
 // block's offset; filled only from a checked block.
@@ -514,6 +540,16 @@ struct BlockCache {
   // each block's members together and never comes back: more slots would
   // only be fresh memory to fault in).
   uint64_t revisits = 0;
+  // Of the last few hundred block touches, how many loaded a block and how
+  // many came back to one: halved together every 256.
+  uint32_t recent_loads = 0, recent_revisits = 0;
+  void touched(bool load) {
+    (load ? recent_loads : recent_revisits)++;
+    if (recent_loads + recent_revisits >= 256) recent_loads /= 2, recent_revisits /= 2;
+  }
+  // Lately reads come back to blocks more often than they load new ones
+  // (random reads over a pack the cache holds): a block is read whole at once.
+  bool mostly_revisits() const { return recent_revisits > recent_loads; }
   uint64_t bytes() const {
     uint64_t n = 0;
     for (const auto& b : blocks) n += b->raw.capacity();
@@ -525,7 +561,7 @@ BlockCache& t_cache() { return per_thread([] { return BlockCache{}; }); }
 PackReader::DecodedBlock* cached_block(uint64_t reader_id, uint64_t offset) {
   for (auto& b : t_cache().blocks)
     if (b->reader_id == reader_id && b->offset == offset) {
-      if (b->last_use != t_cache().tick) t_cache().revisits++;
+      if (b->last_use != t_cache().tick) t_cache().revisits++, t_cache().touched(false);
       b->last_use = ++t_cache().tick;
       return b.get();
     }
@@ -568,6 +604,8 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
   c.decoded = 0;
   c.offset = offset;
   c.last_use = ++t_cache().tick;
+  t_cache().touched(true);
+
   c.reader_id = id_;
   return c;
 }
@@ -581,6 +619,35 @@ PackReader::MemberAt PackReader::cached_member(const IndexRecord& r) const {
   return {c, c->starts[r.member]};
 }
 
+// Decodes block `c` at least to `end`: on from where this thread's decoder
+// stands in its frame, else from the start: the whole block if part of it was
+// decoded before (once), or while this thread's reads come back to blocks
+// more often than they load new ones (random reads over a pack the cache
+// holds would decode each block's prefix, then all of it). A frame whose zstd block overflows the block's raw
+// size is decoded by the stream decoder, which stops once the buffer is full.
+void PackReader::decode_further(DecodedBlock& c, uint64_t end) const {
+  FrameSteps& fs = per_thread([] { return FrameSteps{}; });
+  const std::string what = path() + ": block at offset " + std::to_string(c.offset);
+  try {
+    if (!fs.in(id_, c.offset, c.decoded)) {
+      if (c.decoded > 0 || t_cache().mostly_revisits()) end = c.raw.size();
+      fs.begin(id_, c.offset, c.dict, what);
+    }
+    if (!fs.until(c.payload, std::span<uint8_t>(c.raw.data(), c.raw.size()), end, what)) {
+      decompress_prefix(c.payload, std::span<uint8_t>(c.raw.data(), c.raw.size()), c.dict, what);
+      c.decoded = c.raw.size();
+      return;
+    }
+  } catch (const Corrupt& e) {
+    c.reader_id = 0;
+    throw corrupt(e.where(), e.offset(), e.why());
+  } catch (...) {
+    c.reader_id = 0;
+    throw;
+  }
+  c.decoded = fs.dst;
+}
+
 void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) const {
   const auto [block, start] = cached_member(r);
   const uint64_t end = start + r.raw_len;
@@ -591,21 +658,7 @@ void PackReader::read_member_into(const IndexRecord& r, std::span<uint8_t> out) 
     check_not_shrunk(r);
     return;
   }
-  if (end > c.decoded) {
-    // Whole when a prefix costs the same, or for a second member (once).
-    uint64_t want = c.decoded == 0 && !single_block_frame(c.payload) ? end : c.raw.size();
-    try {
-      decompress_prefix(c.payload, std::span<uint8_t>(c.raw.data(), want), c.dict,
-                        path() + ": block at offset " + std::to_string(r.offset));
-    } catch (const Corrupt& e) {
-      c.reader_id = 0;
-      throw corrupt(e.where(), e.offset(), e.why());
-    } catch (...) {
-      c.reader_id = 0;
-      throw;
-    }
-    c.decoded = want;
-  }
+  if (end > c.decoded) decode_further(c, end);
   if (!out.empty()) std::memcpy(out.data(), c.raw.data() + start, out.size());
   check_not_shrunk(r);
 }

@@ -226,6 +226,7 @@ private:
   void read_member_into(const formats::IndexRecord& r, std::span<uint8_t> out) const;
   DecodedBlock& load_block(uint64_t offset) const; // into this thread's decoded-block cache
   MemberAt cached_member(const formats::IndexRecord& r) const; // checks r against its (cached) block
+  void decode_further(DecodedBlock& c, uint64_t end) const;     // decodes c's frame at least to end
   static uint64_t new_id();
   const ZstdDict* dict_for(ByteSpan frame, const formats::IndexRecord& r) const;
   // An entry's stored bytes (checked) decoded into `out` (r.raw_len bytes),
