@@ -16,7 +16,8 @@
 // SHA-256 of the content) long before they reach the catalog decoder or the
 // materializer, so a custom mutator re-seals most mutants: it walks the
 // entries, converts zstd entries to raw (so later mutations edit the catalog
-// itself) and recomputes digest, stored checksum and header checksum.
+// itself) and recomputes digest, stored checksum and header checksum; a
+// block's checksums are recomputed, its frame kept.
 #include <zstd.h>
 
 #include "core/restore/materialize.hpp"
@@ -31,14 +32,45 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
 namespace {
 
-// Re-seals the entries of a mutated pack (see above). With `to_raw`, zstd
+// Appends the block at `b` (at most `left` bytes) with its table, stored
+// and header checksums made to agree with its bytes, so a mutated frame
+// reaches the zstd decoders (the scan's, and the member reads' block by
+// block); its length, or 0 if it does not fit.
+size_t reseal_block(const uint8_t* b, size_t left, Bytes& out) {
+  if (left < kBlockHeaderSize) return 0;
+  BlockHeader h;
+  h.codec = Codec(b[5]);
+  h.flags = get_u16(b + 6);
+  h.count = get_u32(b + 8);
+  h.raw_len = get_u32(b + 12);
+  h.stored_len = get_u32(b + 16);
+  h.dict_id = get_u32(b + 20);
+  const uint64_t table = block_table_size(h);
+  if (table + h.stored_len > left - kBlockHeaderSize) return 0;
+  h.table_xxh = xxh64(ByteSpan(b + kBlockHeaderSize, table));
+  h.stored_xxh = xxh64(ByteSpan(b + kBlockHeaderSize + table, h.stored_len));
+  uint8_t hdr[kBlockHeaderSize];
+  encode_block_header(h, hdr);
+  out.insert(out.end(), hdr, hdr + kBlockHeaderSize);
+  out.insert(out.end(), b + kBlockHeaderSize, b + kBlockHeaderSize + table + h.stored_len);
+  return kBlockHeaderSize + table + h.stored_len;
+}
+
+// Re-seals the entries and blocks of a mutated pack (see above). With `to_raw`, zstd
 // entries that decompress are rewritten as raw entries.
 Bytes reseal(const uint8_t* data, size_t size, bool to_raw) {
   Bytes out;
   if (size < kPackHeaderSize) return Bytes(data, data + size);
   out.insert(out.end(), data, data + kPackHeaderSize);
   size_t pos = kPackHeaderSize;
-  while (pos + kEntryHeaderSize <= size && std::memcmp(data + pos, kEntryMagic, 4) == 0) {
+  while (pos + kEntryHeaderSize <= size) {
+    if (std::memcmp(data + pos, kBlockMagic, 4) == 0) {
+      size_t len = reseal_block(data + pos, size - pos, out);
+      if (len == 0) break;
+      pos += len;
+      continue;
+    }
+    if (std::memcmp(data + pos, kEntryMagic, 4) != 0) break;
     uint64_t stored_len = get_u64(data + pos + 8);
     if (stored_len > size - pos - kEntryHeaderSize) break;
     uint8_t hdr[kEntryHeaderSize];
