@@ -497,9 +497,9 @@ struct FrameSteps {
 // a restore reads a block's members in table order on one thread
 // (core/materialize's work units): each block decoded once. Else the whole
 // block, once; and whole at once while the thread's reads mostly come back
-// to blocks they read before. Random reads of a pack of small objects hit blocks decoded
-// before (without the LRU every read decoded and re-checked its block: 23-87x
-// slower than format 1). Keyed by the reader's id (never reused) and the
+// to blocks they read before. Random reads of a pack of small objects hit
+// blocks decoded before (without the LRU every read decoded and re-checked
+// its block: 23-87x slower than format 1). Keyed by the reader's id (never reused) and the
 // block's offset; filled only from a checked block.
 struct PackReader::DecodedBlock {
   uint64_t reader_id = 0, offset = 0, last_use = 0;
@@ -605,7 +605,6 @@ PackReader::DecodedBlock& PackReader::load_block(uint64_t offset) const {
   c.offset = offset;
   c.last_use = ++t_cache().tick;
   t_cache().touched(true);
-
   c.reader_id = id_;
   return c;
 }
@@ -623,8 +622,9 @@ PackReader::MemberAt PackReader::cached_member(const IndexRecord& r) const {
 // stands in its frame, else from the start: the whole block if part of it was
 // decoded before (once), or while this thread's reads come back to blocks
 // more often than they load new ones (random reads over a pack the cache
-// holds would decode each block's prefix, then all of it). A frame whose zstd block overflows the block's raw
-// size is decoded by the stream decoder, which stops once the buffer is full.
+// holds would decode each block's prefix, then all of it). A frame whose zstd
+// block overflows the block's raw size is decoded by the stream decoder,
+// which stops once the buffer is full.
 void PackReader::decode_further(DecodedBlock& c, uint64_t end) const {
   FrameSteps& fs = per_thread([] { return FrameSteps{}; });
   const std::string what = path() + ": block at offset " + std::to_string(c.offset);
