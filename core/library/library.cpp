@@ -115,7 +115,6 @@ Library::FileId file_id(const os::FileStat& st) {
   return {st.st_dev, st.st_ino, int64_t(st.st_size), int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-
 // A layer must be named by its trailer (the legacy multi.midx has no name to check).
 void check_layer_name(const MidxLayer& m) {
   auto named = parse_midx_layer_name(base_name(m.path));
