@@ -86,8 +86,6 @@ EntryKind kind_of(os::Mode m) {
   return EntryKind::Other;
 }
 
-// One catalog directory: opened beneath the target, its mode and mtime read,
-// each entry matched with the catalog and examined.
 // Each slot's directory as the scan threads open it: kPending until its pass
 // runs, then its fd or kAbsent. A pass opens its directory beneath the
 // nearest ancestor already open, so most opens resolve one component, not
@@ -105,6 +103,9 @@ private:
   std::unique_ptr<std::atomic<int>[]> state_;
 };
 
+// One catalog directory: opened beneath the target (through the nearest
+// ancestor already open), its mode and mtime read, each entry matched with
+// the catalog and examined.
 class DirScanner {
 public:
   DirScanner(const DirtyContext& cx, TargetScan& sc, OpenDirs& open, size_t slot, std::vector<char>& buf)
