@@ -88,6 +88,7 @@ static std::string parse_error_text(const CLI::App& app, const std::vector<std::
 }
 
 int main(int argc, char** argv) {
+  hpak::os::keep_freed_memory();
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string self = argv[0];
   self = self.substr(self.find_last_of('/') == std::string::npos ? 0 : self.find_last_of('/') + 1);

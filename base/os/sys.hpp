@@ -159,6 +159,12 @@ int connect_local(const std::string& path, int timeout_s);
 // send(2) without SIGPIPE / recv(2) on a connected socket; -1 with errno.
 inline long send(int fd, const void* buf, size_t n);
 inline long recv(int fd, void* buf, size_t n);
+// For a process that runs one command and exits: a freed block of up to
+// 32 MiB goes back to the heap for the next allocation instead of back to the
+// kernel (glibc's malloc otherwise maps a block above 128 KiB afresh and
+// unmaps it on free: every page of it faults again, until its sliding
+// threshold has risen to these same values). Nothing on Windows.
+void keep_freed_memory();
 
 // ---- shared libraries loaded at run time (a dependency only some commands
 // need, so the others do not pay for mapping it at every start; not on hot paths)

@@ -200,9 +200,13 @@ void restore_fresh(const Library& lib, const Catalog& cat, int tfd, const std::s
 
 // The state written, marked incomplete, before the first change of a dirty
 // restore: the old one (its trust basis kept) when it is this target's and
-// its catalog readable, else the new one trusting nothing (fence 0).
+// its catalog readable, else the new one trusting nothing (fence 0). When the
+// old state names this very catalog it is written without it: after a crash,
+// a restore of the same catalog needs only the digest, and one of another
+// catalog, finding none to say what each path held, compares every file.
 IncompleteState incomplete_state(const std::optional<RestoreState>& old, const TrustBasis& trust, const Catalog& cat,
                                  const RestoreState& st) {
+  if (trust.state_ours && trust.same_catalog) return {*old, StateMark{false, old->fence_ns, /*with_catalog=*/false}};
   if (trust.state_ours && trust.prev(cat)) return {*old, StateMark{false, old->fence_ns}};
   return {st, StateMark{false, 0}};
 }

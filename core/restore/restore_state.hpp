@@ -74,7 +74,8 @@ struct RestoreState {
 std::optional<RestoreState> read_state(int target_fd);
 // How a state is written: its own `complete` and fence, or (before a
 // restore's first change) marked incomplete, with the fence it may keep and
-// without its catalog when it keeps none.
+// without its catalog when it keeps no fence or restores that same catalog
+// (its digest is all the next restore of it reads).
 struct StateMark {
   bool complete;
   int64_t fence_ns;

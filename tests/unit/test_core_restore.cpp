@@ -376,6 +376,72 @@ TEST_CASE("restore: an interrupted restore leaves the state incomplete; the next
   CHECK(state_of(t)->complete);
 }
 
+// Appends a line to each of `files` (paths relative to `root`).
+void append_to(const std::string& root, const std::vector<std::string>& files, const char* line) {
+  for (const std::string& f : files) {
+    FILE* fp = fopen((root + "/" + f).c_str(), "a");
+    REQUIRE(fp);
+    fputs(line, fp);
+    fclose(fp);
+  }
+}
+
+TEST_CASE("restore: a dirty restore of the catalog the state names, interrupted, keeps the fence and drops the catalog") {
+  Env env(400);
+  Library lib(env.lib_root);
+  std::vector<std::string> src_files = plain_files(env.src);
+  std::vector<std::string> every9;
+  for (size_t i = 0; i < src_files.size(); i += 9) every9.push_back(src_files[i]);
+  append_to(env.src, every9, "in env b\n");
+  PackOptions po;
+  po.threads = 2;
+  lib.add_tree(env.src, "b", po);
+  std::string t = env.dir / "t";
+  restore(lib, "b", t, ropts());
+  std::string ref_b = t + ".ref-b";
+  REQUIRE(rename(t.c_str(), ref_b.c_str()) == 0);
+  std::string ref = make_reference(t, env.spec);
+
+  restore(lib, "env", t, ropts());
+  const std::optional<RestoreState> before = state_of(t);
+  REQUIRE(before.has_value());
+  REQUIRE(before->complete);
+  REQUIRE_FALSE(before->catalog_stored.empty());
+  std::vector<std::string> files = plain_files(t);
+  files.resize(100);
+  append_to(t, files, "changed\n");
+  RestoreOptions o = ropts();
+  o.threads = 1; // progress is reported by worker 0: with one worker, at the 64th file written
+  o.progress = [](std::string_view phase, uint64_t done, uint64_t) {
+    if (phase == "write" && done > 0) throw Error("simulated crash");
+  };
+  CHECK(fx::error_of([&] { restore(lib, "env", t, o); }) == "simulated crash");
+  const std::optional<RestoreState> mid = state_of(t);
+  REQUIRE(mid.has_value());
+  CHECK_FALSE(mid->complete);
+  CHECK(mid->fence_ns == before->fence_ns);
+  CHECK(mid->catalog_digest == before->catalog_digest);
+  CHECK(mid->catalog_stored.empty());
+  CHECK(mid->catalog_raw_len == 0);
+
+  SUBCASE("the same catalog again: what the fence covers is trusted") {
+    RestoreStats st = restore(lib, "env", t, ropts());
+    CHECK(st.failures.empty());
+    CHECK(st.files_compared <= files.size()); // only what the interrupted restore rewrote
+    CHECK(st.files_written + st.files_kept == st.files);
+    auto d = tree_diffs(ref, t);
+    CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  }
+  SUBCASE("another catalog: no catalog says what each path held, so every file of its size is compared") {
+    RestoreStats st = restore(lib, "b", t, ropts());
+    CHECK(st.failures.empty());
+    CHECK(st.files_compared + every9.size() + files.size() >= st.files);
+    auto d = tree_diffs(ref_b, t);
+    CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  }
+  CHECK(state_of(t)->complete);
+}
+
 TEST_CASE("restore: one restore per target") {
   Env env(20);
   Library lib(env.lib_root);

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -62,6 +63,11 @@ int connect_local(const std::string& path, int timeout_s) {
     return -1;
   }
   return fd;
+}
+
+void keep_freed_memory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's own upper bound for its sliding threshold
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 } // namespace hpak::os

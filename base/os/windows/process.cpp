@@ -91,4 +91,6 @@ int make_temp_file(std::string& templ) {
 // No Unix-domain sockets here (an ssh-agent on Windows listens on a named pipe): ENOSYS.
 int connect_local(const std::string&, int) { return win::fail(ENOSYS); }
 
+void keep_freed_memory() {}
+
 } // namespace hpak::os
