@@ -102,6 +102,7 @@ const char* reloc_kind_name(RelocKind k);
 
 struct Node {
   NodeType type = NodeType::File;
+  RelocKind reloc_kind = RelocKind::Unclassified; // File with relocs (a symlink's are text)
   uint32_t mode = 0;
   int64_t mtime_ns = 0;
   uint64_t size = 0;
@@ -109,8 +110,8 @@ struct Node {
   Digest digest{};              // File
   std::string target;           // Symlink target, or Hardlink: path of the first link
   std::vector<uint64_t> relocs; // File / Symlink
-  RelocKind reloc_kind = RelocKind::Unclassified; // File with relocs (a symlink's are text)
 };
+static_assert(sizeof(Node) <= 144, "a decoded catalog holds one Node per entry: keep it small");
 
 constexpr uint32_t kCatalogVersion = 3;       // written
 constexpr uint32_t kOldestCatalogVersion = 1; // read
