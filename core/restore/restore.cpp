@@ -211,25 +211,35 @@ IncompleteState incomplete_state(const std::optional<RestoreState>& old, const T
   return {st, StateMark{false, 0}};
 }
 
+// What a restore frees after its fence is taken, while the wait for the
+// coarse clock (one to two of its ticks: it lags the precise clock by up to
+// one) passes: the directories the scan opened (closed one by one) and the
+// catalog's nodes. Neither changes the tree.
+void release_during_wait(std::optional<TargetScan>& scan, Catalog& cat) {
+  scan.reset();
+  std::vector<Node>().swap(cat.nodes);
+}
+
 // Dirty (restored before, maybe changed since): scan, plan, apply (see
 // core/restore/restore_plan.hpp). Returns false when the target was already right:
-// nothing written, the state left as it is.
+// nothing written, the state left as it is. The scan (its directories' open
+// descriptors) is left in `scan` for the caller to close.
 bool restore_dirty(const Library& lib, const Catalog& cat, const Digest& digest, int tfd, const std::string& target,
                    const std::string& real_target, const std::optional<RestoreState>& old, const RestoreState& st,
-                   const RestoreOptions& opts, RestoreStats& stats) {
+                   const RestoreOptions& opts, std::optional<TargetScan>& scan, RestoreStats& stats) {
   TrustBasis trust = trust_basis(old, real_target, digest, target);
   CatalogShape shape(cat);
   const RelocTo reloc{real_target, opts.keep_unrelocated};
   DirtyContext cx{lib, cat, shape, tfd, target, real_target, reloc, trust, opts, opts.threads ? opts.threads : default_threads()};
-  TargetScan scan = scan_target(cx);
-  DirtyPlan plan = plan_dirty(cx, scan);
+  scan.emplace(scan_target(cx));
+  DirtyPlan plan = plan_dirty(cx, *scan);
   stats.files_compared = plan.compared;
   if (!plan.changes() && old && old->complete && trust.state_ours && old->catalog_digest == digest) {
     stats.files_kept = stats.files;
     return false;
   }
   stats.failures = plan.failures;
-  apply_dirty_plan(cx, scan, plan, incomplete_state(old, trust, cat, st), stats);
+  apply_dirty_plan(cx, *scan, plan, incomplete_state(old, trust, cat, st), stats);
   return true;
 }
 
@@ -258,9 +268,10 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
     refuse_foreign_target(old, target);
 
   RestoreState st = new_state(lib, catalog_name, cat, digest, stored_cat, real_target);
+  std::optional<TargetScan> scan;
   if (empty) {
     restore_fresh(lib, cat, tfd.get(), target, real_target, st, opts, stats);
-  } else if (!restore_dirty(lib, cat, digest, tfd.get(), target, real_target, old, st, opts, stats)) {
+  } else if (!restore_dirty(lib, cat, digest, tfd.get(), target, real_target, old, st, opts, scan, stats)) {
     lib.touch_used(catalog_name);
     return stats; // nothing to do: no write at all, state stays valid
   }
@@ -280,6 +291,7 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
   st.fence_ns = fence.value;
   write_state(tfd.get(), target, st);
   lib.touch_used(catalog_name);
+  release_during_wait(scan, cat);
   return stats;
 }
 

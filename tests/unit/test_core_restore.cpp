@@ -442,6 +442,26 @@ TEST_CASE("restore: a dirty restore of the catalog the state names, interrupted,
   CHECK(state_of(t)->complete);
 }
 
+TEST_CASE("restore: every directory a dirty restore opened is closed when it returns") {
+  Env env(300);
+  Library lib(env.lib_root);
+  std::string t = env.dir / "t";
+  restore(lib, "env", t, ropts());
+  auto open_fds = [] { return std::distance(std::filesystem::directory_iterator("/proc/self/fd"), {}); };
+  const auto before = open_fds();
+  std::vector<std::string> files = plain_files(t);
+  files.resize(20);
+  append_to(t, files, "changed\n");
+  RestoreOptions o = ropts();
+  o.wait = false; // a descriptor left open would hold the target's lock: an error, not a wait
+  RestoreStats dirty = restore(lib, "env", t, o); // writes: its fence taken, the scan released while it passes
+  CHECK(dirty.files_written == files.size());
+  CHECK(open_fds() == before);
+  RestoreStats noop = restore(lib, "env", t, o); // nothing to write: returns before any fence
+  CHECK(noop.files_written == 0);
+  CHECK(open_fds() == before);
+}
+
 TEST_CASE("restore: one restore per target") {
   Env env(20);
   Library lib(env.lib_root);
