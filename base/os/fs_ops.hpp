@@ -100,7 +100,8 @@ inline std::string_view leaf_of(std::string_view path) {
 //   wait_ctime_fence()  returns once every change made after it will have a
 //                       ctime at or above `value` (Linux: the coarse clock,
 //                       which file timestamps never fall below, has passed
-//                       `mark`; up to about one tick after the take).
+//                       `mark`; it lags the precise clock by up to a tick,
+//                       so up to about two ticks after the take).
 // Until the wait returns, a change made meanwhile may get a ctime below it.
 struct CtimeFence {
   int64_t value = 0; // ns since the epoch
