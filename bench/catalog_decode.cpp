@@ -49,23 +49,6 @@ long minor_faults() {
   return u.ru_minflt;
 }
 
-// check_path's rules, as the decoder applies them (from `from`, the start of
-// a component; the ones before it known valid).
-bool path_ok(std::string_view p, size_t from) {
-  if (p.empty() || p.size() > kMaxPath || p[0] == '/') return false;
-  size_t start = from;
-  for (size_t i = from; i <= p.size(); i++) {
-    if (i < p.size() && p[i] != '/') {
-      if (p[i] == '\0') return false;
-      continue;
-    }
-    size_t len = i - start;
-    if (len == 0 || len > kMaxName || (p[start] == '.' && (len == 1 || (len == 2 && p[start + 1] == '.')))) return false;
-    start = i + 1;
-  }
-  return true;
-}
-
 // The compact form: one array per field, paths in one block.
 struct Compact {
   std::string name;

@@ -80,7 +80,7 @@ std::string check_name(std::string_view name) {
 // message per component was ~3% of a no-op restore's CPU (25,369 paths,
 // issue 32). check_path runs the slow check only to say why a path fails.
 // `from`: the start of a component, every component before it known valid.
-static bool path_ok(std::string_view path, size_t from = 0) {
+bool path_ok(std::string_view path, size_t from) {
   if (path.empty() || path.size() > kMaxPath || path[0] == '/') return false;
   size_t start = from;
   for (size_t i = from; i <= path.size(); i++) {

@@ -162,6 +162,9 @@ struct DirSlots {
 DirSlots dir_slots(const Catalog& c);
 // Empty string if `path` is a valid relative catalog path, else why not.
 std::string check_path(std::string_view path);
+// The same rules, without a message (what a decode checks of every path); the
+// components before `from` (the start of one) are known valid.
+bool path_ok(std::string_view path, size_t from = 0);
 std::string check_name(std::string_view name);
 
 // Writes `version` (kCatalogVersion unless a test or a reader of an old

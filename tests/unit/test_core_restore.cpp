@@ -95,6 +95,44 @@ std::vector<std::string> plain_files(const std::string& root) {
   return out;
 }
 
+// Appends a line to each of `files` (paths relative to `root`).
+void append_to(const std::string& root, const std::vector<std::string>& files, const char* line) {
+  for (const std::string& f : files) {
+    FILE* fp = fopen((root + "/" + f).c_str(), "a");
+    REQUIRE(fp);
+    fputs(line, fp);
+    fclose(fp);
+  }
+}
+
+// A restore of `name` into `t` that succeeds and leaves exactly the tree
+// `ref` there; its figures.
+RestoreStats restore_exactly(const Library& lib, const std::string& name, const std::string& t, const std::string& ref) {
+  RestoreStats st = restore(lib, name, t, ropts());
+  CHECK(st.failures.empty());
+  auto d = tree_diffs(ref, t);
+  CHECK_MESSAGE(d.empty(), fx::join_lines(d));
+  return st;
+}
+
+// Another version of a source tree: a line appended to every 9th plain file;
+// the files changed.
+std::vector<std::string> change_every_9th(const std::string& src) {
+  std::vector<std::string> files = plain_files(src), changed;
+  for (size_t i = 0; i < files.size(); i += 9) changed.push_back(files[i]);
+  append_to(src, changed, "in env b\n");
+  return changed;
+}
+
+// What a restore of `name` into `t` produces, restored there and moved aside
+// (to t + ".ref-" + name); `t` is left absent.
+std::string reference_of(const Library& lib, const std::string& name, const std::string& t) {
+  restore(lib, name, t, ropts());
+  std::string ref = t + ".ref-" + name;
+  REQUIRE(rename(t.c_str(), ref.c_str()) == 0);
+  return ref;
+}
+
 // Flips bits of one byte in place (no truncation: the pack may be mapped).
 void xor_byte(const std::string& path, uint64_t at, uint8_t mask) {
   int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -315,14 +353,7 @@ TEST_CASE("restore: switching a target to another environment keeps what is comm
   Library lib(env.lib_root);
   // B: the same source directory, changed (same roots, so relocations match).
   std::vector<std::string> files = plain_files(env.src);
-  size_t changed = 0;
-  for (size_t i = 0; i < files.size(); i += 9) {
-    FILE* f = fopen((env.src + "/" + files[i]).c_str(), "a");
-    REQUIRE(f);
-    fputs("in env b\n", f);
-    fclose(f);
-    changed++;
-  }
+  const size_t changed = change_every_9th(env.src).size();
   fx::write_file(env.src + "/share/only-in-b", "b");
   REQUIRE(unlink((env.src + "/" + files[5]).c_str()) == 0);
   PackOptions po;
@@ -330,9 +361,7 @@ TEST_CASE("restore: switching a target to another environment keeps what is comm
   lib.add_tree(env.src, "b", po);
 
   std::string t = env.dir / "t";
-  restore(lib, "b", t, ropts());
-  std::string ref_b = t + ".ref-b";
-  REQUIRE(rename(t.c_str(), ref_b.c_str()) == 0);
+  std::string ref_b = reference_of(lib, "b", t);
   restore(lib, "env", t, ropts());
   RestoreStats st = restore(lib, "b", t, ropts());
   CHECK(st.failures.empty());
@@ -376,30 +405,15 @@ TEST_CASE("restore: an interrupted restore leaves the state incomplete; the next
   CHECK(state_of(t)->complete);
 }
 
-// Appends a line to each of `files` (paths relative to `root`).
-void append_to(const std::string& root, const std::vector<std::string>& files, const char* line) {
-  for (const std::string& f : files) {
-    FILE* fp = fopen((root + "/" + f).c_str(), "a");
-    REQUIRE(fp);
-    fputs(line, fp);
-    fclose(fp);
-  }
-}
-
 TEST_CASE("restore: a dirty restore of the catalog the state names, interrupted, keeps the fence and drops the catalog") {
   Env env(400);
   Library lib(env.lib_root);
-  std::vector<std::string> src_files = plain_files(env.src);
-  std::vector<std::string> every9;
-  for (size_t i = 0; i < src_files.size(); i += 9) every9.push_back(src_files[i]);
-  append_to(env.src, every9, "in env b\n");
+  const std::vector<std::string> every9 = change_every_9th(env.src);
   PackOptions po;
   po.threads = 2;
   lib.add_tree(env.src, "b", po);
   std::string t = env.dir / "t";
-  restore(lib, "b", t, ropts());
-  std::string ref_b = t + ".ref-b";
-  REQUIRE(rename(t.c_str(), ref_b.c_str()) == 0);
+  std::string ref_b = reference_of(lib, "b", t);
   std::string ref = make_reference(t, env.spec);
 
   restore(lib, "env", t, ropts());
@@ -425,19 +439,13 @@ TEST_CASE("restore: a dirty restore of the catalog the state names, interrupted,
   CHECK(mid->catalog_raw_len == 0);
 
   SUBCASE("the same catalog again: what the fence covers is trusted") {
-    RestoreStats st = restore(lib, "env", t, ropts());
-    CHECK(st.failures.empty());
+    RestoreStats st = restore_exactly(lib, "env", t, ref);
     CHECK(st.files_compared <= files.size()); // only what the interrupted restore rewrote
     CHECK(st.files_written + st.files_kept == st.files);
-    auto d = tree_diffs(ref, t);
-    CHECK_MESSAGE(d.empty(), fx::join_lines(d));
   }
   SUBCASE("another catalog: no catalog says what each path held, so every file of its size is compared") {
-    RestoreStats st = restore(lib, "b", t, ropts());
-    CHECK(st.failures.empty());
+    RestoreStats st = restore_exactly(lib, "b", t, ref_b);
     CHECK(st.files_compared + every9.size() + files.size() >= st.files);
-    auto d = tree_diffs(ref_b, t);
-    CHECK_MESSAGE(d.empty(), fx::join_lines(d));
   }
   CHECK(state_of(t)->complete);
 }
