@@ -21,7 +21,7 @@ for p in "$lib"/packs/*.hpak; do
 done
 [[ -s $tmp/cat ]] || { echo "catalog-decode.sh: catalog '$name' not found in $lib" >&2; exit 1; }
 echo "# catalog '$name' ($digest): $(stat -c %s "$tmp/cat") bytes raw; $runs runs of each form, alternated"
-for r in $(seq 1 "$runs"); do
+for _ in $(seq 1 "$runs"); do
   "$tool" "$tmp/cat" nodes
   "$tool" "$tmp/cat" compact
 done >"$tmp/res"
