@@ -278,10 +278,10 @@ RestoreStats restore(const Library& lib, const std::string& catalog_name, const 
 
   if (!stats.failures.empty()) return stats; // state stays incomplete: the next restore repairs
   // The fence is taken after the last change to the tree; writing the state
-  // (which changes only the target's root, always read) and touching the
-  // catalog overlap its wait, which ends before the restore returns (or
-  // throws) and unlocks the target: every change made after that has a ctime
-  // at or above it.
+  // (which changes only the target's root, always read), touching the
+  // catalog and release_during_wait overlap its wait, which ends before the
+  // restore returns (or throws) and unlocks the target: every change made
+  // after that has a ctime at or above it.
   const CtimeFence fence = take_ctime_fence();
   struct WaitFence {
     const CtimeFence& f;
