@@ -3,6 +3,8 @@
 #include "formats/catalog_codec.hpp"
 
 #include <algorithm>
+#include <ostream>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 
@@ -29,6 +31,52 @@ const char* reloc_kind_name(RelocKind k) {
   return "?";
 }
 
+std::ostream& operator<<(std::ostream& o, PathRef p) { return o << p.view(); }
+
+PathStore& PathStore::operator=(PathStore&& o) noexcept {
+  if (this != &o) {
+    blocks_ = std::move(o.blocks_);
+    next_ = std::exchange(o.next_, nullptr);
+    left_ = std::exchange(o.left_, 0);
+    o.blocks_.clear();
+  }
+  return *this;
+}
+
+void PathStore::reserve(size_t bytes) {
+  if (bytes <= left_) return;
+  constexpr size_t kBlock = 64 * 1024;
+  const size_t size = std::max(bytes, kBlock);
+  blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+  next_ = blocks_.back().get();
+  left_ = size;
+}
+
+PathRef PathStore::keep(std::string_view head, std::string_view tail) {
+  const size_t size = head.size() + tail.size();
+  if (size > UINT32_MAX) throw Error("internal error: a path of " + std::to_string(size) + " bytes kept");
+  reserve(size + 1);
+  char* at = next_;
+  if (!head.empty()) std::memcpy(at, head.data(), head.size());
+  if (!tail.empty()) std::memcpy(at + head.size(), tail.data(), tail.size());
+  at[size] = '\0'; // for c_str()
+  next_ += size + 1;
+  left_ -= size + 1;
+  return PathRef(at, uint32_t(size));
+}
+
+Catalog::Catalog(const Catalog& o) : version(o.version), name(o.name), roots(o.roots), nodes(o.nodes) {
+  size_t bytes = 0;
+  for (const Node& n : nodes) bytes += n.path.size();
+  paths.reserve(bytes);
+  for (Node& n : nodes) n.path = paths.keep(n.path);
+}
+
+Catalog& Catalog::operator=(const Catalog& o) {
+  if (this != &o) *this = Catalog(o);
+  return *this;
+}
+
 bool path_less(std::string_view a, std::string_view b) {
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; i++) {
@@ -51,9 +99,9 @@ DirSlots dir_slots(const Catalog& c) {
   d.parent.assign(c.nodes.size(), 0);
   std::vector<uint32_t> open;
   for (size_t i = 0; i < c.nodes.size(); i++) {
-    const std::string& p = c.nodes[i].path;
+    std::string_view p = c.nodes[i].path;
     auto inside = [&](uint32_t slot) {
-      const std::string& dir = c.nodes[d.dir_nodes[slot]].path;
+      std::string_view dir = c.nodes[d.dir_nodes[slot]].path;
       return p.size() > dir.size() && p[dir.size()] == '/' && p.compare(0, dir.size(), dir) == 0;
     };
     while (!open.empty() && !inside(open.back())) open.pop_back();
@@ -215,7 +263,7 @@ void NodePlacer::place(const std::vector<Node>& nodes, size_t i, const Node& n, 
   // Paths are in path_less order, which lists each directory's subtree right
   // after it: the directories enclosing the current node form a stack, so
   // "the parent is a directory of the catalog" needs no lookup table.
-  auto inside = [&](const std::string& dir) {
+  auto inside = [&](std::string_view dir) {
     return n.path.size() > dir.size() && n.path[dir.size()] == '/' && n.path.compare(0, dir.size(), dir) == 0;
   };
   while (!open_dirs_.empty() && !inside(nodes[open_dirs_.back()].path)) open_dirs_.pop_back();
@@ -230,7 +278,7 @@ void NodePlacer::added(const Node& n, size_t i) {
 
 const Node& hardlinked_file(const Catalog& c, size_t before, const Node& link, ByteReader& r) {
   auto end = c.nodes.begin() + ptrdiff_t(before);
-  auto it = std::lower_bound(c.nodes.begin(), end, link.target, [](const Node& a, const std::string& t) { return path_less(a.path, t); });
+  auto it = std::lower_bound(c.nodes.begin(), end, link.target, [](const Node& a, std::string_view t) { return path_less(a.path, t); });
   if (it == end || it->path != link.target || it->type != NodeType::File)
     r.fail("hardlink '" + shown(link.path) + "' to '" + shown(link.target) + "', which is not an earlier file");
   return *it;
@@ -263,7 +311,7 @@ static Catalog decode_catalog_v12(ByteReader& r, uint32_t version, const std::st
     if (n.mode & ~07777u) r.fail("mode has bits outside 07777");
     n.mtime_ns = int64_t(r.u64());
     n.size = r.u64();
-    n.path = std::string(r.str(kMaxPath));
+    n.path = c.keep(r.str(kMaxPath));
     placer.place(c.nodes, c.nodes.size(), n, where, at);
     switch (n.type) {
     case NodeType::File:

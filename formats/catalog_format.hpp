@@ -82,9 +82,13 @@
 // Owners, groups, xattrs and ACLs are not recorded.
 #pragma once
 
+#include <compare>
 #include <cstdint>
+#include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/bytes.hpp"
@@ -100,18 +104,92 @@ const char* node_type_name(NodeType t);
 enum class RelocKind : uint8_t { Unclassified = 0, Text = 1, InPlace = 2, SameLength = 3, Verbatim = 4 };
 const char* reloc_kind_name(RelocKind k);
 
+// A node's path: a view of bytes its catalog keeps (Catalog::keep, a few
+// large blocks) rather than a string of its own, so a decode makes one
+// allocation for every path, not one per path. Made only by a PathStore or
+// from a string literal: a path cannot silently point into a temporary. A
+// copied Node's path still points into its catalog's blocks; Catalog's copy
+// re-keeps every path in the copy's own.
+class PathRef {
+public:
+  constexpr PathRef() = default;
+  // A string literal (consteval: a buffer on the stack is refused at compile time).
+  consteval PathRef(const char* literal) : p_(literal), n_(uint32_t(std::char_traits<char>::length(literal))) {}
+  std::string_view view() const { return {p_, n_}; }
+  operator std::string_view() const { return view(); }
+  std::string str() const { return std::string(view()); }
+  const char* data() const { return p_; }
+  const char* c_str() const { return p_; } // kept with a NUL after it, as a literal is
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  char operator[](size_t i) const { return p_[i]; }
+  const char* begin() const { return p_; }
+  const char* end() const { return p_ + n_; }
+  char back() const { return p_[n_ - 1]; }
+  size_t find(char c, size_t from = 0) const { return view().find(c, from); }
+  size_t find(std::string_view s, size_t from = 0) const { return view().find(s, from); }
+  size_t rfind(char c, size_t from = std::string_view::npos) const { return view().rfind(c, from); }
+  size_t rfind(std::string_view s, size_t from = std::string_view::npos) const { return view().rfind(s, from); }
+  std::string_view substr(size_t from, size_t count = std::string_view::npos) const { return view().substr(from, count); }
+  bool starts_with(std::string_view s) const { return view().starts_with(s); }
+  bool starts_with(char c) const { return view().starts_with(c); }
+  bool ends_with(std::string_view s) const { return view().ends_with(s); }
+  int compare(std::string_view s) const { return view().compare(s); }
+  int compare(size_t pos, size_t count, std::string_view s) const { return view().compare(pos, count, s); }
+  friend bool operator==(PathRef a, PathRef b) { return a.view() == b.view(); }
+  friend bool operator==(PathRef a, std::string_view b) { return a.view() == b; }
+  friend bool operator==(PathRef a, const std::string& b) { return a.view() == b; }
+  friend bool operator==(PathRef a, const char* b) { return a.view() == b; }
+  friend auto operator<=>(PathRef a, PathRef b) { return a.view() <=> b.view(); }
+  friend std::string operator+(std::string a, PathRef b) { return a.append(b.view()); }
+  friend std::string operator+(PathRef a, std::string_view b) { return std::string(a.view()).append(b); }
+  friend std::string operator+(PathRef a, const char* b) { return std::string(a.view()).append(b); }
+  friend std::string operator+(const char* a, PathRef b) { return std::string(a).append(b.view()); }
+
+private:
+  friend class PathStore;
+  PathRef(const char* p, uint32_t n) : p_(p), n_(n) {}
+  const char* p_ = "";
+  uint32_t n_ = 0;
+};
+std::ostream& operator<<(std::ostream& o, PathRef p);
+
+// The blocks a catalog's paths live in: keep() copies bytes into the current
+// block (a new one when it is full) and returns a view that stays valid, at
+// the same address, until the store is destroyed (moving a store moves its
+// blocks, not their bytes). Each kept path is followed by a NUL (c_str()).
+class PathStore {
+public:
+  PathStore() = default;
+  // A moved-from store is empty (it hands out nothing in the blocks it gave up).
+  PathStore(PathStore&& o) noexcept { *this = std::move(o); }
+  PathStore& operator=(PathStore&& o) noexcept;
+  PathStore(const PathStore&) = delete;
+  PathStore& operator=(const PathStore&) = delete;
+
+  // `head` then `tail`, one path (a decoder's shared prefix and suffix).
+  PathRef keep(std::string_view head, std::string_view tail = {});
+  // Makes room for `bytes` more in one block (a decoder that knows the sum).
+  void reserve(size_t bytes);
+
+private:
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;
+  size_t left_ = 0;
+};
+
 struct Node {
   NodeType type = NodeType::File;
   RelocKind reloc_kind = RelocKind::Unclassified; // File with relocs (a symlink's are text)
   uint32_t mode = 0;
   int64_t mtime_ns = 0;
   uint64_t size = 0;
-  std::string path;
+  PathRef path;                 // in the catalog's PathStore (Catalog::keep)
   Digest digest{};              // File
   std::string target;           // Symlink target, or Hardlink: path of the first link
   std::vector<uint64_t> relocs; // File / Symlink
 };
-static_assert(sizeof(Node) <= 144, "a decoded catalog holds one Node per entry: keep it small");
+static_assert(sizeof(Node) <= 128, "a decoded catalog holds one Node per entry: keep it small");
 
 constexpr uint32_t kCatalogVersion = 3;       // written
 constexpr uint32_t kOldestCatalogVersion = 1; // read
@@ -128,6 +206,17 @@ struct Catalog {
   std::string name;
   std::vector<std::string> roots;
   std::vector<Node> nodes;
+  PathStore paths; // every node's path
+
+  // A path kept as long as this catalog: what every node's path is set to.
+  PathRef keep(std::string_view path) { return paths.keep(path); }
+
+  Catalog() = default;
+  Catalog(Catalog&&) = default;
+  Catalog& operator=(Catalog&&) = default;
+  // A copy keeps every path again, in its own store.
+  Catalog(const Catalog& o);
+  Catalog& operator=(const Catalog& o);
 };
 
 // Calls f(node) for every file node of `c`, the nodes that name an object

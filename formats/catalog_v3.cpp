@@ -154,9 +154,7 @@ void read_paths(ByteReader& r, Catalog& c, const std::string& where) {
       r.fail("path shares more than the " + std::to_string(plens[i]) + " bytes it says with the previous path");
     Node& n = c.nodes[i];
     const size_t plen = size_t(plens[i]);
-    n.path.resize(plen + suffix.size()); // one allocation; both parts copied in
-    if (plen) std::memcpy(n.path.data(), prev.data(), plen); // prev is empty (data() may be null) before the first path
-    if (!suffix.empty()) std::memcpy(n.path.data() + plen, suffix.data(), suffix.size());
+    n.path = c.paths.keep(prev.substr(0, plen), std::string_view(reinterpret_cast<const char*>(suffix.data()), suffix.size()));
     placer.place(c.nodes, i, n, where, at, plen);
     placer.added(n, i);
     prev = n.path;

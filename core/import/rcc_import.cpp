@@ -78,7 +78,7 @@ struct Converter {
   const std::string& where;
   Catalog cat;
   RccImportedCatalog sum;
-  std::map<std::string, const RccFile*> rewrite_of;         // path -> entry with rewrite offsets
+  std::map<std::string, const RccFile*, std::less<>> rewrite_of;        // path -> entry with rewrite offsets
 
   [[noreturn]] void refuse(const std::string& path, const std::string& why) const {
     throw RccRefused("rcc catalog '" + where + "': '" + path + "' " + why);
@@ -94,12 +94,12 @@ struct Converter {
     return path;
   }
 
-  Node symlink_node(const std::string& path, const std::string& target) const {
+  Node symlink_node(const std::string& path, const std::string& target) {
     if (target.find('\0') != std::string::npos || target.size() > kMaxPath) refuse(path, "has a bad symlink target");
     Node n;
     n.type = NodeType::Symlink;
     n.mode = 0777;
-    n.path = path;
+    n.path = cat.keep(path);
     n.target = target;
     n.size = target.size();
     n.mtime_ns = kMotherTimeNs;
@@ -124,7 +124,7 @@ struct Converter {
     Node n;
     n.type = NodeType::File;
     n.mode = go_mode_to_posix(f.mode);
-    n.path = path;
+    n.path = cat.keep(path);
     n.digest = *d;
     n.size = uint64_t(f.size);
     n.mtime_ns = kMotherTimeNs;
@@ -162,7 +162,7 @@ struct Converter {
       Node n;
       n.type = NodeType::Dir;
       n.mode = go_mode_to_posix(sub.mode);
-      n.path = path;
+      n.path = cat.keep(path);
       n.mtime_ns = kMotherTimeNs;
       cat.nodes.push_back(std::move(n));
       sum.dirs++;
@@ -220,14 +220,14 @@ RccConverted convert_rcc_tree(const RccCatalog& rc, const std::string& name, con
   std::sort(c.cat.nodes.begin(), c.cat.nodes.end(), [](const Node& a, const Node& b) { return path_less(a.path, b.path); });
   // Keys are unique per directory, but "a" as a file and a directory would clash.
   for (size_t i = 1; i < c.cat.nodes.size(); i++)
-    if (c.cat.nodes[i].path == c.cat.nodes[i - 1].path) c.refuse(c.cat.nodes[i].path, "is both a file and a directory");
+    if (c.cat.nodes[i].path == c.cat.nodes[i - 1].path) c.refuse(c.cat.nodes[i].path.str(), "is both a file and a directory");
   RccConverted out;
   for (size_t i = 0; i < c.cat.nodes.size(); i++) {
-    auto it = c.rewrite_of.find(c.cat.nodes[i].path);
+    auto it = c.rewrite_of.find(c.cat.nodes[i].path.view());
     if (it != c.rewrite_of.end() && c.cat.nodes[i].type == NodeType::File) out.rewrites.emplace_back(i, it->second->rewrite);
   }
   if (!out.rewrites.empty() && c.cat.roots.empty())
-    c.refuse(c.cat.nodes[out.rewrites[0].first].path, "has rewrite offsets but the catalog has no space path");
+    c.refuse(c.cat.nodes[out.rewrites[0].first].path.str(), "has rewrite offsets but the catalog has no space path");
   c.sum.name = name;
   c.sum.source = where;
   c.sum.platform = rc.platform;

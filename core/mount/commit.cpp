@@ -51,12 +51,15 @@ public:
     fix_base_hardlinks();
     link_upper_hardlinks();
     out_.catalog.roots = used_roots();
-    for (auto& [path, n] : nodes_) out_.catalog.nodes.push_back(std::move(n));
+    for (auto& [path, n] : nodes_) {
+      n.path = out_.catalog.keep(path); // (a base node's path is in the base catalog)
+      out_.catalog.nodes.push_back(std::move(n));
+    }
   }
 
 private:
-  std::string shown(const std::string& rel) const { return opts_.shown + "/" + rel; }
-  std::string upper_path(const std::string& rel) const { return rel.empty() ? opts_.upper : opts_.upper + "/" + rel; }
+  std::string shown(std::string_view rel) const { return opts_.shown + "/" + std::string(rel); }
+  std::string upper_path(std::string_view rel) const { return rel.empty() ? opts_.upper : opts_.upper + "/" + std::string(rel); }
 
   // The value of an overlay xattr of an upper entry ("" if it has none).
   std::string xattr(const std::string& rel, const char* name) const {
@@ -142,7 +145,7 @@ private:
     const bool existed = old != nodes_.end();
     const bool was_dir = existed && old->second.type == NodeType::Dir;
     Node n;
-    n.path = rel;
+    n.path = paths_.keep(rel);
     n.mode = uint32_t(st.st_mode & 07777);
     n.mtime_ns = mtime_ns_of(st);
     if (S_ISDIR(st.st_mode)) {
@@ -176,7 +179,7 @@ private:
     std::atomic<uint64_t> budget{opts_.keep_upper_bytes};
     PassProgress progress(opts_.progress, "hash", pending_.size());
     parallel_for(pending_.size(), default_threads(), 1, [&](size_t i, unsigned tid) {
-      HashedFile h = hash_file(upper_fd_.get(), pending_[i], shown(pending_[i]), roots_);
+      HashedFile h = hash_file(upper_fd_.get(), pending_[i].c_str(), shown(pending_[i]), roots_);
       hashed[i] = Hashed{h.digest, h.raw.size(), std::move(h.relocs), h.reloc_kind};
       uint64_t left = budget.load(std::memory_order_relaxed);
       while (left >= h.raw.size() && !budget.compare_exchange_weak(left, left - h.raw.size(), std::memory_order_relaxed)) {}
@@ -265,6 +268,7 @@ private:
   const CommitOptions& opts_;
   MergedView& out_;
   NodeMap nodes_;
+  formats::PathStore paths_; // the paths of nodes the upper layer adds
   std::vector<std::string> roots_;
   std::map<std::string, UpperEntry> from_upper_;
   std::vector<std::string> pending_; // upper regular files, in walk order

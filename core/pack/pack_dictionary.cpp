@@ -22,7 +22,7 @@ bool read_into(const WalkedTree& walked, size_t node, Sample& s) {
   if (!fd) return false;
   Bytes b;
   try {
-    b = read_fd_bounded(fd.get(), n.path, n.size);
+    b = read_fd_bounded(fd.get(), n.path.str(), n.size);
   } catch (const Error&) {
     return false; // changed since the walk: the hash pass reports what matters
   }

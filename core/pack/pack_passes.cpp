@@ -39,8 +39,8 @@ WalkedTree walk_tree(const std::string& src, const PackOptions& opts) {
 namespace {
 
 // Reads a whole regular file relative to `rootfd`.
-Bytes read_member(int rootfd, const std::string& rel, const std::string& shown) {
-  int fd = os::open_at(rootfd, rel.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+Bytes read_member(int rootfd, const char* rel, const std::string& shown) {
+  int fd = os::open_at(rootfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) throw_errno("unable to open '" + shown + "'");
   Fd guard(fd);
   os::FileStat st;
@@ -62,7 +62,7 @@ Bytes read_member(int rootfd, const std::string& rel, const std::string& shown) 
 
 } // namespace
 
-HashedFile hash_file(int rootfd, const std::string& rel, const std::string& shown, const std::vector<std::string>& roots) {
+HashedFile hash_file(int rootfd, const char* rel, const std::string& shown, const std::vector<std::string>& roots) {
   HashedFile h;
   h.raw = read_member(rootfd, rel, shown);
   h.digest = sha256(h.raw);

@@ -52,7 +52,7 @@ struct HashedFile {
   formats::RelocKind reloc_kind = formats::RelocKind::Unclassified; // set when relocs is not empty
 };
 // Reads the regular file `rel` beneath `rootfd` (`shown` names it in errors).
-HashedFile hash_file(int rootfd, const std::string& rel, const std::string& shown, const std::vector<std::string>& roots);
+HashedFile hash_file(int rootfd, const char* rel, const std::string& shown, const std::vector<std::string>& roots);
 
 // An open large file, read in windows through reused buffers (pread; no
 // mapping): memory stays bounded whatever its size.

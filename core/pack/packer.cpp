@@ -49,7 +49,7 @@ struct FilePipeline {
     const Node& n = node(i);
     if (is_large(n.size, opts)) return; // hashed by the write pass, in its turn
     Slot& s = slots[i];
-    s.hashed = hash_file(rootfd, n.path, shown(n), roots());
+    s.hashed = hash_file(rootfd, n.path.c_str(), shown(n), roots());
     const Bytes& raw = s.hashed.raw;
     bool first;
     {
@@ -179,6 +179,7 @@ PackedTree pack_tree(const std::string& src, PackWriter& writer, const PackOptio
   Catalog& cat = walked.catalog;
   finish_nodes(walked.tree.nodes, cat.roots, stats);
   cat.nodes = std::move(walked.tree.nodes);
+  cat.paths = std::move(walked.tree.paths);
   writer.close_block(); // v2: the last block of small objects, before the catalogs
   stats.stored_written += writer.block_bytes() - block_bytes_before;
   PackedTree out;

@@ -33,7 +33,7 @@ struct Walker {
       os::FileStat st;
       if (os::stat_at(dirfd, name.c_str(), st, AT_SYMLINK_NOFOLLOW) != 0) throw_errno("unable to stat '" + shown + "'");
       Node n;
-      n.path = path;
+      n.path = out.paths.keep(path);
       n.mode = st.st_mode & 07777;
       n.mtime_ns = mtime(st);
       if (S_ISDIR(st.st_mode)) {

@@ -24,6 +24,7 @@ struct ScanOptions {
 
 struct ScannedTree {
   std::vector<formats::Node> nodes;
+  formats::PathStore paths; // the nodes' paths (a Catalog takes it with them)
   std::vector<size_t> files; // indices of File nodes, in catalog order
   std::vector<std::string> skipped; // special files skipped
   uint64_t file_bytes = 0;

@@ -432,7 +432,7 @@ private:
   void fail(const Node& node, const std::string& why) {
     if (!opts_.partial) throw Error(why);
     std::lock_guard lk(mu_);
-    stats_.failures.push_back({node.path, to_hex(node.digest), why});
+    stats_.failures.push_back({node.path.str(), to_hex(node.digest), why});
   }
 
   void write_file(size_t k, unsigned tid) {
@@ -444,7 +444,7 @@ private:
     // In a leaf directory (no fd): "leaf/name" beneath the leaf's parent.
     const char* via_name = name;
     if (pfd < 0) {
-      const std::string& dir = nodes_[dir_nodes_[slot]].path;
+      std::string_view dir = nodes_[dir_nodes_[slot]].path;
       via_name = node.path.c_str() + (dir.size() - leaf_of(dir).size());
       pfd = dir_fds_[parent_[dir_nodes_[slot]]];
     }
@@ -511,7 +511,7 @@ private:
           }
         }
         if (errno == ENOENT && opts_.partial) {
-          stats_.failures.push_back({node.path, "", "hardlink target '" + node.target + "' was not restored"});
+          stats_.failures.push_back({node.path.str(), "", "hardlink target '" + node.target + "' was not restored"});
           continue;
         }
         throw_errno("unable to link '" + shown(node) + "'");

@@ -214,10 +214,11 @@ IncompleteState incomplete_state(const std::optional<RestoreState>& old, const T
 // What a restore frees after its fence is taken, while the wait for the
 // coarse clock (one to two of its ticks: it lags the precise clock by up to
 // one) passes: the directories the scan opened (closed one by one) and the
-// catalog's nodes. Neither changes the tree.
+// catalog's nodes and their paths. Neither changes the tree.
 void release_during_wait(std::optional<TargetScan>& scan, Catalog& cat) {
   scan.reset();
   std::vector<Node>().swap(cat.nodes);
+  cat.paths = PathStore();
 }
 
 // Dirty (restored before, maybe changed since): scan, plan, apply (see

@@ -101,7 +101,7 @@ void make_dirs(const DirtyContext& cx, TargetScan& sc, const DirtyPlan& p, Resto
     if (os::mkdir_at(pfd, name.c_str(), mode) != 0 && errno != EEXIST) throw_errno("unable to create directory '" + cx.target + "/" + n.path + "'");
     if (sc.dir_fd[s] >= 0) os::close(sc.dir_fd[s]);
     sc.dir_fd[s] = open_dir_beneath(pfd, name);
-    if (sc.dir_fd[s] < 0) refuse_unopenable_dir(cx.tfd, cx.target, n.path, errno);
+    if (sc.dir_fd[s] < 0) refuse_unopenable_dir(cx.tfd, cx.target, n.path.str(), errno);
     sc.dir_mode[s] = mode;
     sc.dir_mtime[s] = INT64_MIN; // set last, by finish_dirs
     stats.dirs_created++;
@@ -142,7 +142,7 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
       os::unlink_at(pfd, name.c_str(), 0);
       if (!cx.opts.partial) throw Error("'" + shown + "' not restored: " + e.what());
       std::lock_guard lk(mu);
-      stats.failures.push_back({n.path, to_hex(n.digest), e.what()});
+      stats.failures.push_back({n.path.str(), to_hex(n.digest), e.what()});
       failed++;
       return;
     }

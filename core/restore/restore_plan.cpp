@@ -180,7 +180,7 @@ void compare_untrusted(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& 
   for (auto& [j, why] : forged) {
     const Node& n = cx.cat.nodes[j];
     if (!cx.opts.partial) throw Error("'" + cx.target + "/" + n.path + "' cannot be checked: " + why);
-    p.failures.push_back({n.path, to_hex(n.digest), why});
+    p.failures.push_back({n.path.str(), to_hex(n.digest), why});
     p.nodes[j] = {Act::Leave, Why::Forged, false, false, true}; // left exactly as it is
   }
   if (!compare.empty()) progress.finish();

@@ -30,7 +30,7 @@ CatalogShape::CatalogShape(const Catalog& cat) : slots(dir_slots(cat)) {
   // every parent is the directory before it): no search for the last '/'.
   child_leaf.resize(n);
   for (size_t k = 0; k < n; k++) {
-    const std::string& path = cat.nodes[child_node[k]].path;
+    std::string_view path = cat.nodes[child_node[k]].path;
     const uint32_t slot = slots.parent[child_node[k]];
     child_leaf[k] = std::string_view(path).substr(slot == 0 ? 0 : cat.nodes[slots.dir_nodes[slot]].path.size() + 1);
   }
@@ -110,7 +110,7 @@ class DirScanner {
 public:
   DirScanner(const DirtyContext& cx, TargetScan& sc, OpenDirs& open, size_t slot, std::vector<char>& buf)
       : cx_(cx), sc_(sc), open_(open), slot_(slot), buf_(buf),
-        rel_(slot == 0 ? std::string() : cx.cat.nodes[cx.shape.slots.dir_nodes[slot]].path) {}
+        rel_(slot == 0 ? std::string() : cx.cat.nodes[cx.shape.slots.dir_nodes[slot]].path.str()) {}
 
   // The strays found (the caller merges them).
   std::vector<Stray> run() {

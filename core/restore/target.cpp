@@ -136,25 +136,25 @@ namespace {
 void refuse_mounts_at_catalog_paths(int tfd, const std::string& path, const formats::Catalog& cat) {
   os::FileStat tst;
   if (os::fstat(tfd, tst) != 0) throw_errno("unable to examine target '" + path + "'");
-  std::set<std::string> not_dirs;
-  auto under_not_dir = [&](const std::string& p) {
+  std::set<std::string, std::less<>> not_dirs;
+  auto under_not_dir = [&](std::string_view p) {
     for (size_t at = p.find('/'); at != std::string::npos; at = p.find('/', at + 1))
       if (not_dirs.count(p.substr(0, at))) return true;
     return false;
   };
   for (auto& n : cat.nodes) {
     if (under_not_dir(n.path)) {
-      if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path);
+      if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path.str());
       continue;
     }
     os::FileStat st;
     bool mount_root = false;
     if (stat_entry(tfd, n.path.c_str(), tst.st_dev, st, mount_root) != 0) {
-      if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path);
+      if (n.type == formats::NodeType::Dir) not_dirs.insert(n.path.str());
       continue;
     }
     if (mount_root) refuse_mount_point(path + "/" + n.path);
-    if (n.type == formats::NodeType::Dir && !S_ISDIR(st.st_mode)) not_dirs.insert(n.path);
+    if (n.type == formats::NodeType::Dir && !S_ISDIR(st.st_mode)) not_dirs.insert(n.path.str());
   }
 }
 
@@ -182,7 +182,7 @@ Fd open_unpack_target(const std::string& path, const formats::Catalog& cat, bool
   for (auto& n : cat.nodes) {
     if (n.path.find('/') != std::string::npos) continue;
     os::FileStat st;
-    if (os::stat_at(fd.get(), n.path.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0) clash.push_back(n.path);
+    if (os::stat_at(fd.get(), n.path.c_str(), st, AT_SYMLINK_NOFOLLOW) == 0) clash.push_back(n.path.str());
   }
   std::string msg = "target directory '" + path + "' is not empty (" + std::to_string(entries) + " entries)";
   if (!clash.empty()) {

@@ -49,13 +49,13 @@ std::string folded(std::string_view path) {
   return out;
 }
 
-std::string path_problem(const std::string& path) {
+std::string path_problem(std::string_view path) {
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find('/', start);
     if (end == std::string::npos) end = path.size();
-    std::string why = windows_component_problem(path.substr(start, end - start));
-    if (!why.empty()) return "'" + path + "' cannot be created on Windows: " + why;
+    std::string why = windows_component_problem(std::string(path.substr(start, end - start)));
+    if (!why.empty()) return "'" + std::string(path) + "' cannot be created on Windows: " + why;
     start = end + 1;
   }
   return "";
@@ -81,12 +81,12 @@ void refuse_windows_names(const formats::Catalog& cat) {
 }
 
 std::string windows_name_problem(const formats::Catalog& cat) {
-  std::unordered_map<std::string, const std::string*> seen; // case-folded path -> the path
+  std::unordered_map<std::string, std::string_view> seen; // case-folded path -> the path
   seen.reserve(cat.nodes.size());
   for (const auto& n : cat.nodes) {
     if (std::string why = path_problem(n.path); !why.empty()) return why;
-    auto [it, fresh] = seen.emplace(folded(n.path), &n.path);
-    if (!fresh) return "'" + *it->second + "' and '" + n.path + "' differ only in case: Windows would make them one file";
+    auto [it, fresh] = seen.emplace(folded(n.path), n.path.view());
+    if (!fresh) return "'" + std::string(it->second) + "' and '" + n.path + "' differ only in case: Windows would make them one file";
   }
   return "";
 }

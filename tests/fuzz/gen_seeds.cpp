@@ -28,6 +28,13 @@ using namespace hpak::formats;
 
 namespace {
 
+// The seeds' node paths, kept for the whole run (each node is built before the
+// catalog it goes into; Catalog's copy keeps it again).
+PathRef kept(const std::string& path) {
+  static PathStore store;
+  return store.keep(path);
+}
+
 std::string out_dir;
 
 void put(const std::string& target, const std::string& name, ByteSpan bytes) {
@@ -121,7 +128,7 @@ Node dir(const std::string& path, uint32_t mode = 0755) {
   Node n;
   n.type = NodeType::Dir;
   n.mode = mode;
-  n.path = path;
+  n.path = kept(path);
   n.mtime_ns = 1700000000123456789;
   return n;
 }
@@ -130,7 +137,7 @@ Node file(const std::string& path, const Bytes& content, const std::vector<std::
   Node n;
   n.type = NodeType::File;
   n.mode = mode;
-  n.path = path;
+  n.path = kept(path);
   n.size = content.size();
   n.digest = sha256(content);
   n.relocs = find_relocations(content, roots);
@@ -143,7 +150,7 @@ Node symlink(const std::string& path, const std::string& target, const std::vect
   Node n;
   n.type = NodeType::Symlink;
   n.mode = 0777;
-  n.path = path;
+  n.path = kept(path);
   n.target = target;
   n.size = target.size();
   n.relocs = find_relocations(ByteSpan(reinterpret_cast<const uint8_t*>(target.data()), target.size()), roots);
@@ -154,7 +161,7 @@ Node hardlink(const std::string& path, const Node& first) {
   Node n;
   n.type = NodeType::Hardlink;
   n.mode = first.mode;
-  n.path = path;
+  n.path = kept(path);
   n.target = first.path;
   n.size = first.size;
   return n;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "base/bytes.hpp"
 #include "base/error.hpp"
 #include "base/hash.hpp"
+#include "formats/catalog_format.hpp"
 
 namespace fx {
 
@@ -86,6 +88,15 @@ inline hpak::Digest digest_filled(uint8_t fill) {
   hpak::Digest d{};
   d.fill(fill);
   return d;
+}
+
+// A node path kept for the whole run, for nodes a test builds before (or
+// without) the catalog that would keep it (Catalog's copy keeps it again).
+inline hpak::formats::PathRef kept(std::string_view path) {
+  static std::mutex mu;
+  static hpak::formats::PathStore store;
+  std::lock_guard lk(mu);
+  return store.keep(path);
 }
 
 } // namespace fx

@@ -175,7 +175,7 @@ Catalog files_catalog(const std::string& name, uint64_t seed, int n = 2000) {
     f.mode = 0644;
     char path[32];
     snprintf(path, sizeof path, "lib/f%05d.py", i);
-    f.path = path;
+    f.path = c.keep(path);
     std::string content = "content " + std::to_string(i) + (seed != 1 && i % 10 == 0 ? " v" + std::to_string(seed) : "");
     f.digest = sha256(Bytes(content.begin(), content.end()));
     f.size = content.size();

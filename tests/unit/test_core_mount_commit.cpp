@@ -20,7 +20,7 @@ namespace {
 Node node(NodeType t, std::string path, uint32_t mode = 0644) {
   Node n;
   n.type = t;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   n.mode = mode;
   n.size = 3;
   return n;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "core/mount/mount_tree.hpp"
+#include "fixture_data.hpp"
 
 using namespace hpak;
 using namespace hpak::formats;
@@ -11,7 +12,7 @@ namespace {
 Node node(NodeType t, std::string path, uint32_t mode, std::string target = "") {
   Node n;
   n.type = t;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   n.mode = mode;
   n.target = std::move(target);
   n.mtime_ns = 1600000000123456789;

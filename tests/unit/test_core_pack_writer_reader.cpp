@@ -108,7 +108,7 @@ Written write_sample(const fx::TempDir& dir, const std::string& name = "p.hpak",
     n.type = NodeType::File;
     n.mode = 0644;
     n.size = w.objs[i].raw.size();
-    n.path = "f" + std::to_string(100 + i);
+    n.path = w.catalog.keep("f" + std::to_string(100 + i));
     n.digest = w.objs[i].digest;
     w.catalog.nodes.push_back(n);
   }

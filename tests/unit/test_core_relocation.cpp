@@ -36,7 +36,7 @@ std::string elf_with_path(const std::string& root) {
 Node file_node(std::string path, std::string_view content, const std::vector<std::string>& roots) {
   Node n;
   n.type = NodeType::File;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   Bytes b = bytes(content);
   n.size = b.size();
   n.relocs = find_relocations(b, roots);

@@ -14,7 +14,7 @@ Catalog catalog_of(std::initializer_list<const char*> paths) {
   for (const char* p : paths) {
     Node n;
     n.type = NodeType::File;
-    n.path = p;
+    n.path = c.keep(p);
     c.nodes.push_back(n);
   }
   return c;

@@ -21,7 +21,7 @@ Node dir(std::string path, uint32_t mode = 0755) {
   Node n;
   n.type = NodeType::Dir;
   n.mode = mode;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   return n;
 }
 Node file(std::string path, uint64_t size = 5, std::vector<uint64_t> relocs = {}) {
@@ -29,7 +29,7 @@ Node file(std::string path, uint64_t size = 5, std::vector<uint64_t> relocs = {}
   n.type = NodeType::File;
   n.mode = 0644;
   n.size = size;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   n.digest = digest_of(n.path);
   n.relocs = std::move(relocs);
   if (!n.relocs.empty()) n.reloc_kind = RelocKind::Text;
@@ -39,7 +39,7 @@ Node slink(std::string path, std::string target, std::vector<uint64_t> relocs = 
   Node n;
   n.type = NodeType::Symlink;
   n.mode = 0777;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   n.target = std::move(target);
   n.size = n.target.size();
   n.relocs = std::move(relocs);
@@ -50,7 +50,7 @@ Node hlink(std::string path, std::string target, uint64_t size = 5) {
   n.type = NodeType::Hardlink;
   n.mode = 0644;
   n.size = size;
-  n.path = std::move(path);
+  n.path = fx::kept(path);
   n.target = std::move(target);
   return n;
 }
