@@ -8,8 +8,9 @@
 // CATALOG is a raw version 3 catalog (`hpak cat PACK DIGEST > F`). The
 // process reads it, then times (CPU, and page faults) one decode, the
 // directory slots a restore derives from it, and freeing it all:
-//   nodes    formats::decode_catalog into a Catalog of formats::Node (144 bytes
-//            a node plus its path's own allocation), then formats::dir_slots;
+//   nodes    formats::decode_catalog into a Catalog of formats::Node (128 bytes
+//            a node; the paths in the catalog's PathStore, 64 KiB blocks),
+//            then formats::dir_slots;
 //   compact  a prototype: the same columns into one array per field (type,
 //            mode, mtime, size, digest as a table index, parent slot), the
 //            paths into one block; links' targets and relocations beside.

@@ -162,15 +162,15 @@ void write_files(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& 
 
 // Hardlinks and symlinks missing (or removed); symlinks' mtimes (never followed).
 void make_links(const DirtyContext& cx, const TargetScan& sc, const DirtyPlan& p, RestoreStats& stats) {
-  for (size_t i = 0; i < cx.cat.nodes.size(); i++) {
+  for (size_t k = 0; k < cx.shape.link_nodes.size(); k++) {
+    const size_t i = cx.shape.link_nodes[k];
     const Node& n = cx.cat.nodes[i];
-    if (n.type != NodeType::Hardlink && n.type != NodeType::Symlink) continue;
     const bool create = p.nodes[i].act == Act::Create;
     if (!create && !(n.type == NodeType::Symlink && p.nodes[i].retime)) continue;
     int pfd = sc.dir_fd[cx.shape.slots.parent[i]];
     std::string name(leaf_of(n.path));
     if (n.type == NodeType::Hardlink && create) {
-      size_t t = cx.shape.link_target[i];
+      size_t t = cx.shape.link_target[k];
       if (os::link_at(sc.dir_fd[cx.shape.slots.parent[t]], std::string(leaf_of(n.target)).c_str(), pfd, name.c_str(), 0) != 0) {
         if (cx.opts.partial && errno == ENOENT) continue;
         throw_errno("unable to link '" + cx.target + "/" + n.path + "'");

@@ -207,10 +207,11 @@ void decide_dirs(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& p) {
 } // namespace
 
 void drop_stale_hardlinks(const DirtyContext& cx, const TargetScan& sc, DirtyPlan& p) {
-  for (size_t i = 0; i < cx.cat.nodes.size(); i++) {
+  for (size_t k = 0; k < cx.shape.link_nodes.size(); k++) {
+    const size_t i = cx.shape.link_nodes[k];
     const Node& n = cx.cat.nodes[i];
     if (n.type != NodeType::Hardlink || p.nodes[i].act == Act::Create) continue;
-    size_t t = cx.shape.link_target[i];
+    size_t t = cx.shape.link_target[k];
     if (p.nodes[t].act == Act::Create || p.nodes[t].act == Act::Rewrite || sc.seen[i].ino != sc.seen[t].ino) {
       p.removals.push_back({cx.shape.slots.parent[i], std::string(leaf_of(n.path)), Why::StaleHardlink});
       p.nodes[i] = create(Why::StaleHardlink);

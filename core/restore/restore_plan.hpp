@@ -55,7 +55,11 @@ struct CatalogShape {
   // with more is shared with a file the catalog does not name (`ln
   // outside/f target/f`): it is replaced, never chmod'ed or utimens'ed.
   std::vector<uint32_t> links;
-  std::vector<size_t> link_target; // hardlink node -> the file node it links to
+  // The symlink and hardlink nodes, in catalog order (the passes over links
+  // walk these, not every node), and beside each the file node a hardlink
+  // links to (0 for a symlink).
+  std::vector<uint32_t> link_nodes;
+  std::vector<uint32_t> link_target;
 
   explicit CatalogShape(const formats::Catalog& cat);
   size_t slot_count() const { return slots.dir_nodes.size(); }

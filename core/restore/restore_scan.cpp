@@ -35,11 +35,14 @@ CatalogShape::CatalogShape(const Catalog& cat) : slots(dir_slots(cat)) {
     child_leaf[k] = std::string_view(path).substr(slot == 0 ? 0 : cat.nodes[slots.dir_nodes[slot]].path.size() + 1);
   }
   links.assign(n, 1);
-  link_target.assign(n, 0);
   for (size_t i = 0; i < n; i++) {
-    if (cat.nodes[i].type != NodeType::Hardlink) continue;
-    link_target[i] = *find_path(cat, cat.nodes[i].target); // decode checked it exists
-    links[link_target[i]]++;
+    const NodeType type = cat.nodes[i].type;
+    if (type != NodeType::Symlink && type != NodeType::Hardlink) continue;
+    link_nodes.push_back(uint32_t(i));
+    link_target.push_back(0);
+    if (type != NodeType::Hardlink) continue;
+    link_target.back() = uint32_t(*find_path(cat, cat.nodes[i].target)); // decode checked it exists
+    links[link_target.back()]++;
   }
 }
 

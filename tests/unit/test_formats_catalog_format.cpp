@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "formats/catalog_digests.hpp"
 #include "formats/catalog_format.hpp"
@@ -141,6 +142,41 @@ TEST_CASE("catalog: encode/decode round trip keeps every field (versions 2 and 3
     CHECK(encode_catalog(d, version) == b);
   }
   CHECK(decode_catalog(encode_catalog(sample()), "x").version == 3); // what is written
+}
+
+TEST_CASE("catalog: paths live in their catalog's store; a copy keeps its own, a moved store hands out none of its old blocks") {
+  const Bytes raw = encode_catalog(sample());
+  std::vector<std::string> want;
+  for (const Node& n : sample().nodes) want.push_back(n.path.str());
+  std::optional<Catalog> decoded(decode_catalog(raw, "x"));
+  for (size_t i = 0; i < want.size(); i++) {
+    CHECK(decoded->nodes[i].path == want[i]);
+    CHECK(std::strlen(decoded->nodes[i].path.c_str()) == want[i].size()); // kept with a NUL after it
+  }
+  Catalog copy = *decoded;
+  Catalog assigned;
+  assigned = *decoded;
+  for (size_t i = 0; i < want.size(); i++) {
+    CHECK(copy.nodes[i].path.data() != decoded->nodes[i].path.data());
+    CHECK(assigned.nodes[i].path.data() != decoded->nodes[i].path.data());
+  }
+  Catalog moved = std::move(*decoded);
+  decoded.reset(); // the copies' paths must not point into what it held (ASan checks the reads)
+  for (size_t i = 0; i < want.size(); i++) {
+    CHECK(copy.nodes[i].path == want[i]);
+    CHECK(assigned.nodes[i].path == want[i]);
+    CHECK(moved.nodes[i].path == want[i]); // a move keeps the blocks, so the views
+  }
+
+  PathStore a;
+  const PathRef first = a.keep("dir/", "file");
+  PathStore b = std::move(a);
+  const PathRef after = a.keep("other"); // the moved-from store starts a block of its own
+  CHECK(first == "dir/file");
+  CHECK(after == "other");
+  CHECK((after.data() < first.data() || after.data() > first.data() + 64 * 1024));
+  CHECK(b.keep("x") == "x");
+  CHECK(first == "dir/file"); // b's next path went after it, not over it
 }
 
 TEST_CASE("catalog: empty catalog and a catalog without roots round trip") {
