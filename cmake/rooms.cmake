@@ -10,7 +10,7 @@
 #   HPAK_WITH_MOUNT   whether the mount room (FUSE) builds: not on Windows
 hpak_room(base base LINK ${HPAK_BASE_LIBS})
 hpak_room(os base/os LINK hpak_base ${HPAK_OS_LIBS} SUBDIRS ${HPAK_OS_DIR})
-hpak_room(formats formats LINK hpak_base PRIVATE_LINK ${HPAK_JSON})
+hpak_room(formats formats LINK hpak_os PRIVATE_LINK ${HPAK_JSON})
 hpak_room(store core/store LINK hpak_os hpak_formats)
 hpak_room(pack core/pack LINK hpak_store)
 hpak_room(library core/library LINK hpak_pack)

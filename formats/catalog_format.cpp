@@ -1,5 +1,6 @@
 #include "formats/catalog_format.hpp"
 
+#include "base/os/sys.hpp"
 #include "formats/catalog_codec.hpp"
 
 #include <algorithm>
@@ -49,6 +50,7 @@ void PathStore::reserve(size_t bytes) {
   const size_t size = std::max(bytes, kBlock);
   blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
   next_ = blocks_.back().get();
+  os::fault_in(next_, size);
   left_ = size;
 }
 

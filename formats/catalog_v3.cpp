@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/os/sys.hpp"
 #include "formats/catalog_codec.hpp"
 
 namespace hpak::formats {
@@ -98,7 +99,8 @@ uint64_t count_of(ByteReader& r, uint64_t min_bytes, const char* what) {
 
 std::vector<Digest> read_digest_table(ByteReader& r) {
   uint64_t n = count_of(r, 32, "digest");
-  std::vector<Digest> t(n);
+  std::vector<Digest> t;
+  os::resize_faulted(t, size_t(n));
   for (uint64_t i = 0; i < n; i++) {
     std::memcpy(t[i].data(), r.bytes(32).data(), 32);
     if (i > 0 && !(t[i - 1] < t[i])) r.fail("digest table out of order or repeated at entry " + std::to_string(i));
@@ -116,7 +118,7 @@ void read_header(ByteReader& r, Catalog& c) {
 
 void read_types(ByteReader& r, Catalog& c, uint64_t count) {
   if (count > kMaxNodes) r.fail("node count " + std::to_string(count) + " above the limit of " + std::to_string(kMaxNodes));
-  c.nodes.resize(count);
+  os::resize_faulted(c.nodes, size_t(count)); // a restore's largest buffer: its pages in one call
   for (Node& n : c.nodes) {
     uint8_t type = r.u8();
     if (type < 1 || type > 4) r.fail("unknown node type " + std::to_string(type));

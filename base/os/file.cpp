@@ -105,7 +105,8 @@ Bytes read_fd_bounded(int fd, const std::string& what, uint64_t max_size) {
   os::FileStat st;
   uint64_t first = 65536;
   if (os::fstat(fd, st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0) first = uint64_t(st.st_size) + 1;
-  Bytes out(size_t(std::min(first, cap)));
+  Bytes out;
+  os::resize_faulted(out, size_t(std::min(first, cap)));
   size_t len = 0;
   while (true) {
     if (len == out.size()) {

@@ -818,7 +818,8 @@ Bytes PackReader::read(const IndexRecord& rr, bool verify) const {
   // lie about raw_len): zstd's maximum ratio is far below 1:2^17 per block.
   if (r.codec != Codec::Raw && r.raw_len / 131072 > r.stored_len + 1)
     throw corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(r.stored_len) + " stored bytes");
-  Bytes out(r.raw_len);
+  Bytes out;
+  os::resize_faulted(out, size_t(r.raw_len)); // a catalog's megabytes: their pages in one call
   read_into(r, out, verify);
   return out;
 }

@@ -301,7 +301,7 @@ TargetScan scan_target(const DirtyContext& cx) {
   long limit = raise_fd_limit();
   if (long(slots) > limit - 128) throw Error("catalog has more directories than the open-file limit allows");
   reserve_fds(slots + 64); // before the threads: see reserve_fds
-  sc.seen.resize(cx.cat.nodes.size());
+  os::resize_faulted(sc.seen, cx.cat.nodes.size());
   sc.dir_mode.assign(slots, 0);
   sc.dir_mtime.assign(slots, 0);
   sc.dir_listed.assign(slots, 0);

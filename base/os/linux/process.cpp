@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -68,6 +69,15 @@ int connect_local(const std::string& path, int timeout_s) {
 void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's own upper bound for its sliding threshold
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
+void fault_in(void* p, size_t n) {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23; // Linux 5.14; older headers lack the name
+#endif
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (uintptr_t(p) + page - 1) & ~(page - 1), to = (uintptr_t(p) + n) & ~(page - 1);
+  if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
 }
 
 } // namespace hpak::os

@@ -92,5 +92,6 @@ int make_temp_file(std::string& templ) {
 int connect_local(const std::string&, int) { return win::fail(ENOSYS); }
 
 void keep_freed_memory() {}
+void fault_in(void*, size_t) {}
 
 } // namespace hpak::os
