@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(i == 0 || path_less(c.nodes[i - 1].path, n.path), "order");
     auto slash = n.path.rfind('/');
     if (slash != std::string::npos) {
-      auto it = seen.find(n.path.substr(0, slash));
+      auto it = seen.find(std::string(n.path.substr(0, slash)));
       FUZZ_CHECK(it != seen.end() && it->second == NodeType::Dir, "parent of a node is not an earlier directory");
     }
     FUZZ_CHECK((n.mode & ~07777u) == 0, "mode bits");
