@@ -39,6 +39,7 @@ PathStore& PathStore::operator=(PathStore&& o) noexcept {
     blocks_ = std::move(o.blocks_);
     next_ = std::exchange(o.next_, nullptr);
     left_ = std::exchange(o.left_, 0);
+    last_size_ = std::exchange(o.last_size_, 0);
     o.blocks_.clear();
   }
   return *this;
@@ -46,12 +47,15 @@ PathStore& PathStore::operator=(PathStore&& o) noexcept {
 
 void PathStore::reserve(size_t bytes) {
   if (bytes <= left_) return;
-  constexpr size_t kBlock = 64 * 1024;
-  const size_t size = std::max(bytes, kBlock);
+  // 64 KiB, then each block twice the last, up to 1 MiB: a large catalog's
+  // paths in a few blocks, a small one's in one small block.
+  const size_t grown = blocks_.empty() ? size_t(64) << 10 : std::min(last_size_ * 2, size_t(1) << 20);
+  const size_t size = std::max(bytes, grown);
   blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
   next_ = blocks_.back().get();
-  os::fault_in(next_, size);
+  os::fault_in(next_, size); // (os::fault_in leaves the first, small block alone)
   left_ = size;
+  last_size_ = size;
 }
 
 PathRef PathStore::keep(std::string_view head, std::string_view tail) {

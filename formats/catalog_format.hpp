@@ -105,7 +105,7 @@ enum class RelocKind : uint8_t { Unclassified = 0, Text = 1, InPlace = 2, SameLe
 const char* reloc_kind_name(RelocKind k);
 
 // A node's path: a view of bytes its catalog keeps (Catalog::keep, a few
-// large blocks) rather than a string of its own, so a decode makes one
+// blocks of up to 1 MiB) rather than a string of its own, so a decode makes one
 // allocation for every path, not one per path. Made only by a PathStore or
 // from a string literal: a path cannot silently point into a temporary. A
 // copied Node's path still points into its catalog's blocks; Catalog's copy
@@ -176,6 +176,7 @@ private:
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* next_ = nullptr;
   size_t left_ = 0;
+  size_t last_size_ = 0;
 };
 
 struct Node {

@@ -167,8 +167,9 @@ inline long recv(int fd, void* buf, size_t n);
 void keep_freed_memory();
 // Makes the whole pages inside [p, p + n) resident and writable in one call
 // (madvise MADV_POPULATE_WRITE): about half what faulting them in one by one on
-// first touch costs, for a large buffer about to be filled. Best effort: a
-// kernel without it (before 5.14) or Windows does nothing.
+// first touch costs, for a large buffer about to be filled. Nothing below
+// 128 KiB (memory the heap reuses is resident already, and there the call only
+// costs), on a kernel without it (before 5.14), or on Windows.
 void fault_in(void* p, size_t n);
 // v.resize(n) (n >= v.size()), the new elements' pages faulted in first, in one call.
 template <class V> void resize_faulted(V& v, size_t n) {

@@ -75,6 +75,7 @@ void fault_in(void* p, size_t n) {
 #ifndef MADV_POPULATE_WRITE
   constexpr int MADV_POPULATE_WRITE = 23; // Linux 5.14; older headers lack the name
 #endif
+  if (n < (size_t(128) << 10)) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   const uintptr_t from = (uintptr_t(p) + page - 1) & ~(page - 1), to = (uintptr_t(p) + n) & ~(page - 1);
   if (to > from) (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
