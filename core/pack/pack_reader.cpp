@@ -819,7 +819,8 @@ Bytes PackReader::read(const IndexRecord& rr, bool verify) const {
   if (r.codec != Codec::Raw && r.raw_len / 131072 > r.stored_len + 1)
     throw corrupt(path(), r.offset, "declared size " + std::to_string(r.raw_len) + " is impossible for " + std::to_string(r.stored_len) + " stored bytes");
   Bytes out;
-  os::resize_faulted(out, size_t(r.raw_len)); // a catalog's megabytes: their pages in one call
+  if (r.kind == Kind::Catalog) os::resize_faulted(out, size_t(r.raw_len)); // a restore's first large buffer: its pages in one call
+  else out.resize(size_t(r.raw_len)); // (an object's: often memory the heap reuses)
   read_into(r, out, verify);
   return out;
 }
