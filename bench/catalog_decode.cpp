@@ -9,8 +9,8 @@
 // process reads it, then times (CPU, and page faults) one decode, the
 // directory slots a restore derives from it, and freeing it all:
 //   nodes    formats::decode_catalog into a Catalog of formats::Node (128 bytes
-//            a node; the paths in the catalog's PathStore, 64 KiB blocks),
-//            then formats::dir_slots;
+//            a node; the paths in the catalog's PathStore, blocks of 64 KiB
+//            to 1 MiB), then formats::dir_slots;
 //   compact  a prototype: the same columns into one array per field (type,
 //            mode, mtime, size, digest as a table index, parent slot), the
 //            paths into one block; links' targets and relocations beside.
