@@ -105,8 +105,8 @@ enum class RelocKind : uint8_t { Unclassified = 0, Text = 1, InPlace = 2, SameLe
 const char* reloc_kind_name(RelocKind k);
 
 // A node's path: a view of bytes its catalog keeps (Catalog::keep, a few
-// blocks of up to 1 MiB) rather than a string of its own, so a decode makes one
-// allocation for every path, not one per path. Made only by a PathStore or
+// blocks of up to 1 MiB) rather than a string of its own, so a decode makes a
+// few allocations for all its paths, not one per path. Made only by a PathStore or
 // from a string literal: a path cannot silently point into a temporary. A
 // copied Node's path still points into its catalog's blocks; Catalog's copy
 // re-keeps every path in the copy's own.
