@@ -302,8 +302,8 @@ public:
     dir_fds_[0] = target_fd;
   }
   ~Materializer() {
-    for (size_t i = 1; i < dir_fds_.size(); i++)
-      if (dir_fds_[i] >= 0) os::close(dir_fds_[i]);
+    dir_fds_[0] = -1; // the caller's
+    close_fds(dir_fds_);
   }
 
   MaterializeStats run() {

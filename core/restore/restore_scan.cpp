@@ -53,10 +53,7 @@ std::optional<size_t> CatalogShape::find_child(const Catalog&, size_t slot, std:
   return child_node[size_t(it - child_leaf.begin())];
 }
 
-TargetScan::~TargetScan() {
-  for (int fd : dir_fd)
-    if (fd >= 0) os::close(fd);
-}
+TargetScan::~TargetScan() { close_fds(dir_fd); }
 
 std::string expected_symlink(const Node& n, const Catalog& cat, const std::string& real_target) {
   return relocated_link(n, cat.roots, real_target);

@@ -176,3 +176,26 @@ TEST_CASE("os::not_private_why: this user's file passes; a group or other bit of
   CHECK(os::not_private_why(fd.get(), 022) == "group or others may write it");
   CHECK(os::not_private_why(-1, 022).find("it cannot be examined") == 0);
 }
+
+TEST_CASE("close_fds: closes exactly the descriptors listed, a run of consecutive numbers at once, never one between them") {
+  // Ten descriptors in a row; the list holds all but the 4th and the 8th,
+  // out of order and with -1 entries: the two left out must stay open.
+  std::vector<int> all;
+  for (int i = 0; i < 10; i++) all.push_back(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  for (int fd : all) REQUIRE(fd >= 0);
+  std::vector<int> listed = {-1};
+  for (int i = 9; i >= 0; i--)
+    if (i != 3 && i != 7) listed.push_back(all[size_t(i)]);
+  listed.push_back(-1);
+  close_fds(listed);
+  for (int fd : listed) CHECK(fd == -1);
+  for (int i = 0; i < 10; i++) {
+    const bool open = ::fcntl(all[size_t(i)], F_GETFD) != -1;
+    CHECK_MESSAGE(open == (i == 3 || i == 7), "descriptor " << i << " of the ten");
+  }
+  ::close(all[3]);
+  ::close(all[7]);
+  std::vector<int> none;
+  close_fds(none); // nothing to close: no call, no crash
+  CHECK(none.empty());
+}

@@ -1,6 +1,6 @@
 // The Linux part of base/os/file.hpp (the rest, common to every platform, is
 // base/os/file.cpp): whether a process is gone, the descriptor limit and
-// realpath(3).
+// realpath(3), closing runs of descriptors.
 #include "base/os/file.hpp"
 
 #include <algorithm>
@@ -32,6 +32,19 @@ void reserve_fds(size_t n) {
   if (want <= 3) return;
   int fd = dup2(0, int(want));
   if (fd >= 0) ::close(fd);
+}
+
+void close_fds(std::vector<int>& fds) {
+  std::sort(fds.begin(), fds.end());
+  auto it = std::upper_bound(fds.begin(), fds.end(), -1);
+  while (it != fds.end()) {
+    auto run_end = it + 1; // [it, run_end): consecutive numbers
+    while (run_end != fds.end() && *run_end == *(run_end - 1) + 1) run_end++;
+    if (run_end - it == 1 || ::close_range(unsigned(*it), unsigned(*(run_end - 1)), 0) != 0)
+      for (auto f = it; f != run_end; f++) ::close(*f);
+    it = run_end;
+  }
+  std::fill(fds.begin(), fds.end(), -1);
 }
 
 std::string real_path(const std::string& path) {

@@ -25,6 +25,12 @@ bool process_gone(long pid) {
 long raise_fd_limit() { return 1 << 20; }
 
 void reserve_fds(size_t) {}
+void close_fds(std::vector<int>& fds) {
+  for (int& fd : fds) {
+    if (fd >= 0) os::close(fd);
+    fd = -1;
+  }
+}
 
 // realpath(3): GetFinalPathNameByHandleW of the file opened (links followed),
 // without its \\?\ prefix, with '/' separators ("C:/Users/me/lib").
