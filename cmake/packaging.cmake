@@ -99,9 +99,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON) # needs dpkg-shlibdeps (dpkg-dev)
-# libcurl.so.4 is loaded at run time (core/remote/http/curl_api.hpp): not a NEEDED
-# entry dpkg-shlibdeps can see, so named here (the detected ones are appended).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.68)")
+# libcurl.so.4 and libzip.so.4 are loaded at run time (core/remote/http/curl_api.hpp,
+# core/import/zip_api.hpp): not NEEDED entries dpkg-shlibdeps can see, so named
+# here (the detected ones are appended: libc6 alone with HPAK_STATIC_DEPS).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libcurl4 (>= 7.68), libzip4 (>= 1.7)")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_FILE_NAME hpak) # overridden by DEB-DEFAULT; keeps other generators tidy

@@ -6,8 +6,9 @@
 #   HPAK_OS_DIR       the os seam's implementation under base/os: linux or windows
 #   HPAK_JSON         nlohmann-json (formats, import)
 #   HPAK_CURL         libcurl (remote): on Linux its headers only, the library loaded on first use
-#   HPAK_ZIP_LIBS     libzip and zlib (import)
+#   HPAK_ZIP_LIBS     libzip and zlib (import): on Linux libzip's headers only, the library loaded on first use
 #   HPAK_WITH_MOUNT   whether the mount room (FUSE) builds: not on Windows
+#   HPAK_FUSE3        libfuse3 (mount)
 hpak_room(base base LINK ${HPAK_BASE_LIBS})
 hpak_room(os base/os LINK hpak_base ${HPAK_OS_LIBS} SUBDIRS ${HPAK_OS_DIR})
 hpak_room(formats formats LINK hpak_os PRIVATE_LINK ${HPAK_JSON})
@@ -21,7 +22,7 @@ hpak_room(gc core/gc LINK hpak_verify)
 hpak_room(remote core/remote LINK hpak_trust ${HPAK_CURL} SUBDIRS dir http s3)
 hpak_room(import core/import LINK hpak_library PRIVATE_LINK ${HPAK_ZIP_LIBS})
 if(HPAK_WITH_MOUNT)
-  hpak_room(mount core/mount LINK hpak_restore PRIVATE_LINK PkgConfig::FUSE3)
+  hpak_room(mount core/mount LINK hpak_restore PRIVATE_LINK ${HPAK_FUSE3})
 endif()
 
 # The whole engine, for the command layer, the tests and the benchmarks.

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <zip.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include "base/os/sys.hpp"
+#include "core/import/zip_api.hpp"
 #include "core/store/dir_stream.hpp"
 #include "base/os/file.hpp"
 
@@ -199,22 +199,22 @@ public:
   explicit ZipSource(const std::string& path) {
     where_ = path;
     int err = 0;
-    za_ = zip_open(path.c_str(), ZIP_RDONLY, &err);
+    za_ = zip::api().open(path.c_str(), ZIP_RDONLY, &err);
     if (!za_) {
       zip_error_t ze;
-      zip_error_init_with_code(&ze, err);
-      std::string why = zip_error_strerror(&ze);
-      zip_error_fini(&ze);
+      zip::api().error_init_with_code(&ze, err);
+      std::string why = zip::api().error_strerror(&ze);
+      zip::api().error_fini(&ze);
       throw Error("'" + path + "' is neither an rcc hololib directory nor a zip file: " + why);
     }
     try {
       index_entries();
     } catch (...) {
-      zip_discard(za_);
+      zip::api().discard(za_);
       throw;
     }
   }
-  ~ZipSource() override { zip_discard(za_); }
+  ~ZipSource() override { zip::api().discard(za_); }
 
   bool compress_no() const override { return entries_.count("catalog/compress.no") != 0; }
 
@@ -247,9 +247,9 @@ private:
   mutable std::mutex mu_; // libzip: one thread at a time per archive
 
   void index_entries() {
-    zip_int64_t n = zip_get_num_entries(za_, 0);
+    zip_int64_t n = zip::api().get_num_entries(za_, 0);
     for (zip_int64_t i = 0; i < n; i++) {
-      const char* raw = zip_get_name(za_, zip_uint64_t(i), ZIP_FL_ENC_RAW);
+      const char* raw = zip::api().get_name(za_, zip_uint64_t(i), ZIP_FL_ENC_RAW);
       if (!raw) throw RccRefused("zip '" + where_ + "' has an unreadable entry name (entry " + std::to_string(i) + ")");
       std::string name = raw;
       std::replace(name.begin(), name.end(), '\\', '/');
@@ -287,7 +287,7 @@ private:
   bool is_symlink(zip_uint64_t i) const {
     zip_uint8_t opsys = 0;
     zip_uint32_t attr = 0;
-    if (zip_file_get_external_attributes(za_, i, 0, &opsys, &attr) != 0) return false;
+    if (zip::api().file_get_external_attributes(za_, i, 0, &opsys, &attr) != 0) return false;
     return opsys == ZIP_OPSYS_UNIX && ((attr >> 16) & S_IFMT) == S_IFLNK;
   }
 
@@ -297,31 +297,31 @@ private:
     std::string shown_name = "'" + name + "' in '" + where_ + "'";
     std::lock_guard lk(mu_);
     zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(za_, it->second, 0, &st) != 0) throw RccRefused("unable to read " + shown_name + ": " + zip_strerror(za_));
+    zip::api().stat_init(&st);
+    if (zip::api().stat_index(za_, it->second, 0, &st) != 0) throw RccRefused("unable to read " + shown_name + ": " + zip::api().strerror(za_));
     if ((st.valid & ZIP_STAT_SIZE) && st.size > cap) too_large(shown_name, cap);
-    zip_file_t* zf = zip_fopen_index(za_, it->second, 0);
-    if (!zf) throw RccRefused("unable to read " + shown_name + ": " + zip_strerror(za_));
+    zip_file_t* zf = zip::api().fopen_index(za_, it->second, 0);
+    if (!zf) throw RccRefused("unable to read " + shown_name + ": " + zip::api().strerror(za_));
     Bytes out(size_t(std::min<uint64_t>(cap + 1, (st.valid & ZIP_STAT_SIZE) ? st.size + 1 : 1 << 16)));
     size_t got = 0;
     while (true) {
       if (got == out.size()) {
         if (out.size() > cap) {
-          zip_fclose(zf);
+          zip::api().fclose(zf);
           too_large(shown_name, cap);
         }
         out.resize(size_t(std::min<uint64_t>(cap + 1, uint64_t(out.size()) * 2)));
       }
-      zip_int64_t n = zip_fread(zf, out.data() + got, out.size() - got);
+      zip_int64_t n = zip::api().fread(zf, out.data() + got, out.size() - got);
       if (n < 0) {
-        std::string why = zip_error_strerror(zip_file_get_error(zf));
-        zip_fclose(zf);
+        std::string why = zip::api().error_strerror(zip::api().file_get_error(zf));
+        zip::api().fclose(zf);
         throw RccRefused("unable to read " + shown_name + ": " + why);
       }
       if (n == 0) break;
       got += size_t(n);
     }
-    zip_fclose(zf);
+    zip::api().fclose(zf);
     if (got > cap) too_large(shown_name, cap);
     out.resize(got);
     return out;

@@ -46,6 +46,8 @@ done
 # libcurl is loaded at run time (dlopen, not NEEDED): Depends names it all the same.
 grep -q '^libcurl' <<<"$needed" && fail "hpak links libcurl at start (NEEDED: $needed); it is loaded when a transfer needs it"
 grep -qxF libcurl4 <<<"$dep_names" || fail "libcurl4 (loaded at run time for remote libraries) is not in Depends: $depends"
+grep -q '^libzip' <<<"$needed" && fail "hpak links libzip at start (NEEDED: $needed); it is loaded when an import opens a zip"
+grep -qxF libzip4 <<<"$dep_names" || fail "libzip4 (loaded at run time for zipped rcc hololibs) is not in Depends: $depends"
 echo "ok: $(basename "$deb"): Depends: $depends"
 
 # --- contents ---------------------------------------------------------------------------------
