@@ -258,9 +258,10 @@ void write_file_content(const Node& n, const Catalog& cat, const std::optional<O
     if (verify && sha256(content) != rec.digest)
       throw Corrupt(pack.path(), rec.offset, "content of " + to_hex(rec.digest) + " does not match its name");
   } else {
-    scratch.resize(rec.raw_len);
-    pack.read_into(rec, std::span<uint8_t>(scratch.data(), scratch.size()), verify);
-    content = ByteSpan(scratch.data(), scratch.size());
+    // Grown, never shrunk: a resize back up would zero the bytes again, file after file.
+    if (scratch.size() < rec.raw_len) scratch.resize(rec.raw_len);
+    pack.read_into(rec, std::span<uint8_t>(scratch.data(), size_t(rec.raw_len)), verify);
+    content = ByteSpan(scratch.data(), size_t(rec.raw_len));
   }
   write_file_bytes(n, cat, content, fd, target_shown, relocate_to);
 }
