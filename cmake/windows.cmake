@@ -27,10 +27,10 @@ add_library(hpak_win_json INTERFACE)
 target_include_directories(hpak_win_json INTERFACE ${HPAK_WIN_HEADERS})
 add_library(hpak_win_doctest INTERFACE)
 target_include_directories(hpak_win_doctest INTERFACE ${HPAK_WIN_HEADERS})
-# CLI11 and spdlog (with fmt) in their header-only modes.
+# CLI11 and fmt in their header-only modes; spdlog compiled once, into cmd/log.cpp.
 add_library(hpak_win_cli INTERFACE)
 target_include_directories(hpak_win_cli INTERFACE ${HPAK_WIN_HEADERS})
-target_compile_definitions(hpak_win_cli INTERFACE SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
+target_compile_definitions(hpak_win_cli INTERFACE SPDLOG_COMPILED_LIB SPDLOG_FMT_EXTERNAL FMT_HEADER_ONLY)
 # libcurl (static, TLS by Schannel) and libzip from the prefix; zlib from libz-mingw-w64-dev.
 find_path(CURL_INCLUDE_DIR curl/curl.h REQUIRED)
 find_library(CURL_LIBRARY NAMES curl REQUIRED)

@@ -2,6 +2,27 @@
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+// spdlog is compiled here, once (SPDLOG_COMPILED_LIB, set by the hpak_log
+// target): its headers declare, these define. In its header-only mode every
+// file that logs compiled all of spdlog again (twice a command file's time).
+#include <spdlog/common-inl.h>
+#include <spdlog/details/backtracer-inl.h>
+#include <spdlog/details/log_msg-inl.h>
+#include <spdlog/details/log_msg_buffer-inl.h>
+#include <spdlog/details/os-inl.h>
+#include <spdlog/details/periodic_worker-inl.h>
+#include <spdlog/details/registry-inl.h>
+#include <spdlog/logger-inl.h>
+#include <spdlog/pattern_formatter-inl.h>
+#include <spdlog/sinks/sink-inl.h>
+#include <spdlog/spdlog-inl.h>
+#ifdef _WIN32
+#include <spdlog/sinks/wincolor_sink-inl.h>
+#else
+#include <spdlog/sinks/ansicolor_sink-inl.h>
+#endif
+#include <spdlog/sinks/stdout_color_sinks-inl.h>
+
 #include "cmd/output.hpp"
 #include "core/library/library.hpp"
 #include "core/pack/pack_reader.hpp"

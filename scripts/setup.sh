@@ -6,7 +6,8 @@
 #   scripts/setup.sh --package   that + the Debian package tools (scripts/package.sh)
 #   scripts/setup.sh --test      that + every tool the test suite uses (scripts/test.sh):
 #                                test servers, sanitizer and fuzzer runtimes, shellcheck,
-#                                zsh, xfsprogs, Node.js + the S3 test server
+#                                zsh, xfsprogs, Node.js + the S3 test server,
+#                                mingw-w64 and Wine (the Windows build and its tests)
 set -euo pipefail
 usage() { echo "usage: scripts/setup.sh [--package | --test]" >&2; exit 2; }
 want=build
@@ -35,6 +36,7 @@ if [ "$want" = test ]; then
   pkgs+=(xfsprogs)                                              # mkfs.xfs, xfs_io: reflink restores (tests/cli/test_large_files.sh)
   pkgs+=(fuse3)                                                 # fusermount3: hpak umount, the mount tests (tests/cli/test_mount.sh)
   pkgs+=(shellcheck)                                            # the shell lint (scripts/lint-shell.sh)
+  pkgs+=(g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix mingw-w64-tools libz-mingw-w64-dev wine64) # the Windows build, its tests under Wine
 fi
 
 # missing_packages PKG...: those of PKG not installed, one dpkg-query for all.

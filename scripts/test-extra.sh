@@ -17,7 +17,8 @@ cd "$root"
 budget=${HPAK_TSAN_BUDGET:-540}
 
 echo "== build (TSan)"
-bash scripts/build.sh build-tsan -DHPAK_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
+# Only what its tests run (not the unit tests, not the other bench tools).
+HPAK_BUILD_TARGETS="hpak hpak-gencorpus" bash scripts/build.sh build-tsan -DHPAK_TSAN=ON -DCMAKE_BUILD_TYPE=Debug
 tsan_tests="^cli_test_(gc|gc_crash|gc_torture|restore|crash_restore)$"
 echo "== concurrent tests under TSan ($tsan_tests, at most ${budget} s)"
 t0=$SECONDS
