@@ -2,27 +2,17 @@
 
 #include <string>
 
-#include "base/error.hpp"
-#include "base/os/sys.hpp"
+#include "base/os/loaded_library.hpp"
 
 namespace hpak::zip {
 
 namespace {
 
 #if HPAK_ZIP_DLOPEN
-constexpr const char* kLibrary = "libzip.so.4";
-
-[[noreturn]] void unloadable(const std::string& why) {
-  throw Error(std::string("unable to load ") + kLibrary + " (libzip, for importing a zipped rcc hololib): " + why);
-}
-
 Api load() {
-  void* lib = os::load_library(kLibrary);
-  if (!lib) unloadable(os::library_error());
+  os::LoadedLibrary lib("libzip.so.4", "libzip, for importing a zipped rcc hololib");
   Api a;
-#define HPAK_ZIP_BIND(f)                                                                                               \
-  a.f = reinterpret_cast<decltype(a.f)>(os::library_symbol(lib, "zip_" #f));                                           \
-  if (!a.f) unloadable("it has no zip_" #f);
+#define HPAK_ZIP_BIND(f) lib.bind(a.f, "zip_" #f);
   HPAK_ZIP_FUNCTIONS(HPAK_ZIP_BIND)
 #undef HPAK_ZIP_BIND
   return a;

@@ -2,27 +2,17 @@
 
 #include <string>
 
-#include "base/error.hpp"
-#include "base/os/sys.hpp"
+#include "base/os/loaded_library.hpp"
 
 namespace hpak::curl {
 
 namespace {
 
 #if HPAK_CURL_DLOPEN
-constexpr const char* kLibrary = "libcurl.so.4";
-
-[[noreturn]] void unloadable(const std::string& why) {
-  throw Error(std::string("unable to load ") + kLibrary + " (libcurl, for remote libraries): " + why);
-}
-
 Api load() {
-  void* lib = os::load_library(kLibrary);
-  if (!lib) unloadable(os::library_error());
+  os::LoadedLibrary lib("libcurl.so.4", "libcurl, for remote libraries");
   Api a;
-#define HPAK_CURL_BIND(f)                                                                                              \
-  a.f = reinterpret_cast<decltype(a.f)>(os::library_symbol(lib, "curl_" #f));                                          \
-  if (!a.f) unloadable("it has no curl_" #f);
+#define HPAK_CURL_BIND(f) lib.bind(a.f, "curl_" #f);
   HPAK_CURL_FUNCTIONS(HPAK_CURL_BIND)
 #undef HPAK_CURL_BIND
   a.global_init(CURL_GLOBAL_DEFAULT);
