@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI step (called at the end of scripts/test.sh): builds the libFuzzer targets
+# CI step (called by scripts/test.sh, before the Windows stage): builds the libFuzzer targets
 # and runs each for HPAK_FUZZ_SECONDS (default 20 s; 7 targets -> 2.3 min, within
 # the 4 min budget) from the checked-in corpus, which includes every input
 # that once made a target fail (tests/fuzz/corpus/*/regress-*). Fails on any
